@@ -1,0 +1,5 @@
+"""`python -m align` runs the command line."""
+
+from .cli import run
+
+run()

@@ -1,0 +1,183 @@
+"""Diagnostics for every stage: one registry of stable codes and their messages, and the exit codes.
+
+A diagnostic is never built from free text at the call site: the call site names a code from `CODES`
+and supplies the values for that code's message template. Codes are stable (tests, editors and CI logs
+key on them); the wording of a message may improve.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .span import Span
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of every `align` command (documented in README.md and docs/language.md)."""
+
+    OK = 0
+    """Success; for `verify`, every obligation proved."""
+    REFUTED = 1
+    """Something was refuted (or, for `test`, a privacy violation was confirmed)."""
+    ERROR = 2
+    """Usage, input, parse, type or internal error."""
+    UNKNOWN = 3
+    """Nothing refuted, but something could not be decided."""
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Code:
+    """One entry of the registry."""
+
+    name: str
+    """The stable, kebab-case code printed as `error[name]`."""
+    template: str
+    """`str.format` template of the message, filled with the diagnostic's arguments."""
+    explanation: str
+    """One or two sentences for `align explain CODE` and docs/language.md."""
+
+
+def _registry(*codes: Code) -> dict[str, Code]:
+    return {code.name: code for code in codes}
+
+
+CODES: Mapping[str, Code] = _registry(
+    # -- reading and parsing ------------------------------------------------------------------
+    Code("io-error", "cannot read {path}: {reason}", "The file could not be opened or decoded as UTF-8."),
+    Code("unexpected-character", "unexpected character {char}",
+         "The lexer met a character that is not part of the language."),
+    Code("unexpected-token", "unexpected {found}; expected {expected}",
+         "The parser met a token that cannot continue the construct it is reading."),
+    Code("unexpected-end", "unexpected end of file; expected {expected}",
+         "The file ends inside a construct, usually a missing `}` or `)`."),
+    Code("assignment-in-condition", "`=` assigns; to compare use `==`",
+         "A condition used a single `=`."),
+    Code("python-block", "blocks are written with braces: `{{ ... }}`, not `:` and indentation",
+         "A statement header ended with `:` as in Python."),
+    Code("python-range", "write the loop range as `for i in a .. b`, not `range(...)`",
+         "Loops range over half-open integer intervals `a .. b`."),
+    Code("elif", "write `else if`, not `elif`", "There is no `elif` keyword."),
+    Code("missing-prime", "an alignment line must shift a noise variable: write `{name}' = {name} + ...`",
+         "Inside an `alignment` block, every line is `let`, `invariant`, or a shift whose left-hand side is primed."),
+    Code("missing-body", "a mechanism needs a body in braces after its clauses",
+         "After the `adjacent`, `requires` and `privacy` clauses comes the body `{ ... }`."),
+    Code("no-mechanism", "no mechanism in this file", "A specification file holds at least one `mechanism` block."),
+    # -- names -------------------------------------------------------------------------------------
+    Code("undefined-name", "name `{name}` is not defined{hint}",
+         "A name was read before any definition of it (parameter, assignment, sample, let, loop variable)."),
+    Code("duplicate-definition", "{what} `{name}` is defined twice",
+         "Each parameter, noise variable, let binding, mechanism and alignment block has one definition."),
+    Code("unknown-function", "unknown function `{name}`{hint}", "The call names no builtin function."),
+    Code("call-arity", "`{name}` takes {expected}, but {found} given", "A builtin was called with the wrong number of arguments."),
+    Code("unknown-distribution", "unknown distribution `{name}`{hint}",
+         "Noise can be drawn from Lap, Exp, Geo, DLap, Staircase, Gumbel, Logistic, Uniform, Gamma, Bernoulli, Normal and TruncNormal."),
+    Code("distribution-arity", "`{name}` takes {expected}, but {found} given",
+         "A distribution was given the wrong number of parameters."),
+    Code("unknown-tag", "tag `{name}` is never output by mechanism `{mechanism}`",
+         "`out[i] is TAG` and `count(out, TAG)` must name a tag that some `output` statement produces."),
+    Code("unknown-mechanism", "alignment for unknown mechanism `{name}`{hint}",
+         "An `alignment` block is bound to the `mechanism` of the same name in the same file."),
+    # -- types --------------------------------------------------------------------------------------
+    Code("type-mismatch", "{context}: expected {expected}, found {found}",
+         "Values are real, int, bool, lists, tuples, tags or index sets; int widens to real, nothing else converts."),
+    Code("tuple-index", "a tuple is indexed by an integer literal between 0 and {last}",
+         "Tuple components are selected by a constant index."),
+    Code("output-shape", "this output is {found}, but earlier outputs are {expected}",
+         "All `output` statements of a mechanism produce values of one shape (tags, tuples or numbers)."),
+    Code("invalid-assignment", "cannot assign to {what} `{name}`",
+         "Parameters, noise variables and loop variables are read-only."),
+    Code("comprehension-domain", "cannot tell which indices `{var}` ranges over; write `{var} in a .. b`",
+         "`max(l not in I: e)` takes its universe from the lists that `e` indexes with `l`."),
+    # -- Lemma 1 conditions that are decided by the language itself ---------------------------------------
+    Code("unbounded-loop", "`while` loops are not allowed: termination (Lemma 1, condition 1) needs bounded loops",
+         "Loops are `for i in a .. b` over a bounded range; leave early with `break`."),
+    Code("recursive-call", "mechanism `{name}` calls itself: termination (Lemma 1, condition 1) forbids recursion",
+         "Mechanisms cannot call themselves."),
+    Code("mechanism-call", "mechanism `{name}` cannot be called as a function",
+         "Compose mechanisms by writing one mechanism; calls are for builtins only."),
+    Code("break-outside-loop", "`break` outside a loop", "`break` leaves the innermost `for` loop."),
+    Code("nested-family", "noise `{name}` is sampled inside nested loops; a noise family has one index",
+         "A sample inside a `for` loop creates the family name[i] indexed by that loop's variable."),
+    Code("continuous-output-read",
+         "the alignment reads {what}, a continuous part of the output (Lemma 1, condition 5)",
+         "Local alignments may depend on the output only through its discrete parts (tags, indices, booleans), so that there are countably many of them."),
+    # -- alignments -------------------------------------------------------------------------------------
+    Code("unknown-noise", "`{name}` is not a noise variable of mechanism `{mechanism}`{hint}",
+         "A shift names a variable drawn with `~` in the mechanism."),
+    Code("duplicate-shift", "noise `{name}` is shifted twice", "Each noise variable has at most one shift."),
+    Code("family-index", "{message}",
+         "A noise family (drawn inside a loop) is shifted as `x[i]' = x[i] + e` and read as `x[e]`; a scalar noise variable is never indexed."),
+    Code("not-a-shift", "the right-hand side must be `{name} + e` or `{name} - e`",
+         "An alignment writes each aligned noise value as the original value plus a shift."),
+    Code("alignment-reads-state", "the alignment cannot read program variable `{name}`, which depends on noise or on a loop",
+         "Shifts and lets read parameters, primed parameters, `out`, noise variables, lets and variables computed from parameters only; invariants may read any program variable."),
+    Code("public-parameter-primed", "`{name}'` is not defined: `{name}` has no `adjacent` clause, so it is public and equal on both inputs",
+         "Only parameters named in an `adjacent` clause have a neighbour value."),
+    # -- clauses -------------------------------------------------------------------------------------------
+    Code("missing-privacy-claim", "mechanism `{name}` has no `privacy` clause",
+         "The claimed budget is part of the specification: `privacy eps`."),
+    Code("duplicate-clause", "second `{clause}` clause for `{name}`", "Each mechanism has at most one privacy clause and one distance clause of each kind per parameter."),
+    Code("adjacency-mismatch", "{message}", "An adjacency clause compares a parameter with its own neighbour, at the same index."),
+    # -- everything else -----------------------------------------------------------------------------------
+    Code("internal-error", "internal error: {error} (this is probably a bug in align; please report it)",
+         "An unexpected exception inside align; the input may be fine."),
+)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A secondary location attached to a diagnostic, such as the first of two definitions."""
+
+    span: Span | None
+    message: str
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One located message from any stage."""
+
+    code: str
+    """A key of `CODES`."""
+    span: Span | None
+    """Where the problem is; None only for file-level problems such as an unreadable file."""
+    args: Mapping[str, object] = field(default_factory=dict)
+    """Values for the code's message template."""
+    notes: tuple[Note, ...] = ()
+    """Related locations."""
+    severity: Severity = Severity.ERROR
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise KeyError(f"unregistered diagnostic code {self.code!r}")
+
+    @property
+    def message(self) -> str:
+        return CODES[self.code].template.format(**self.args)
+
+
+def diag(code: str, span: Span | None, *notes: Note, **args: object) -> Diagnostic:
+    """Build an error diagnostic; the keyword arguments fill the code's template."""
+    return Diagnostic(code, span, args, tuple(notes))
+
+
+class SpecError(Exception):
+    """Raised by a stage that cannot produce its output; carries every diagnostic found so far."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+def did_you_mean(name: str, candidates: object) -> str:
+    """A `; did you mean ...?` hint for the closest candidate, or ''."""
+    import difflib
+
+    matches = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)  # type: ignore[arg-type]
+    return f"; did you mean `{matches[0]}`?" if matches else ""

@@ -1,0 +1,362 @@
+"""Stage 1 output: the syntax tree of a specification file, as frozen dataclasses.
+
+Every node carries the `Span` of the text it came from. Nodes say only what was written; names are
+bound, types checked and alignments attached to their mechanisms by `resolve.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Union
+
+from .span import Source, Span
+
+# ----------------------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric literal, kept exact."""
+
+    value: Fraction
+    """The exact value of the literal (`0.1` is 1/10, never a float)."""
+    is_integer: bool
+    """True for literals written without a fraction or exponent part (`3`), which have type int."""
+    span: Span
+
+
+@dataclass(frozen=True)
+class BoolLit:
+    """`true` or `false`."""
+
+    value: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class Name:
+    """A use of a name: a parameter, variable, noise variable, let binding, tag or `out`."""
+
+    id: str
+    """The name without its prime."""
+    primed: bool
+    """True for `q'`: the neighbour's value of parameter q (or a let binding named with a prime)."""
+    span: Span
+
+    @property
+    def text(self) -> str:
+        return self.id + ("'" if self.primed else "")
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call of a builtin function, a tag with a payload (`TOP(g)`), or a mechanism (rejected)."""
+
+    func: str
+    args: tuple["Expr", ...]
+    span: Span
+    func_span: Span
+    """The span of the function name alone."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """The half-open integer interval `lo .. hi`."""
+
+    lo: "Expr"
+    hi: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Comprehension:
+    """`f(v in D: body)` or `f(v not in S if cond: body)` for f in max, min, argmax, argmin, sum, count, all, any."""
+
+    func: str
+    var: str
+    """The bound index variable."""
+    var_span: Span
+    domain: "Expr | None"
+    """A `Range`, an index set, or None when the universe is inferred from what `body` indexes with `var`."""
+    excluded: "Expr | None"
+    """For `v not in S`: the index set S removed from the universe."""
+    condition: "Expr | None"
+    """An optional filter, written `if cond` before the colon."""
+    body: "Expr"
+    span: Span
+    func_span: Span
+
+
+@dataclass(frozen=True)
+class Binary:
+    """Arithmetic: `+ - * / ^`."""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Unary:
+    """`-e` or `not e`."""
+
+    op: str
+    operand: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Compare:
+    """A comparison chain `a < b <= c`; it means `a < b and b <= c`."""
+
+    ops: tuple[str, ...]
+    operands: tuple["Expr", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class BoolOp:
+    """`a and b`, `a or b`."""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Member:
+    """`i in S`, `i not in S`, `i in a .. b`."""
+
+    element: "Expr"
+    collection: "Expr"
+    negated: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class TagTest:
+    """`v is TAG`: whether the tagged value v carries the tag TAG."""
+
+    value: "Expr"
+    tag: str
+    tag_span: Span
+    span: Span
+
+
+@dataclass(frozen=True)
+class Conditional:
+    """`c ? a : b`."""
+
+    condition: "Expr"
+    then: "Expr"
+    orelse: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Index:
+    """`base[index]` for lists, tuples and the output sequence."""
+
+    base: "Expr"
+    index: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class TupleLit:
+    """`(a, b, ...)`."""
+
+    items: tuple["Expr", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ListLit:
+    """`[a, b, ...]`."""
+
+    items: tuple["Expr", ...]
+    span: Span
+
+
+Expr = Union[
+    Number, BoolLit, Name, Call, Range, Comprehension, Binary, Unary, Compare, BoolOp, Member, TagTest,
+    Conditional, Index, TupleLit, ListLit,
+]
+
+# ------------------------------------------------------------------------------------------ statements
+
+
+@dataclass(frozen=True)
+class Assign:
+    """`x = e`, or `x[i] = e` when `index` is set (which makes x a list)."""
+
+    target: str
+    target_span: Span
+    index: Expr | None
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class Sample:
+    """`x ~ Dist(args)`: a sampling site. Inside a loop it draws the family member x[i] each iteration."""
+
+    var: str
+    var_span: Span
+    dist: str
+    dist_span: Span
+    args: tuple[Expr, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class If:
+    condition: Expr
+    then: tuple["Stmt", ...]
+    orelse: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class For:
+    """`for var in lo .. hi { body }`: var takes lo, lo+1, ..., hi-1."""
+
+    var: str
+    var_span: Span
+    lo: Expr
+    hi: Expr
+    body: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class While:
+    """Parsed only so that it can be rejected with a located diagnostic."""
+
+    condition: Expr
+    body: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Break:
+    span: Span
+
+
+@dataclass(frozen=True)
+class Output:
+    """`output e`: appends e to the output sequence `out`."""
+
+    value: Expr
+    span: Span
+
+
+Stmt = Union[Assign, Sample, If, For, While, Break, Output]
+
+# ------------------------------------------------------------------------------------------- mechanism
+
+
+@dataclass(frozen=True)
+class TypeExpr:
+    base: str
+    """`real`, `int` or `bool`."""
+    is_list: bool
+    span: Span
+
+    def __str__(self) -> str:
+        return self.base + ("[]" if self.is_list else "")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: TypeExpr
+    span: Span
+
+
+@dataclass(frozen=True)
+class Adjacency:
+    """One clause of the neighbouring relation D ~ D'."""
+
+    kind: str
+    """`pointwise` (|q[i] - q'[i]| <= c), `l1` (sum |q[i] - q'[i]| <= c), `scalar` (|x - x'| <= c) or `monotone`."""
+    var: str
+    var_span: Span
+    bound: Expr | None
+    """The bound c; None for `monotone`."""
+    span: Span
+    primed_var: str = ""
+    """The name written on the primed side (must equal `var`)."""
+    index_vars: tuple[str, str] = ("", "")
+    """The index names written on both sides (pointwise and l1)."""
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    name: str
+    name_span: Span
+    params: tuple[Param, ...]
+    adjacency: tuple[Adjacency, ...]
+    requires: tuple[Expr, ...]
+    privacy: tuple[Expr, ...]
+    """The claimed budget; more than one element is an error reported by resolution."""
+    body: tuple[Stmt, ...]
+    span: Span
+
+
+# ------------------------------------------------------------------------------------------- alignment
+
+
+@dataclass(frozen=True)
+class Let:
+    """`let name = e` (the name may carry a prime: `let m' = ...`)."""
+
+    name: str
+    value: Expr
+    span: Span
+    name_span: Span
+
+
+@dataclass(frozen=True)
+class Shift:
+    """`x' = rhs` or `x[i]' = rhs`: the aligned value of a noise variable."""
+
+    var: str
+    index_var: str | None
+    """The bound index of a family shift `x[i]'`, else None."""
+    rhs: Expr
+    span: Span
+    lhs_span: Span
+    rhs_index: str | None = None
+    """For a family shift: the index written on the left, checked against `index_var`."""
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """`invariant e`: a loop invariant offered to the checker."""
+
+    condition: Expr
+    span: Span
+
+
+AlignmentItem = Union[Let, Shift, Invariant]
+
+
+@dataclass(frozen=True)
+class Alignment:
+    name: str
+    name_span: Span
+    items: tuple[AlignmentItem, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    """Everything in one `.dp` file."""
+
+    source: Source
+    mechanisms: tuple[Mechanism, ...]
+    alignments: tuple[Alignment, ...]

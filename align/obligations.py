@@ -1,0 +1,238 @@
+"""Stage 3 (resolved program -> obligations): what a proof by Lemma 1 of the Free Gap paper must establish.
+
+Lemma 1 (Free Gap, Section 4; proof in Section 10) gives ε-DP when (1) M terminates with probability 1,
+(2) the number of samples is determined by the output, (3) each noise density satisfies
+ln f(x)/f(y) <= c·|x - y|, (4) for every D ~ D' and ω a local alignment preserves the output, is acyclic, costs
+Σ c_i·|η_i - η'_i| <= ε and keeps the noise in its support, and (5) there are countably many local alignments.
+This module states those conditions for one mechanism, each with a source location (design.md §1). It
+decides nothing: verdicts belong to the checker.
+
+Mechanisms that draw a Laplace scale from other noise (R²DP, seed 002) get one obligation instead: the claim
+must be at least the mixture rule's ε = ln(E[u] / M'_u(-Δq)) (Theorem 4.1, Corollary 4.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from . import nodes as n
+from .resolve import NoiseSite, ResolvedMechanism, walk, walk_statements
+from .span import Span
+from .symbolic import NotSymbolic, show, simplify, to_sympy
+from .unparse import unparse
+
+TITLES = {
+    "C1": "termination with probability 1",
+    "C2": "the number of samples is determined by the output",
+    "C3": "each noise density is Lipschitz: ln f(x)/f(y) <= c·|x - y|",
+    "C4a": "the alignment preserves the output: M(D, H) = ω implies M(D', φ(H)) = ω",
+    "C4b": "the alignment is acyclic",
+    "C4c": "the alignment cost Σ c_i·|ψ_i| is at most the claimed ε",
+    "C4d": "aligned noise stays in its support",
+    "C5": "countably many local alignments: φ reads only discrete parts of the output",
+    "MIX": "the claim is at least the R²DP mixture rule's ε = ln(E[u] / M'_u(-Δq))",
+}
+ORDER = tuple(TITLES)
+
+
+@dataclass(frozen=True)
+class Obligation:
+    """One condition to discharge; `details` say what exactly it requires of this mechanism."""
+
+    id: str
+    """C1, C2, C3, C4a, C4b, C4c, C4d, C5 (Lemma 1) or MIX (R²DP rule)."""
+    span: Span
+    details: tuple[str, ...]
+    site: str | None = None
+    """For C3: the noise variable the obligation is about."""
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.id]
+
+
+@dataclass(frozen=True)
+class SiteSummary:
+    """A sampling site as the report shows it."""
+
+    site: NoiseSite
+    distribution_text: str
+    cost_text: str
+    """The cost coefficient c (simplified), or why there is none."""
+    shift_text: str
+    """`eta' = eta + ...` from the alignment, or `not shifted`."""
+
+
+def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
+    """Formulas of the parameter-derived constants (eps0 = theta*eps ...), in terms of parameters."""
+    bindings: dict[str, sympy.Expr] = {}
+    for s in mech.node.body:
+        if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
+            try:
+                bindings[s.target] = to_sympy(s.value, bindings)
+            except NotSymbolic:
+                pass
+    return bindings
+
+
+def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = None) -> sympy.Expr | None:
+    """c_i of the site's distribution (design.md §1 table), simplified; None when not Lipschitz or not symbolic."""
+    if site.distribution.cost is None:
+        return None
+    try:
+        args = tuple(to_sympy(a, bindings) for a in site.args)
+    except NotSymbolic:
+        return None
+    return simplify(site.distribution.cost(args))
+
+
+def summarize_site(mech: ResolvedMechanism, site: NoiseSite) -> SiteSummary:
+    dist = f"{site.distribution.name}({', '.join(unparse(a) for a in site.args)})"
+    if site.distribution.cost is None:
+        cost = f"not Lipschitz ({site.distribution.cost_note})"
+    else:
+        local = cost_coefficient(site)
+        expanded = cost_coefficient(site, constant_bindings(mech))
+        if local is None:
+            cost = f"{site.distribution.name} coefficient of {', '.join(unparse(a) for a in site.args)}"
+        else:
+            cost = show(local)
+            if expanded is not None and expanded != local:
+                cost += f" = {show(expanded)}"
+        if site.distribution.cost_note and site.distribution.name == "Staircase":
+            cost += f" ({site.distribution.cost_note})"
+    shift = mech.alignment.shift_of(site.name) if mech.alignment else None
+    if shift is None:
+        shift_text = "not shifted"
+    else:
+        lhs = f"{site.name}[{shift.index_var}]" if shift.index_var else site.name
+        shift_text = f"{lhs}' = {lhs} + {_parenthesized(shift.shift)}"
+    return SiteSummary(site, dist, cost, shift_text)
+
+
+def _out_reads(e: n.Expr) -> list[str]:
+    """The places where e reads the output (they must be discrete: checked during resolution)."""
+    reads = []
+    for sub in walk(e):
+        if isinstance(sub, n.TagTest) or (isinstance(sub, n.Call) and sub.func in ("indices", "count", "len")) or \
+                (isinstance(sub, n.Index) and isinstance(sub.base, n.Index)):
+            if any(isinstance(x, n.Name) and x.id == "out" for x in walk(sub)):
+                reads.append(unparse(sub))
+    return reads
+
+
+def _noise_read(e: n.Expr, noise: set[str]) -> list[str]:
+    return sorted({x.id for x in walk(e) if isinstance(x, n.Name) and not x.primed and x.id in noise})
+
+
+def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+    """The obligations `align verify` must discharge for this mechanism, in report order."""
+    if mech.mixture_sites:
+        return _mixture_obligations(mech)
+    node = mech.node
+    align_span = mech.alignment.node.span if mech.alignment else node.name_span
+    claim_span = mech.claim.span
+    loops = [s for s in walk_statements(node.body) if isinstance(s, n.For)]
+    breaks = [s for s in walk_statements(node.body) if isinstance(s, n.Break)]
+    result: list[Obligation] = [Obligation("C1", node.name_span, (
+        f"{len(loops)} `for` loop(s) over bounded ranges and no `while`: termination holds by construction",))]
+
+    c2 = []
+    for site in mech.noise:
+        where = f"in each iteration of `for {site.loop.var}` (line {site.loop.span.line})" if site.family else "once"
+        if site.guards:
+            conds = " and ".join(unparse(g) for g in site.guards)
+            c2.append(f"{site.display} is drawn {where} when {conds}: that condition must be output-determined")
+        else:
+            c2.append(f"{site.display} is drawn {where}, unconditionally")
+    for b in breaks:
+        c2.append(f"`break` at line {b.span.line}: whether the loop stops must be output-determined")
+    result.append(Obligation("C2", node.name_span, tuple(c2) or ("no noise is drawn",)))
+
+    for site in mech.noise:
+        summary = summarize_site(mech, site)
+        if site.distribution.lipschitz:
+            detail = f"{site.display} ~ {summary.distribution_text}: c = {summary.cost_text}"
+        else:
+            detail = (f"{site.display} ~ {summary.distribution_text} is not Lipschitz: its shift must be provably 0"
+                      f" ({summary.shift_text})")
+        result.append(Obligation("C3", site.span, (detail,), site=site.name))
+
+    outputs = [s for s in walk_statements(node.body) if isinstance(s, n.Output)]
+    result.append(Obligation("C4a", align_span, tuple(
+        f"line {o.span.line}: output {unparse(o.value)} equal on (D, H) and (D', φ(H)), reached by the same branches"
+        for o in outputs) or ("the mechanism outputs nothing",)))
+
+    noise_names = {s.name for s in mech.noise}
+    shifts = mech.alignment.shifts if mech.alignment else ()
+    lets = {let.name: let.value for let in mech.alignment.lets} if mech.alignment else {}
+    c4b = []
+    for shift in shifts:
+        reads = set(_noise_read(shift.shift, noise_names))
+        for name in {x.text for x in walk(shift.shift) if isinstance(x, n.Name)} & set(lets):
+            reads |= set(_noise_read(lets[name], noise_names))
+        reads_text = ", ".join(sorted(reads)) if reads else "no noise"
+        c4b.append(f"shift of {shift.var} reads {reads_text}")
+    c4b.append("an order of the noise variables must exist in which each shift reads only earlier ones, and "
+               "conditions on noise inside shifts must be output-determined")
+    result.append(Obligation("C4b", align_span, tuple(c4b)))
+
+    terms = []
+    for site in mech.noise:
+        shift = mech.alignment.shift_of(site.name) if mech.alignment else None
+        if shift is None:
+            continue
+        c = cost_coefficient(site)
+        c_text = show(c) if c is not None else f"c[{site.name}]"
+        term = f"{_factor(c_text)}·|{unparse(shift.shift)}|"
+        terms.append(f"Σ_{site.loop.var} {term}" if site.family else term)
+    total = " + ".join(terms) if terms else "0"
+    result.append(Obligation("C4c", claim_span, (f"{total} <= {unparse(mech.claim)}",
+                                                 "summed over the samples actually drawn on each path")))
+
+    c4d = []
+    for site in mech.noise:
+        shift = mech.alignment.shift_of(site.name) if mech.alignment else None
+        if shift is None:
+            continue
+        lhs = f"{site.name}[{shift.index_var}]" if shift.index_var else site.name
+        if site.distribution.nonnegative:
+            c4d.append(f"{lhs} + {_parenthesized(shift.shift)} >= 0 ({site.distribution.name} has support "
+                       f"{site.distribution.support})")
+        if site.distribution.integer:
+            c4d.append(f"{_parenthesized(shift.shift)} is an integer ({site.distribution.name} is integer-valued)")
+    result.append(Obligation("C4d", align_span, tuple(c4d) or ("no shifted noise has a restricted support",)))
+
+    reads: list[str] = []
+    if mech.alignment:
+        for item in (*(s.shift for s in shifts), *(let.value for let in mech.alignment.lets)):
+            reads.extend(r for r in _out_reads(item) if r not in reads)
+    result.append(Obligation("C5", align_span, (
+        "the alignment reads the output only through: " + (", ".join(reads) if reads else "nothing"),
+        "(resolution already rejects any read of a continuous part of `out`)")))
+    return tuple(result)
+
+
+def _parenthesized(e: n.Expr) -> str:
+    text = unparse(e)
+    return text if isinstance(e, (n.Number, n.Name, n.Index, n.Call)) else f"({text})"
+
+
+def _factor(text: str) -> str:
+    return f"({text})" if any(op in text for op in "+-") else text
+
+
+def _mixture_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+    details = []
+    for site in mech.mixture_sites:
+        details.append(f"{site.display} ~ {site.distribution.name}({', '.join(unparse(a) for a in site.args)}) "
+                       "has a scale drawn from other noise: Lemma 1's cost is unbounded, so the R²DP rule applies")
+    mixing = [s for s in mech.noise if s not in mech.mixture_sites]
+    if mixing:
+        details.append("mixing noise: " + ", ".join(
+            f"{s.display} ~ {s.distribution.name}({', '.join(unparse(a) for a in s.args)})" for s in mixing))
+    details.append(f"claim: {unparse(mech.claim)} (Theorem 4.1 for one mixing variable, Corollary 4.2 for a linear "
+                   "combination of independent ones)")
+    return (Obligation("MIX", mech.claim.span, tuple(details)),)

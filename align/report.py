@@ -1,0 +1,191 @@
+"""Stage 4 (results -> text): render diagnostics and mechanism summaries as full text, concise lines or JSON.
+
+Nothing here decides anything; it only formats what earlier stages produced.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from .diagnostics import Diagnostic
+from .obligations import Obligation, obligations, summarize_site
+from .resolve import ResolvedMechanism
+from .span import Source
+from .unparse import unparse
+
+FORMATS = ("full", "concise", "json")
+
+
+@dataclass(frozen=True)
+class Style:
+    """ANSI styling, off when NO_COLOR is set or the stream is not a terminal."""
+
+    color: bool
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> "Style":
+        wants = "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        return cls(wants and hasattr(stream, "isatty") and stream.isatty())
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def error(self, text: str) -> str:
+        return self._wrap("1;31", text)
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def accent(self, text: str) -> str:
+        return self._wrap("36", text)
+
+
+# ------------------------------------------------------------------------------------------- diagnostics
+
+
+def diagnostic_line(d: Diagnostic, style: Style = Style(False)) -> str:
+    where = f"{d.span}: " if d.span is not None else (f"{d.args['path']}: " if "path" in d.args else "")
+    label = style.error(f"{d.severity.value}[{d.code}]")
+    return f"{where}{label}: {d.message}"
+
+
+def _snippet(source: Source | None, span, style: Style) -> list[str]:
+    if source is None or span is None or span.path != source.path:
+        return []
+    text = source.line(span.line).replace("\t", "    ")
+    raw = source.line(span.line)
+    start = len(raw[: span.column - 1].replace("\t", "    "))
+    end_col = span.end_column if span.end_line == span.line else len(raw) + 1
+    width = max(1, len(raw[span.column - 1: end_col - 1].replace("\t", "    ")))
+    gutter = str(span.line)
+    pad = " " * len(gutter)
+    return [f"{pad} |", f"{gutter} | {text}", f"{pad} | {' ' * start}{style.error('^' * width)}"]
+
+
+def render_diagnostic(d: Diagnostic, source: Source | None, style: Style = Style(False)) -> str:
+    lines = [diagnostic_line(d, style)]
+    lines += _snippet(source, d.span, style)
+    for note in d.notes:
+        where = f" ({note.span})" if note.span is not None else ""
+        lines.append(f"{' ' * (len(str(d.span.line)) if d.span else 1)} = note: {note.message}{where}")
+    return "\n".join(lines)
+
+
+def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
+    return {
+        "severity": d.severity.value,
+        "code": d.code,
+        "message": d.message,
+        "span": d.span.to_json() if d.span else None,
+        "notes": [{"message": note.message, "span": note.span.to_json() if note.span else None} for note in d.notes],
+    }
+
+
+# ------------------------------------------------------------------------------------ mechanism summaries
+
+
+def _adjacency_text(mech: ResolvedMechanism, name: str) -> str:
+    param = mech.param(name)
+    if param is None or param.public:
+        return "public (equal on D and D')"
+    parts = []
+    for adj in param.adjacency:
+        bound = unparse(adj.bound) if adj.bound is not None else ""
+        parts.append({
+            "pointwise": f"|{name}[i] - {name}'[i]| <= {bound}",
+            "l1": f"sum |{name}[i] - {name}'[i]| <= {bound}",
+            "scalar": f"|{name} - {name}'| <= {bound}",
+            "monotone": f"monotone {name}",
+        }[adj.kind])
+    return ", ".join(parts)
+
+
+def proof_rule(mech: ResolvedMechanism) -> str:
+    if mech.mixture_sites:
+        return "R²DP scale mixture (seed 002, Theorem 4.1 / Corollary 4.2)"
+    return "randomness alignment, Lemma 1 (Free Gap, Section 4)"
+
+
+def mechanism_text(mech: ResolvedMechanism, style: Style = Style(False)) -> str:
+    node = mech.node
+    out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(node.name_span))}"]
+    width = max((len(p.name) + len(str(p.type)) for p in mech.params), default=0) + 2
+    out.append("  parameters")
+    for p in mech.params:
+        out.append(f"    {(p.name + ': ' + str(p.type)).ljust(width)}  {_adjacency_text(mech, p.name)}")
+    if mech.requires:
+        out.append("  requires     " + ", ".join(unparse(r) for r in mech.requires))
+    out.append("  privacy      " + unparse(mech.claim))
+    out.append("  proof rule   " + proof_rule(mech))
+    out.append("  output       " + str(mech.output_type))
+    out.append("  sampling sites")
+    if not mech.noise:
+        out.append("    (none)")
+    summaries = [summarize_site(mech, s) for s in mech.noise]
+    name_w = max((len(s.site.display) for s in summaries), default=0)
+    dist_w = max((len(s.distribution_text) for s in summaries), default=0)
+    for s in summaries:
+        out.append(f"    {s.site.display.ljust(name_w)} ~ {s.distribution_text.ljust(dist_w)}  "
+                   f"{style.dim('line ' + str(s.site.span.line))}")
+        out.append(f"    {' ' * name_w}   cost coefficient c = {s.cost_text}")
+        out.append(f"    {' ' * name_w}   alignment: {s.shift_text}")
+    if mech.alignment is not None:
+        if mech.alignment.lets or mech.alignment.invariants:
+            out.append("  alignment")
+            for let in mech.alignment.lets:
+                out.append(f"    let {let.name} = {unparse(let.value)}")
+            for inv in mech.alignment.invariants:
+                out.append(f"    invariant {unparse(inv.condition)}")
+    elif not mech.mixture_sites:
+        out.append("  alignment    none: no noise is shifted")
+    out.append("  obligations for `align verify` (nothing is proved by `align check`)")
+    for ob in obligations(mech):
+        out.append(f"    {style.accent(ob.id.ljust(4))} {ob.title}  {style.dim(str(ob.span))}")
+        for detail in ob.details:
+            out.append(f"         {detail}")
+    return "\n".join(out)
+
+
+def mechanism_concise(mech: ResolvedMechanism) -> str:
+    obs = obligations(mech)
+    ids = " ".join(o.id + (f"({o.site})" if o.site else "") for o in obs)
+    return (f"{mech.node.name_span}: mechanism {mech.name}: {len(mech.noise)} sampling site(s); "
+            f"obligations {ids}")
+
+
+def _obligation_json(o: Obligation) -> dict[str, Any]:
+    return {"id": o.id, "title": o.title, "span": o.span.to_json(), "details": list(o.details), "site": o.site}
+
+
+def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
+    sites = []
+    for s in (summarize_site(mech, site) for site in mech.noise):
+        sites.append({
+            "name": s.site.name, "family": s.site.family,
+            "index": s.site.loop.var if s.site.loop else None,
+            "distribution": s.site.distribution.name, "args": [unparse(a) for a in s.site.args],
+            "lipschitz": s.site.distribution.lipschitz, "cost_coefficient": s.cost_text,
+            "alignment": s.shift_text, "span": s.site.span.to_json(),
+        })
+    return {
+        "name": mech.name,
+        "span": mech.node.name_span.to_json(),
+        "parameters": [{"name": p.name, "type": str(p.type), "adjacency": _adjacency_text(mech, p.name)}
+                       for p in mech.params],
+        "requires": [unparse(r) for r in mech.requires],
+        "privacy": unparse(mech.claim),
+        "proof_rule": proof_rule(mech),
+        "output_type": str(mech.output_type),
+        "sampling_sites": sites,
+        "alignment": None if mech.alignment is None else {
+            "lets": [{"name": let.name, "value": unparse(let.value)} for let in mech.alignment.lets],
+            "shifts": [{"var": s.var, "index": s.index_var, "shift": unparse(s.shift)} for s in mech.alignment.shifts],
+            "invariants": [unparse(i.condition) for i in mech.alignment.invariants],
+        },
+        "obligations": [_obligation_json(o) for o in obligations(mech)],
+    }

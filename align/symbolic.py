@@ -1,0 +1,71 @@
+"""Expressions as sympy formulas: simplified cost coefficients and shifts for reports (and, later, the checker).
+
+Only arithmetic over named quantities is translated; anything else raises `NotSymbolic`, and callers fall
+back to the source text. Names become real sympy symbols (q' becomes the symbol `q'`, q[i] the symbol `q[i]`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+
+from . import nodes as n
+from .unparse import unparse
+
+
+class NotSymbolic(Exception):
+    """The expression has a construct with no sympy counterpart here."""
+
+
+@lru_cache(maxsize=None)
+def symbol(name: str) -> sympy.Symbol:
+    return sympy.Symbol(name, real=True)
+
+
+_FUNCTIONS = {"sqrt": sympy.sqrt, "exp": sympy.exp, "ln": sympy.log, "abs": sympy.Abs}
+
+
+def to_sympy(e: n.Expr, bindings: dict[str, sympy.Expr] | None = None) -> sympy.Expr:
+    """Translate e; names in `bindings` are replaced by their formulas (used to expand eps0 = theta*eps)."""
+    bindings = bindings or {}
+    if isinstance(e, n.Number):
+        return sympy.Rational(e.value.numerator, e.value.denominator)
+    if isinstance(e, n.Name):
+        if not e.primed and e.id in bindings:
+            return bindings[e.id]
+        return symbol(e.text)
+    if isinstance(e, n.Index) and isinstance(e.base, n.Name):
+        return symbol(f"{e.base.text}[{unparse(e.index)}]")
+    if isinstance(e, n.Binary):
+        left, right = to_sympy(e.left, bindings), to_sympy(e.right, bindings)
+        if e.op == "+":
+            return left + right
+        if e.op == "-":
+            return left - right
+        if e.op == "*":
+            return left * right
+        if e.op == "/":
+            return left / right
+        return left ** right
+    if isinstance(e, n.Unary) and e.op == "-":
+        return -to_sympy(e.operand, bindings)
+    if isinstance(e, n.Call) and e.func in _FUNCTIONS and len(e.args) == 1:
+        return _FUNCTIONS[e.func](to_sympy(e.args[0], bindings))
+    if isinstance(e, n.Call) and e.func in ("min", "max") and len(e.args) >= 2:
+        args = [to_sympy(a, bindings) for a in e.args]
+        return sympy.Min(*args) if e.func == "min" else sympy.Max(*args)
+    raise NotSymbolic(unparse(e))
+
+
+def show(expr: sympy.Expr) -> str:
+    """A sympy formula in the spec language's own notation (`ln`, `^`)."""
+    text = sympy.sstr(expr, order="none")
+    return text.replace("**", "^").replace("log(", "ln(")
+
+
+def simplify(expr: sympy.Expr) -> sympy.Expr:
+    """sympy.simplify, after cancelling ln(exp(x)) = x (every symbol here is real, so this is exact)."""
+    expr = expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.exp),
+                        lambda e: e.args[0].args[0])
+    return sympy.simplify(expr)

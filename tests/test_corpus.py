@@ -1,0 +1,84 @@
+"""The spec corpus is the backbone of the suite: every file parses, resolves, and states its expected verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from align.expectations import read_expectations
+from align.obligations import obligations
+from align.parse import parse_source, read_source
+from align.resolve import _MechanismResolver, resolve
+from align.diagnostics import SpecError
+
+from .conftest import ROOT, SPECS, corpus
+
+FILES = corpus()
+IDS = [str(p.relative_to(SPECS)) for p in FILES]
+
+
+def test_the_corpus_covers_every_family():
+    folders = {p.parent.name for p in FILES}
+    assert {"freegap", "dworkroth", "r2dp", "incorrect"} <= folders
+    assert len(FILES) >= 30
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_spec_parses_and_resolves(path: Path):
+    source = read_source(str(path.relative_to(ROOT)))
+    spec = resolve(parse_source(source))
+    assert len(spec.mechanisms) == 1, "one mechanism per corpus file"
+    mech = spec.mechanisms[0]
+    assert obligations(mech), "every mechanism has obligations to discharge"
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_spec_header_cites_its_source_and_states_its_verdict(path: Path):
+    source = read_source(str(path))
+    first = source.text.splitlines()[0]
+    assert first.startswith("# "), "the first line cites the source"
+    expectations = read_expectations(source)
+    kinds = [e.kind for e in expectations]
+    assert expectations, "every spec states its expected verdict"
+    assert not ("proved" in kinds and len(kinds) > 1), "`proved` excludes every other expectation"
+    if path.parent.name == "incorrect":
+        assert "proved" not in kinds and "not-proved" in kinds, "incorrect specs name the obligation that fails"
+    if "violation" in kinds:
+        assert "not-proved" in kinds, "a violating mechanism cannot have a proof"
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.parent.name == "r2dp"],
+                         ids=[str(p.relative_to(SPECS)) for p in FILES if p.parent.name == "r2dp"])
+def test_mixture_specs_are_mixtures_with_a_well_formed_value(path: Path):
+    source = read_source(str(path))
+    mech = resolve(parse_source(source)).mechanisms[0]
+    expectations = [e for e in read_expectations(source) if e.kind == "mixture-rule"]
+    assert len(expectations) == 1
+    assert [o.id for o in obligations(mech)] == ["MIX"] or not mech.mixture_sites
+    # The expected value reads only parameters of the mechanism (checked with the claim's own rules).
+    report: list = []
+    resolver = _MechanismResolver(mech.node, {mech.name}, report)
+    resolver.resolve_header()
+    resolver.resolve_body()
+    resolver.env = type(resolver.env)("claim")
+    resolver.expect_numeric(expectations[0].value, "expected value")
+    assert not report, [d.message for d in report]
+
+
+def test_expected_obligations_exist_in_their_mechanism():
+    for path in FILES:
+        source = read_source(str(path))
+        mech = resolve(parse_source(source)).mechanisms[0]
+        ids = {o.id for o in obligations(mech)}
+        for e in read_expectations(source):
+            if e.kind == "not-proved":
+                assert e.obligation in ids, f"{path}: {e.obligation} is not among {sorted(ids)}"
+
+
+def test_a_broken_spec_is_reported_not_raised(tmp_path: Path):
+    bad = tmp_path / "bad.dp"
+    bad.write_text("mechanism m(x: real) privacy 1 { y ~ Lap(1) output y + z }\n")
+    with pytest.raises(SpecError) as info:
+        resolve(parse_source(read_source(str(bad))))
+    assert [d.code for d in info.value.diagnostics] == ["undefined-name"]
