@@ -60,7 +60,7 @@ class SiteSummary:
     site: NoiseSite
     distribution_text: str
     cost_text: str
-    """The cost coefficient c (simplified), or why there is none."""
+    """The cost coefficient c (simplified, then expanded in terms of parameters), or why there is none."""
     shift_text: str
     """`eta' = eta + ...` from the alignment, or `not shifted`."""
 
@@ -91,7 +91,7 @@ def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = N
 def summarize_site(mech: ResolvedMechanism, site: NoiseSite) -> SiteSummary:
     dist = f"{site.distribution.name}({', '.join(unparse(a) for a in site.args)})"
     if site.distribution.cost is None:
-        cost = f"not Lipschitz ({site.distribution.cost_note})"
+        cost = f"none: not Lipschitz ({site.distribution.cost_note})"
     else:
         local = cost_coefficient(site)
         expanded = cost_coefficient(site, constant_bindings(mech))

@@ -132,7 +132,8 @@ def mechanism_text(mech: ResolvedMechanism, style: Style = Style(False)) -> str:
     for s in summaries:
         out.append(f"    {s.site.display.ljust(name_w)} ~ {s.distribution_text.ljust(dist_w)}  "
                    f"{style.dim('line ' + str(s.site.span.line))}")
-        out.append(f"    {' ' * name_w}   cost coefficient c = {s.cost_text}")
+        cost = f"c = {s.cost_text}" if s.site.distribution.lipschitz else s.cost_text
+        out.append(f"    {' ' * name_w}   cost coefficient {cost}")
         out.append(f"    {' ' * name_w}   alignment: {s.shift_text}")
     if mech.alignment is not None:
         if mech.alignment.lets or mech.alignment.invariants:
@@ -169,7 +170,9 @@ def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
             "name": s.site.name, "family": s.site.family,
             "index": s.site.loop.var if s.site.loop else None,
             "distribution": s.site.distribution.name, "args": [unparse(a) for a in s.site.args],
-            "lipschitz": s.site.distribution.lipschitz, "cost_coefficient": s.cost_text,
+            "lipschitz": s.site.distribution.lipschitz,
+            "cost_coefficient": s.cost_text if s.site.distribution.lipschitz else None,
+            "cost_note": s.site.distribution.cost_note,
             "alignment": s.shift_text, "span": s.site.span.to_json(),
         })
     return {

@@ -251,6 +251,8 @@ class _MechanismResolver:
         self.output_type: Type = UNKNOWN
         self.first_output: Span | None = None
         self.sampled_yet = False
+        self.in_while = 0
+        """Depth of rejected `while` loops, so that a `break` inside one is not reported twice."""
         # Set while checking alignments: the index variable of the family shift being checked, etc.
         self.env = _Env("program")
 
@@ -361,9 +363,11 @@ class _MechanismResolver:
         elif isinstance(s, n.While):
             self.error("unbounded-loop", s.span)
             self.expect(s.condition, BOOL, "`while` condition")
+            self.in_while += 1
             self.block(s.body)
+            self.in_while -= 1
         elif isinstance(s, n.Break):
-            if not self.loops:
+            if not self.loops and not self.in_while:
                 self.error("break-outside-loop", s.span)
         elif isinstance(s, n.Output):
             t = self.value(s.value)
@@ -834,8 +838,7 @@ class _MechanismResolver:
                 if item.name in let_spans:
                     self.error("duplicate-definition", item.name_span, Note(let_spans[item.name], "first defined here"),
                                what="let binding", name=item.name)
-                elif bare in self.params or bare in self.noise or bare in RESERVED or \
-                        (bare == item.name and bare in self.variables):
+                elif bare in self.params or bare in self.noise or bare in RESERVED or item.name in self.variables:
                     self.error("duplicate-definition", item.name_span, what="name", name=item.name)
                 let_spans[item.name] = item.name_span
                 lets.append(dataclasses.replace(item, value=self.explicit_domains(item.value)))
@@ -924,9 +927,12 @@ class _MechanismResolver:
 
 
 def _split_shift(item: n.Shift) -> n.Expr | None:
-    """ψ from `x' = x + ψ`: the right-hand side, a sum in which x (or x[i]) occurs once with sign +.
+    """ψ from `x' = x + ψ`: the right-hand side must add something to x (or x[i]).
 
-    `x' = x + a - b`, `x' = a + x` and `x' = x` are all shifts (ψ = a - b, a, 0); `x' = 2 * x` is not.
+    `x' = x + e`, `x' = e + x`, `x' = x - e` and `x' = x` are shifts (ψ = e, e, -e, 0), and so is any sum in
+    which x occurs as a term with sign + (`x' = a + x - b` has ψ = a - b). ψ may mention x again
+    (`x' = x + (b - x)`): that is a legal shift whose self-dependence the acyclicity obligation (C4b) rejects.
+    `x' = 2 * x` and `x' = 1 - x` are not shifts at all.
     """
 
     def is_self(e: n.Expr) -> bool:
@@ -934,6 +940,14 @@ def _split_shift(item: n.Shift) -> n.Expr | None:
             return isinstance(e, n.Name) and e.id == item.var and not e.primed
         return (isinstance(e, n.Index) and isinstance(e.base, n.Name) and e.base.id == item.var
                 and not e.base.primed and isinstance(e.index, n.Name) and e.index.id == item.index_var)
+
+    rhs = item.rhs
+    if is_self(rhs):
+        return n.Number(Fraction(0), True, rhs.span)
+    if isinstance(rhs, n.Binary) and rhs.op in ("+", "-") and is_self(rhs.left):
+        return rhs.right if rhs.op == "+" else n.Unary("-", rhs.right, rhs.right.span)
+    if isinstance(rhs, n.Binary) and rhs.op == "+" and is_self(rhs.right):
+        return rhs.left
 
     terms: list[tuple[str, n.Expr]] = []
 
@@ -944,13 +958,11 @@ def _split_shift(item: n.Shift) -> n.Expr | None:
         else:
             terms.append((sign, e))
 
-    flatten(item.rhs, "+")
-    selves = [k for k, (sign, term) in enumerate(terms) if is_self(term)]
-    if len(selves) != 1 or terms[selves[0]][0] != "+":
+    flatten(rhs, "+")
+    self_at = next((k for k, (sign, term) in enumerate(terms) if sign == "+" and is_self(term)), None)
+    if self_at is None:
         return None
-    rest = terms[: selves[0]] + terms[selves[0] + 1:]
-    if not rest:
-        return n.Number(Fraction(0), True, item.rhs.span)
+    rest = terms[:self_at] + terms[self_at + 1:]
     sign, first = rest[0]
     psi: n.Expr = first if sign == "+" else n.Unary("-", first, first.span)
     for sign, term in rest[1:]:

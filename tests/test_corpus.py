@@ -55,7 +55,8 @@ def test_mixture_specs_are_mixtures_with_a_well_formed_value(path: Path):
     mech = resolve(parse_source(source)).mechanisms[0]
     expectations = [e for e in read_expectations(source) if e.kind == "mixture-rule"]
     assert len(expectations) == 1
-    assert [o.id for o in obligations(mech)] == ["MIX"] or not mech.mixture_sites
+    assert mech.mixture_sites and [o.id for o in obligations(mech)] == ["MIX"]
+    assert mech.alignment is None
     # The expected value reads only parameters of the mechanism (checked with the claim's own rules).
     report: list = []
     resolver = _MechanismResolver(mech.node, {mech.name}, report)
