@@ -118,6 +118,8 @@ CODES: Mapping[str, Code] = _registry(
          "An alignment writes each aligned noise value as the original value plus a shift."),
     Code("alignment-reads-state", "the alignment cannot read program variable `{name}`, which depends on noise or on a loop",
          "Shifts and lets read parameters, primed parameters, `out`, noise variables, lets and variables computed from parameters only; invariants may read any program variable."),
+    Code("claim-reads-state", "the privacy claim cannot read `{name}`: a claim depends on parameters and the discrete output only",
+         "The claimed budget is an expression over parameters, parameter-derived constants and discrete parts of `out` (Free Gap Lemmas 7 and 8)."),
     Code("public-parameter-primed", "`{name}'` is not defined: `{name}` has no `adjacent` clause, so it is public and equal on both inputs",
          "Only parameters named in an `adjacent` clause have a neighbour value."),
     # -- clauses -------------------------------------------------------------------------------------------

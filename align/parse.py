@@ -2,7 +2,8 @@
 
 Syntax errors never escape as lark exceptions: `parse_source` turns them into located diagnostics,
 naming common mistakes (Python-style blocks, `=` in a condition, `range(...)`, `elif`, an unprimed
-shift) with lark's `match_examples`.
+shift) from example programs, as lark's `match_examples` does (see `_SIGNATURES` for why we match on the
+parser state and token alone).
 """
 
 from __future__ import annotations

@@ -518,13 +518,13 @@ class _MechanismResolver:
                            message=f"`{name}` is a noise family; read one member as `{name}[e]`")
                 return UNKNOWN
             if ctx == "claim":
-                self.error("alignment-reads-state", e.span, name=name)
+                self.error("claim-reads-state", e.span, name=name)
                 return UNKNOWN
             return site.type
         if name in self.variables and ctx != "requires":
             if ctx in ("program", "invariant") or name in self.constants:
                 return self.variables[name]
-            self.error("alignment-reads-state", e.span, name=name)
+            self.error("claim-reads-state" if ctx == "claim" else "alignment-reads-state", e.span, name=name)
             return UNKNOWN
         if TAG_PATTERN.fullmatch(name):
             return TagType(((name, ()),))
@@ -716,7 +716,8 @@ class _MechanismResolver:
 
     def _Unary(self, e: n.Unary) -> Type:
         if e.op == "not":
-            return self.expect(e.operand, BOOL, "operand of `not`") and BOOL
+            self.expect(e.operand, BOOL, "operand of `not`")
+            return BOOL
         return self.expect_numeric(e.operand, "operand of `-`")
 
     def _Compare(self, e: n.Compare) -> Type:
