@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from typing import Sequence, TextIO
 
@@ -119,4 +120,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
 def run() -> None:
     """Console-script entry point."""
+    # Die quietly when a reader such as `head` closes stdout early, as other Unix tools do.
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())

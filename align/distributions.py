@@ -35,10 +35,17 @@ class Distribution:
     cost_note: str = ""
     source: str = ""
     """Where the parameterisation comes from."""
+    whole_shifts: bool = False
+    """The cost bound holds only for shifts that are whole numbers (besides integer-valued noise)."""
 
     @property
     def lipschitz(self) -> bool:
         return self.cost is not None
+
+    @property
+    def integer_shifts(self) -> bool:
+        """Aligned shifts must be integers: integer-valued noise, or a cost bound that needs whole shifts."""
+        return self.integer or self.whole_shifts
 
     def arity_text(self) -> str:
         count = len(self.params)
@@ -64,7 +71,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
                      source="two-sided geometric (Ghosh et al.), Free Gap Section 3.1"),
         Distribution("Staircase", ("eps", "gamma"), 2, False, "ℝ", False, "staircase density, sensitivity 1",
                      lambda a: a[0], cost_note="bound holds for shifts that are whole multiples of the sensitivity",
-                     source="Geng & Viswanath, cited in Free Gap Section 3.1"),
+                     source="Geng & Viswanath, cited in Free Gap Section 3.1", whole_shifts=True),
         Distribution("Logistic", ("loc", "scale"), 1, False, "ℝ", False, "logistic(loc, scale)",
                      lambda a: 1 / _default(a, 1, 1),
                      cost_note="|d/dx ln f| = |tanh((x-loc)/(2 scale))| / scale <= 1/scale",

@@ -201,8 +201,9 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         if site.distribution.nonnegative:
             c4d.append(f"{lhs} + {_parenthesized(shift.shift)} >= 0 ({site.distribution.name} has support "
                        f"{site.distribution.support})")
-        if site.distribution.integer:
-            c4d.append(f"{_parenthesized(shift.shift)} is an integer ({site.distribution.name} is integer-valued)")
+        if site.distribution.integer_shifts:
+            why = "is integer-valued" if site.distribution.integer else "costs c per unit only for whole shifts"
+            c4d.append(f"{_parenthesized(shift.shift)} is an integer ({site.distribution.name} {why})")
     result.append(Obligation("C4d", align_span, tuple(c4d) or ("no shifted noise has a restricted support",)))
 
     reads: list[str] = []

@@ -133,10 +133,20 @@ class ResolvedMechanism:
 
     @property
     def mixture_sites(self) -> tuple[NoiseSite, ...]:
-        """Sites whose distribution parameters depend on other noise: scale mixtures (the R²DP rule)."""
+        """Laplace sites whose scale is drawn from other noise, independently of the data: R²DP scale mixtures.
+
+        Empty when the mechanism has an alignment block: the user then asks for a Lemma 1 proof, which
+        treats such a site like any other (and its cost coefficient depends on noise).
+        """
+        if self.alignment is not None:
+            return ()
         noise_names = {s.name for s in self.noise}
-        tainted = _noise_dependent_variables(self.node.body, noise_names)
-        return tuple(s for s in self.noise if any(_names_in(a) & tainted for a in s.args))
+        private = {p.name for p in self.params if not p.public}
+        noisy = _dependent_variables(self.node.body, noise_names)
+        data = _dependent_variables(self.node.body, private)
+        return tuple(s for s in self.noise if s.distribution.name == "Lap"
+                     and any(_names_in(a) & noisy for a in s.args)
+                     and not any(_names_in(a) & data for a in s.args))
 
 
 @dataclass(frozen=True)
@@ -174,6 +184,26 @@ def _names_in(e: n.Expr) -> set[str]:
     return {x.id for x in walk(e) if isinstance(x, n.Name) and not x.primed}
 
 
+def _free_names(e: n.Expr) -> set[str]:
+    """Unprimed names read by e, without the index variables that its comprehensions bind."""
+    if isinstance(e, n.Comprehension):
+        inner = set()
+        for part in (e.condition, e.body):
+            if part is not None:
+                inner |= _free_names(part)
+        outer = set()
+        for part in (e.domain, e.excluded):
+            if part is not None:
+                outer |= _free_names(part)
+        return outer | (inner - {e.var})
+    if isinstance(e, n.Name):
+        return set() if e.primed else {e.id}
+    names: set[str] = set()
+    for child in _children(e):
+        names |= _free_names(child)
+    return names
+
+
 def walk_statements(body: Iterable[n.Stmt]) -> Iterator[n.Stmt]:
     for s in body:
         yield s
@@ -184,9 +214,9 @@ def walk_statements(body: Iterable[n.Stmt]) -> Iterator[n.Stmt]:
             yield from walk_statements(s.body)
 
 
-def _noise_dependent_variables(body: tuple[n.Stmt, ...], noise: set[str]) -> set[str]:
-    """Names whose value depends on noise (data flow only; a fixpoint over assignments)."""
-    tainted = set(noise)
+def _dependent_variables(body: tuple[n.Stmt, ...], sources: set[str]) -> set[str]:
+    """Names whose value depends on `sources` (data flow only; a fixpoint over assignments)."""
+    tainted = set(sources)
     assigns = [s for s in walk_statements(body) if isinstance(s, n.Assign)]
     changed = True
     while changed:
@@ -252,6 +282,9 @@ class _MechanismResolver:
         self.first_output: Span | None = None
         self.sampled_yet = False
         self.in_while = 0
+        self.in_len = 0
+        """Depth of `len(...)` calls: the length of a private list is public."""
+        self.public_context = "this clause"
         """Depth of rejected `while` loops, so that a `break` inside one is not reported twice."""
         # Set while checking alignments: the index variable of the family shift being checked, etc.
         self.env = _Env("program")
@@ -259,6 +292,9 @@ class _MechanismResolver:
     # -- reporting ------------------------------------------------------------------------------------
     def error(self, code: str, span: Span | None, *notes: Note, **args: object) -> None:
         self.report.append(diag(code, span, *notes, **args))
+
+    def reader(self) -> str:
+        return "the privacy claim" if self.env.context == "claim" else "the alignment"
 
     def mismatch(self, span: Span, context: str, expected: str, found: Type) -> None:
         if found is not UNKNOWN:
@@ -310,21 +346,35 @@ class _MechanismResolver:
             if p.name not in self.params:
                 self.params[p.name] = ResolvedParam(p.name, types[p.name], tuple(by_param[p.name]), p.span)
         # Bounds, requires and the claim read public parameters (and, for the claim, discrete output parts).
+        # Header clauses only see parameters: the loop/param state must be complete before they are read.
         for adj in self.mech.adjacency:
             if adj.bound is not None:
                 self.env = _Env("requires")
+                self.public_context = "an adjacency bound"
                 self.expect_numeric(adj.bound, "adjacency bound")
         for r in self.mech.requires:
             self.env = _Env("requires")
+            self.public_context = "a `requires` clause"
             self.expect(r, BOOL, "`requires` clause")
         if not self.mech.privacy:
             self.error("missing-privacy-claim", self.mech.name_span, name=self.mech.name)
         for extra in self.mech.privacy[1:]:
             self.error("duplicate-clause", extra.span, clause="privacy", name=self.mech.name)
 
+    def private_constants(self) -> set[str]:
+        """Constants whose value depends on a private parameter (other than through its length)."""
+        private = {p.name for p in self.params.values() if not p.public}
+        tainted: set[str] = set()
+        for s in self.mech.body:
+            if isinstance(s, n.Assign) and s.target in self.constants and \
+                    (_reads_outside_len(s.value, private) or _free_names(s.value) & tainted):
+                tainted.add(s.target)
+        return tainted
+
     def resolve_claim(self) -> None:
         if self.mech.privacy:
             self.env = _Env("claim")
+            self.public_context = "the privacy claim"
             self.expect_numeric(self.mech.privacy[0], "privacy claim")
 
     # -- statements ----------------------------------------------------------------------------------------
@@ -353,7 +403,7 @@ class _MechanismResolver:
             self.expect(s.lo, INT, "loop start")
             self.expect(s.hi, INT, "loop end")
             if self.defined(s.var):
-                self.error("duplicate-definition", s.var_span, what="loop variable", name=s.var)
+                self.error("shadowed-name", s.var_span, name=s.var, what=self.kind_of(s.var))
             self.loops.append(s)
             self.env.push()
             self.env.bind(s.var, INT)
@@ -389,6 +439,23 @@ class _MechanismResolver:
             return name in self.variables
         return name in self.constants or name in RESERVED
 
+    def kind_of(self, name: str) -> str:
+        """What `name` already is, in words, for shadowing messages."""
+        bare = name.rstrip("'")
+        if name != bare and bare in self.params:
+            return "neighbour value of parameter"
+        if name in self.params:
+            return "parameter"
+        if name in self.noise:
+            return "noise variable"
+        if name in RESERVED:
+            return "reserved name"
+        if self.env.lookup(name) is not None:
+            return "enclosing binding"
+        if name in self.constants:
+            return "constant"
+        return "program variable"
+
     def read_only_kind(self, name: str) -> str | None:
         if name in self.params:
             return "parameter"
@@ -413,11 +480,14 @@ class _MechanismResolver:
         if old is None:
             self.variables[s.target] = new_type
             self.var_spans[s.target] = s.target_span
-            if s.index is None and not self.loops and not self.guards and not self.sampled_yet and \
-                    all(x in self.params or x in self.constants for x in _names_in(s.value)):
+            if s.index is None and not self.loops and not self.guards and not self.in_while and \
+                    all(x in self.params or x in self.constants for x in _free_names(s.value)):
                 self.constants.add(s.target)
             return
         self.constants.discard(s.target)
+        if s.index is not None and not isinstance(old, ListType):
+            self.mismatch(s.target_span, f"indexed assignment to `{s.target}`", "a list", old)
+            return
         joined = join(old, new_type)
         if joined is None:
             what = "list element" if s.index is not None else f"assignment to `{s.target}`"
@@ -433,6 +503,7 @@ class _MechanismResolver:
             self.expect_numeric(a, f"parameter of {s.dist}")
         if dist is None:
             self.error("unknown-distribution", s.dist_span, name=s.dist, hint=did_you_mean(s.dist, DISTRIBUTIONS))
+            self.variables.setdefault(s.var, UNKNOWN)  # no follow-on `undefined-name` for the variable
             return
         if not dist.min_params <= len(s.args) <= len(dist.params):
             self.error("distribution-arity", s.dist_span, name=s.dist, expected=dist.arity_text(),
@@ -476,7 +547,7 @@ class _MechanismResolver:
         t = self.expr(e)
         if isinstance(t, _OutElem):
             if not is_discrete(t.elem):
-                self.error("continuous-output-read", e.span, what=f"`{_text(e)}` (of type {t.elem})")
+                self.error("continuous-output-read", e.span, who=self.reader(), what=f"`{_text(e)}` (of type {t.elem})")
                 return UNKNOWN
             return t.elem
         return t
@@ -500,7 +571,11 @@ class _MechanismResolver:
         if local is not None:
             return local
         if name in self.params:
-            return self.params[name].type
+            param = self.params[name]
+            if ctx in ("requires", "claim") and not param.public and not self.in_len:
+                self.error("private-in-public", e.span, name=name, context=self.public_context)
+                return UNKNOWN
+            return param.type
         if name == "out" and ctx in ("alignment", "invariant", "claim"):
             return OutputType(self.output_type)
         if name == "aligned_cost" and ctx == "invariant":
@@ -522,6 +597,9 @@ class _MechanismResolver:
                 return UNKNOWN
             return site.type
         if name in self.variables and ctx != "requires":
+            if ctx == "claim" and name in self.constants and name in self.private_constants():
+                self.error("private-in-public", e.span, name=name, context=self.public_context)
+                return UNKNOWN
             if ctx in ("program", "invariant") or name in self.constants:
                 return self.variables[name]
             self.error("claim-reads-state" if ctx == "claim" else "alignment-reads-state", e.span, name=name)
@@ -593,7 +671,9 @@ class _MechanismResolver:
         return UNKNOWN
 
     def _builtin_len(self, e: n.Call) -> Type:
+        self.in_len += 1
         t = self.expr(e.args[0])
+        self.in_len -= 1
         if isinstance(t, _OutElem):
             t = self.value(e.args[0])
         if not isinstance(t, (ListType, OutputType)) and t is not UNKNOWN:
@@ -677,10 +757,13 @@ class _MechanismResolver:
             return UNKNOWN
         if e.domain is not None:
             self.domain(e.domain)
+        elif self.env.context not in ("alignment", "invariant"):
+            # Only alignment expressions get their universe inferred (`explicit_domains`).
+            self.error("comprehension-domain", e.var_span, var=e.var)
         if e.excluded is not None:
             self.domain(e.excluded)
         if self.defined(e.var):
-            self.error("duplicate-definition", e.var_span, what="index variable", name=e.var)
+            self.error("shadowed-name", e.var_span, name=e.var, what=self.kind_of(e.var))
         self.env.push()
         self.env.bind(e.var, INT)
         if e.condition is not None:
@@ -784,7 +867,8 @@ class _MechanismResolver:
                 if component is UNKNOWN:
                     return UNKNOWN
                 if not is_discrete(component):
-                    self.error("continuous-output-read", e.span, what=f"`{_text(e)}` (of type {component})")
+                    self.error("continuous-output-read", e.span, who=self.reader(),
+                               what=f"`{_text(e)}` (of type {component})")
                     return UNKNOWN
                 return component
             return self._not_indexable(e, inner)
@@ -840,7 +924,8 @@ class _MechanismResolver:
                     self.error("duplicate-definition", item.name_span, Note(let_spans[item.name], "first defined here"),
                                what="let binding", name=item.name)
                 elif bare in self.params or bare in self.noise or bare in RESERVED or item.name in self.variables:
-                    self.error("duplicate-definition", item.name_span, what="name", name=item.name)
+                    self.error("shadowed-name", item.name_span, name=item.name,
+                               what=self.kind_of(bare if bare != item.name and bare in self.params else item.name))
                 let_spans[item.name] = item.name_span
                 lets.append(dataclasses.replace(item, value=self.explicit_domains(item.value)))
                 let_types[item.name] = t
@@ -881,7 +966,7 @@ class _MechanismResolver:
             return None
         if item.index_var is not None:
             if self.defined(item.index_var):
-                self.error("duplicate-definition", item.lhs_span, what="index variable", name=item.index_var)
+                self.error("shadowed-name", item.lhs_span, name=item.index_var, what=self.kind_of(item.index_var))
             self.env.push()
             self.env.bind(item.index_var, INT)
         psi = _split_shift(item)
@@ -969,6 +1054,15 @@ def _split_shift(item: n.Shift) -> n.Expr | None:
     for sign, term in rest[1:]:
         psi = n.Binary(sign, psi, term, psi.span.to(term.span))
     return psi
+
+
+def _reads_outside_len(e: n.Expr, names: set[str]) -> bool:
+    """Whether e reads one of `names` other than as the argument of `len`."""
+    if isinstance(e, n.Call) and e.func == "len":
+        return False
+    if isinstance(e, n.Name):
+        return not e.primed and e.id in names
+    return any(_reads_outside_len(child, names) for child in _children(e))
 
 
 def _declared_type(t: n.TypeExpr) -> Type:

@@ -61,7 +61,9 @@ def to_sympy(e: n.Expr, bindings: dict[str, sympy.Expr] | None = None) -> sympy.
 def show(expr: sympy.Expr) -> str:
     """A sympy formula in the spec language's own notation (`ln`, `^`)."""
     text = sympy.sstr(expr, order="none")
-    return text.replace("**", "^").replace("log(", "ln(")
+    for sympy_name, ours in (("**", "^"), ("log(", "ln("), ("Abs(", "abs("), ("Max(", "max("), ("Min(", "min(")):
+        text = text.replace(sympy_name, ours)
+    return text
 
 
 def simplify(expr: sympy.Expr) -> sympy.Expr:

@@ -39,13 +39,18 @@ def _unparse(e: n.Expr) -> tuple[str, int]:
     if isinstance(e, n.Call):
         return f"{e.func}({', '.join(unparse(a) for a in e.args)})", _POSTFIX
     if isinstance(e, n.Comprehension):
+        # Written as the parser reads it: `v in D if filters: body`, or `v not in S: body` with no universe.
+        filters = [_wrap(e.condition, _AND + 1)] if e.condition is not None else []
         if e.excluded is not None:
-            head = f"{e.var} not in {_wrap(e.excluded, _SUM)}"
-            if e.domain is not None:
-                head = f"{e.var} in {unparse(e.domain)}, {head}"
+            excluded = f"{e.var} not in {_wrap(e.excluded, _SUM)}"
+            if e.domain is None:
+                head = excluded
+            else:
+                head = f"{e.var} in {unparse(e.domain)}"
+                filters.insert(0, excluded)
         else:
             head = f"{e.var} in {unparse(e.domain)}" if e.domain is not None else e.var
-        cond = f" if {unparse(e.condition)}" if e.condition is not None else ""
+        cond = f" if {' and '.join(filters)}" if filters else ""
         return f"{e.func}({head}{cond}: {unparse(e.body)})", _POSTFIX
     if isinstance(e, n.Range):
         return f"{_wrap(e.lo, _SUM)} .. {_wrap(e.hi, _SUM)}", _COMPARE

@@ -120,8 +120,8 @@ alignment top {
     assert mech.output_type == TupleType((INT, REAL))
     assert mech.variables["noisy"] == ListType(REAL)
     lets = {let.name: unparse(let.value) for let in mech.alignment.lets}
-    assert lets["m"] == "max(l in 0 .. len(q), l not in I: q[l] + eta[l])"
-    assert "max(l in 0 .. len(q), l not in I: q'[l] + eta[l])" in unparse(mech.alignment.shifts[0].shift)
+    assert lets["m"] == "max(l in 0 .. len(q) if l not in I: q[l] + eta[l])"
+    assert "max(l in 0 .. len(q) if l not in I: q'[l] + eta[l])" in unparse(mech.alignment.shifts[0].shift)
 
 
 def test_scale_mixtures_are_recognised():
@@ -138,6 +138,28 @@ mechanism r2dp(q: real, k: real, theta: real, dq: real)
 """)
     assert [s.name for s in mech.mixture_sites] == ["w"]
     assert [o.id for o in obligations(mech)] == ["MIX"]
+
+
+@pytest.mark.parametrize("change", [
+    ("w ~ Lap(scale)", "w ~ Exp(scale)"),            # R²DP's first fold is Laplace
+    ("scale = 1 / u", "scale = 1 / u + q"),          # the mixing must not depend on the data
+    ("output q + w\n}", "output q + w\n}\nalignment r2dp { w' = w + q - q' }"),  # the user asks for Lemma 1
+])
+def test_only_data_independent_laplace_scale_mixtures_without_alignment_use_the_mixture_rule(change):
+    text = """
+mechanism r2dp(q: real, k: real, theta: real, dq: real)
+  adjacent |q - q'| <= dq
+  privacy (k + 1) * ln(1 + dq * theta)
+{
+  u ~ Gamma(k, theta)
+  scale = 1 / u
+  w ~ Lap(scale)
+  output q + w
+}
+"""
+    mech = resolve_text(text.replace(*change))
+    assert mech.mixture_sites == ()
+    assert "MIX" not in [o.id for o in obligations(mech)]
 
 
 def test_output_dependent_claims_read_discrete_parts_only():
@@ -167,8 +189,36 @@ def test_index_variables_may_reuse_program_names_but_lets_may_not():
     text = SVT.replace("xi[i]' = 1 - q'[i] + xi[i] + (out[i] is TOP ? q[i] : 0) - 1",
                        "xi[Tt]' = xi[Tt] + (out[Tt] is TOP ? 1 : 0)")
     assert resolve_text(text).alignment.shifts[1].index_var == "Tt"
-    for let in ("let Tt = 1", "let eps = 1", "let e0 = 1", "let eta = 1"):
-        assert codes(SVT.replace("invariant aligned_cost <= e0 + Tt' - Tt", let)) == ["duplicate-definition"]
+    for let in ("let Tt = 1", "let eps = 1", "let e0 = 1", "let eta = 1", "let q' = 1"):
+        assert codes(SVT.replace("invariant aligned_cost <= e0 + Tt' - Tt", let)) == ["shadowed-name"]
+
+
+def test_constants_are_top_level_single_assignments_from_parameters():
+    mech = resolve_text("""
+mechanism m(q: real[], k: int, eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  privacy eps
+{
+  eta ~ Lap(1 / eps)
+  late = 2 * eps
+  total = sum(l in 0 .. k: l)
+  twice = 1
+  twice = 2
+  if eps > 1 { guarded = 1 } else { guarded = 2 }
+  n = len(q)
+  output q[0] + eta
+}
+""")
+    assert mech.constants == {"late", "total", "n"}
+
+
+def test_public_clauses_cannot_read_private_data_except_lengths():
+    head = "mechanism m(q: real[], k: int, eps: real)\n  adjacent |q[i] - q'[i]| <= 1\n"
+    body = "{\n  n = len(q)\n  first = q[0]\n  eta ~ Lap(1 / eps)\n  output q[0] + eta\n}\n"
+    assert resolve_text(head + "  requires k < len(q)\n  privacy eps * n / len(q)\n" + body)
+    assert codes(head + "  privacy eps * q[0]\n" + body) == ["private-in-public"]
+    assert codes(head + "  privacy eps * first\n" + body) == ["private-in-public"]
+    assert codes(head + "  requires q[0] > 0\n  privacy eps\n" + body) == ["private-in-public"]
 
 
 @pytest.mark.parametrize("rhs,ok", [

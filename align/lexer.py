@@ -1,0 +1,75 @@
+"""Syntax highlighting for .dp files (Pygments), registered through the `pygments.lexers` entry point.
+
+`AlignLexer` colours every token that grammar.lark accepts; nothing the grammar accepts is lexed as
+`Token.Error` (tests/test_lexer.py checks this on every spec and on random token soups). The word lists
+are written out here rather than imported, so that highlighting never loads lark or sympy; the tests keep
+them equal to the grammar's keywords, `distributions.DISTRIBUTIONS` and the builtins of `resolve.py`.
+
+    pygmentize -l align specs/freegap/alg2_svt_gap.dp          # once the entry point is installed
+    pygmentize -x -l align/lexer.py:AlignLexer FILE.dp          # without it
+"""
+
+from __future__ import annotations
+
+from pygments.lexer import RegexLexer, bygroups, words
+from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, Whitespace)
+
+__all__ = ["AlignLexer"]
+
+DECLARATIONS = ("mechanism", "alignment", "let")
+KEYWORDS = ("adjacent", "requires", "privacy", "monotone", "sum", "if", "else", "for", "while", "break", "output",
+            "invariant")
+"""Clause and statement keywords (`while` is parsed only to be rejected, but it is still a keyword)."""
+WORD_OPERATORS = ("and", "or", "not", "in", "is")
+"""`in` serves both `for i in a .. b` and membership `x in S`."""
+CONSTANTS = ("true", "false")
+TYPES = ("real", "int", "bool")
+DISTRIBUTION_NAMES = ("Lap", "Exp", "Geo", "DLap", "Staircase", "Gumbel", "Logistic", "Uniform", "Gamma",
+                      "Bernoulli", "Normal", "TruncNormal", "Point")
+BUILTINS = ("len", "abs", "min", "max", "argmax", "argmin", "sqrt", "exp", "ln", "normal_cdf", "normal_pdf",
+            "top_k_with_gaps", "top_k", "indices", "count", "sum", "all", "any")
+"""Builtin functions and comprehensions (`sum` is a builtin when called, a keyword in `adjacent sum |...|`)."""
+RESERVED = ("out", "aligned_cost")
+"""Names the language defines: the output sequence and, in invariants, the aligned run's cost so far."""
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_END = r"(?![A-Za-z0-9_'])"
+"""A word ends where a name could not go on; a following prime makes it a primed name instead."""
+
+
+class AlignLexer(RegexLexer):
+    """Lexer for the align specification language (mechanisms and their randomness alignments)."""
+
+    name = "align"
+    aliases = ["align", "dp"]
+    filenames = ["*.dp"]
+    mimetypes = ["text/x-align"]
+
+    tokens = {
+        "root": [
+            (r"[ \t\f\r\n\v]+", Whitespace),
+            (r"#[^\n]*", Comment.Single),
+            # `mechanism NAME` and `alignment NAME`: the name is a definition.
+            (r"(mechanism|alignment)([ \t\f\r\n\v]+)(" + _IDENT + ")" + _END,
+             bygroups(Keyword.Declaration, Whitespace, Name.Function)),
+            # Primed names (`q'`, `m'`, `eta'`) before anything that could take their first part.
+            (_IDENT + "'", Name.Variable),
+            (r"(real|int|bool)" + _END + r"(?:\[\])?", Keyword.Type),
+            # `sum(...)` is a comprehension; `sum |q[i] - q'[i]| <= 1` is the L1 adjacency keyword.
+            (r"sum(?=[ \t\f\r\n\v]*\()", Name.Builtin),
+            (words(CONSTANTS, suffix=_END), Keyword.Constant),
+            (words(WORD_OPERATORS, suffix=_END), Operator.Word),
+            (words(DECLARATIONS, suffix=_END), Keyword.Declaration),
+            (words(KEYWORDS, suffix=_END), Keyword),
+            (words(DISTRIBUTION_NAMES, suffix=_END), Name.Class),
+            (words(BUILTINS, suffix=_END), Name.Builtin),
+            (words(RESERVED, suffix=_END), Name.Builtin.Pseudo),
+            # Tags: two or more capitals, digits or `_`, starting with a capital (TOP, BOT, TOP1, MID).
+            (r"[A-Z][A-Z0-9_]+" + _END, Name.Constant),
+            (_IDENT, Name),
+            (r"[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)", Number.Float),
+            (r"[0-9]+", Number.Integer),
+            (r"\.\.|==|!=|<=|>=|[~<>+\-*/^?:=|']", Operator),
+            (r"[()\[\]{},;]", Punctuation),
+        ],
+    }
