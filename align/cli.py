@@ -50,6 +50,10 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
                             "json: one JSON document on stdout")
     explain = sub.add_parser("explain", help="explain a diagnostic code")
     explain.add_argument("code", metavar="CODE")
+    from .interp.options import DESCRIPTION as RUN_DESCRIPTION, add_run_arguments
+
+    add_run_arguments(sub.add_parser("run", help="run a mechanism: sample it, replay noise, test its alignment",
+                                     description=RUN_DESCRIPTION))
     return parser
 
 
@@ -106,6 +110,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return _check(args.files, args.output_format, stdout, stderr)
         if args.command == "explain":
             return _explain(args.code, stdout, stderr)
+        if args.command == "run":
+            from .interp.command import run_command  # numpy and scipy load only for `run`
+
+            return run_command(args, stdout, stderr)
         raise AssertionError(f"unhandled command {args.command}")
     except SystemExit as exit_:
         return int(exit_.code) if isinstance(exit_.code, int) else ExitCode.ERROR

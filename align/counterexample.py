@@ -1,0 +1,128 @@
+"""Counterexamples: one concrete (D, D', H) that breaks an obligation, in a file format shared by the checker
+(`align verify` writes it from a z3 model) and the interpreter (`align run --check-alignment` writes it from a
+failing sample; `align run --noise-file FILE --aligned` replays it).
+
+    {"format": "align-counterexample/1",
+     "spec": "specs/incorrect/svt_gap_outputs_noisy_query.dp",
+     "mechanism": "svt_gap_outputs_noisy_query",
+     "obligation": "C4a",
+     "args": {"q": [0, 0], "T": 0, "k": 1, "eps": 1, "theta": "1/2"},
+     "neighbour": {"q": [1, 1]},
+     "noise": {"eta": 0.31, "xi": [-1.2, null]},
+     "note": "free text"}
+
+`args` gives every parameter its value on D; `neighbour` gives each private parameter its value on D'; `noise`
+gives each scalar noise variable a number and each family a list with a value, or null, per loop index (the
+list position is the loop variable's value). Numbers are JSON numbers or strings "p/q" (exact rationals).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from .diagnostics import SpecError, diag
+
+FORMAT = "align-counterexample/1"
+OBLIGATIONS = ("C1", "C2", "C3", "C4a", "C4b", "C4c", "C4d", "C5", "MIX")
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    spec: str
+    """Path of the spec file, as given to the command that found it."""
+    mechanism: str
+    obligation: str
+    """The obligation it refutes: C4a, C4c, ... (one of OBLIGATIONS)."""
+    args: dict[str, Any]
+    """Every parameter's value on D (numbers, booleans, lists; `Fraction` for exact rationals)."""
+    neighbour: dict[str, Any]
+    """Each private parameter's value on D'."""
+    noise: dict[str, Any]
+    """Scalar noise: a number; a family: a list with a number or None per loop index."""
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys of the file that this version does not know, kept so that a load/save round trip loses nothing."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"format": FORMAT, "spec": self.spec, "mechanism": self.mechanism, "obligation": self.obligation,
+                "args": _encode(self.args), "neighbour": _encode(self.neighbour), "noise": _encode(self.noise),
+                "note": self.note}
+        data.update(self.extra)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "<counterexample>") -> "Counterexample":
+        def bad(reason: str) -> SpecError:
+            return SpecError([diag("counterexample-format", None, path=path, reason=reason)])
+
+        if not isinstance(data, dict):
+            raise bad("the file holds no JSON object")
+        if data.get("format") != FORMAT:
+            raise bad(f'"format" must be "{FORMAT}"')
+        for key in ("spec", "mechanism", "obligation"):
+            if not isinstance(data.get(key), str):
+                raise bad(f'"{key}" must be a string')
+        if data["obligation"] not in OBLIGATIONS:
+            raise bad(f'"obligation" must be one of {", ".join(OBLIGATIONS)}')
+        parts = {}
+        for key in ("args", "neighbour", "noise"):
+            value = data.get(key, {})
+            if not isinstance(value, dict):
+                raise bad(f'"{key}" must be an object')
+            try:
+                parts[key] = {str(k): _decode(v) for k, v in value.items()}
+            except ValueError as error:
+                raise bad(f'"{key}": {error}') from None
+        note = data.get("note", "")
+        if not isinstance(note, str):
+            raise bad('"note" must be a string')
+        known = {"format", "spec", "mechanism", "obligation", "args", "neighbour", "noise", "note"}
+        extra = {k: v for k, v in data.items() if k not in known}
+        return cls(data["spec"], data["mechanism"], data["obligation"], parts["args"], parts["neighbour"],
+                   parts["noise"], note, extra)
+
+
+def load(path: str) -> Counterexample:
+    """Read a counterexample file; a missing or malformed file raises SpecError with a diagnostic."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as error:
+        raise SpecError([diag("io-error", None, path=path, reason=error.strerror or str(error))]) from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise SpecError([diag("counterexample-format", None, path=path, reason=f"not JSON ({error})")]) from None
+    return Counterexample.from_json(data, path)
+
+
+def save(counterexample: Counterexample, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(counterexample.to_json(), handle, indent=2)
+        handle.write("\n")
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{value!r} is not a number (write numbers as JSON numbers or \"p/q\")") from None
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    raise ValueError(f"{json.dumps(value)[:40]} is not a number, boolean, null or list")

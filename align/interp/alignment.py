@@ -1,0 +1,380 @@
+"""Interpreter (alignment check): test a randomness alignment by sampling.
+
+For each sample: draw H and run ω = M(D, H); evaluate the alignment (its lets, then the shift ψ of every value of
+H that the run drew) to get φ(H) = H + ψ; run M(D', φ(H)); then check, per sample,
+
+- C4a: the aligned run gives the same output ω (discrete parts exactly, reals up to rounding: `Outputs.agree`)
+  without a runtime error and without needing a value of H that the run on D did not draw;
+- C2: with equal outputs, it also draws exactly the values of H that the run on D drew;
+- C4c: the cost Σ c_i·|ψ_i| over the drawn values is at most the claim evaluated at ω (relative slack 1e-9 for
+  the rounding of the sum);
+- C4d: every aligned value lies in its distribution's support, and shifts are whole numbers where the
+  distribution needs it (Geo, DLap, Bernoulli, Staircase; up to 1e-9 relative for float arithmetic);
+- C3: a distribution that is not Lipschitz (Gumbel, Normal, Uniform, ...) is shifted by 0.
+
+Any failing sample is a concrete counterexample (align/counterexample.py). A sampled check finds failures that
+have noticeable probability; it proves nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..counterexample import Counterexample
+from ..resolve import ResolvedMechanism
+from .errors import RunError
+from .noise import cost_coefficient, in_support, is_whole, root_sequence
+from .outputs import Outputs
+from .runner import DEFAULT_CHUNK, arg_trees, chunk_length, run_chunk, _seed_text
+from .trees import Num, uniform
+from .values import format_value
+from .vector import GivenSource, Machine, SiteRecord, VectorRun, tag_table
+
+KINDS = ("C4a", "C2", "C4c", "C4d", "C3")
+COST_RTOL = 1e-9
+
+
+@dataclass
+class SiteShift:
+    record: SiteRecord
+    psi: np.ndarray
+    """Same shape as record.values; 0 where not drawn."""
+    aligned: np.ndarray
+    cost: np.ndarray
+    """c·|ψ| per value (0 where not drawn; 0 for non-Lipschitz sites, which are reported as C3 instead)."""
+    support_ok: np.ndarray
+    whole_ok: np.ndarray
+    lipschitz_ok: np.ndarray
+
+
+@dataclass
+class ChunkCheck:
+    """The alignment check of one chunk: one boolean per sample and kind, and what is needed to explain it."""
+
+    start: int
+    run: VectorRun
+    aligned_run: VectorRun
+    outputs: Outputs
+    aligned_outputs: Outputs
+    shifts: dict[str, SiteShift]
+    cost: np.ndarray
+    claim: np.ndarray
+    failures: dict[str, np.ndarray]
+    missing: np.ndarray
+    """Lanes whose aligned run needed noise that the run on D did not draw."""
+
+
+def evaluate_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
+                       run: VectorRun, tags: tuple[str, ...]) -> tuple[dict[str, SiteShift], np.ndarray]:
+    """φ(H) for every lane of a run on D, and the claim at each lane's output."""
+    n = run.n
+    m = Machine(mech, n, tags, mode="raise")
+    m.env.update(arg_trees(mech, args))
+    primed = arg_trees(mech, {**args, **neighbour})
+    for p in mech.params:
+        if not p.public:
+            m.env[f"{p.name}'"] = primed[p.name]
+    for c in mech.constants:
+        if c in run.env:
+            m.env[c] = run.env[c]
+    m.env["out"] = run.out
+    for name, rec in run.records.items():
+        if rec.family:
+            m.families[name] = rec
+        else:
+            m.env[name] = Num(rec.values)
+            if not rec.drawn.all():
+                m.undefined[name] = (~rec.drawn, "noise-not-drawn")
+    with np.errstate(all="ignore"):
+        for let in mech.alignment.lets:
+            m.env[let.name] = m.ev(let.value, None)
+        shifts = {name: _shift(mech, m, rec) for name, rec in run.records.items()}
+        claim = np.broadcast_to(np.asarray(m.num(mech.claim, None), dtype=float), (n,))
+    return shifts, claim
+
+
+def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
+    site = rec.site
+    shift = mech.alignment.shift_of(site.name)
+    values, drawn = rec.values, rec.drawn
+    psi = np.zeros(values.shape, dtype=values.dtype)
+    if shift is not None:
+        if not site.family:
+            if drawn.any():
+                psi = _merge(psi, m.num(shift.shift, drawn if not drawn.all() else None), drawn)
+        else:
+            for col in range(values.shape[1]):
+                lanes = drawn[:, col]
+                if not lanes.any():
+                    continue
+                m.env[shift.index_var] = Num(uniform(rec.offset + col, np.int64))
+                value = m.num(shift.shift, lanes if not lanes.all() else None)
+                psi = psi.astype(np.result_type(psi.dtype, value.dtype), copy=False)
+                psi[:, col] = np.where(lanes, value, 0)
+            m.env.pop(shift.index_var, None)
+    aligned = values + psi
+    dist = site.distribution
+    written = rec.params[: len(site.args)]
+    c = cost_coefficient(dist.name, written)
+    moved = drawn & (psi != 0)
+    if c is None:
+        cost = np.zeros(values.shape)
+        lipschitz_ok = ~moved
+    else:
+        with np.errstate(all="ignore"):
+            cost = np.where(moved, np.broadcast_to(c, values.shape) * np.abs(psi), 0.0)
+        lipschitz_ok = np.ones(values.shape, dtype=bool)
+    support_ok = ~drawn | in_support(dist.name, tuple(rec.params), aligned)
+    whole_ok = ~drawn | is_whole(psi) if dist.integer_shifts else np.ones(values.shape, dtype=bool)
+    return SiteShift(rec, psi, aligned, cost, support_ok, whole_ok, lipschitz_ok)
+
+
+def _merge(psi: np.ndarray, value: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    value = np.broadcast_to(value, psi.shape)
+    return np.where(drawn, value, 0).astype(np.result_type(psi.dtype, value.dtype), copy=False)
+
+
+def _lanes(x: np.ndarray) -> np.ndarray:
+    """Per lane: all over the member axis (families) or the value itself (scalar sites)."""
+    return x.all(axis=1) if x.ndim == 2 else x
+
+
+def check_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
+                seed: int | np.random.SeedSequence, start: int, n: int, tags: tuple[str, ...] | None = None,
+                scale: float | None = None) -> ChunkCheck:
+    tags = tags if tags is not None else tag_table(mech)
+    chunk = run_chunk(mech, args, seed, start, n, tags)
+    run = chunk.run
+    try:
+        shifts, claim = evaluate_alignment(mech, args, neighbour, run, tags)
+    except RunError as error:
+        raise error.at_sample(start + (error.lane or 0), _seed_text(seed), "evaluating the alignment") from None
+    given = {name: (s.aligned, s.record.drawn, s.record.offset) for name, s in shifts.items()}
+    source = GivenSource(given, n)
+    machine = Machine(mech, n, tags, mode="collect")
+    aligned_run = machine.run(arg_trees(mech, {**args, **neighbour}), source)
+    outputs = chunk.outputs
+    aligned_outputs = Outputs.from_run(aligned_run.out, mech.output_type, tags)
+    if scale is None:
+        scale = magnitude(args, neighbour)
+    agree = outputs.agree(aligned_outputs, scale)
+    dead = aligned_run.dead if aligned_run.dead is not None else np.zeros(n, dtype=bool)
+    c4a = ~agree | dead | source.missing
+    same_draws = np.ones(n, dtype=bool)
+    for name, rec in run.records.items():
+        same_draws &= _same_drawn(rec, aligned_run.records[name])
+    cost = np.zeros(n)
+    for s in shifts.values():
+        cost = cost + (s.cost.sum(axis=1) if s.cost.ndim == 2 else s.cost)
+    with np.errstate(invalid="ignore"):
+        c4c = ~(cost <= claim + COST_RTOL * (1 + np.abs(claim)))
+    c4d = np.zeros(n, dtype=bool)
+    c3 = np.zeros(n, dtype=bool)
+    for s in shifts.values():
+        c4d |= ~_lanes(s.support_ok & s.whole_ok)
+        c3 |= ~_lanes(s.lipschitz_ok)
+    failures = {"C4a": c4a, "C2": ~c4a & ~same_draws, "C4c": c4c, "C4d": c4d, "C3": c3}
+    return ChunkCheck(start, run, aligned_run, outputs, aligned_outputs, shifts, cost, claim, failures,
+                      source.missing)
+
+
+def _same_drawn(a: SiteRecord, b: SiteRecord) -> np.ndarray:
+    if not a.family:
+        return a.drawn == b.drawn
+    lo = min(a.offset, b.offset)
+    hi = max(a.offset + a.drawn.shape[1], b.offset + b.drawn.shape[1])
+
+    def widen(r: SiteRecord) -> np.ndarray:
+        out = np.zeros((r.drawn.shape[0], hi - lo), dtype=bool)
+        out[:, r.offset - lo: r.offset - lo + r.drawn.shape[1]] = r.drawn
+        return out
+    return (widen(a) == widen(b)).all(axis=1)
+
+
+def magnitude(args: Mapping[str, Any], neighbour: Mapping[str, Any]) -> float:
+    """The largest absolute value among the numeric inputs (sets the rounding tolerance of real outputs)."""
+    values: list[float] = []
+    for v in list(args.values()) + list(neighbour.values()):
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                values.append(abs(float(x)))
+    return max(values, default=0.0)
+
+
+# ------------------------------------------------------------------------------------------ whole runs
+
+
+@dataclass
+class AlignmentReport:
+    spec: str
+    mechanism: str
+    samples: int
+    seed: Any
+    failures: dict[str, int]
+    failed_samples: int
+    counterexamples: list[Counterexample] = field(default_factory=list)
+    max_cost: float = 0.0
+    max_cost_over_claim: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.failed_samples == 0
+
+    def text(self) -> str:
+        lines = [f"alignment check of {self.mechanism}: {self.samples} samples (seed {self.seed})"]
+        for kind in KINDS:
+            count = self.failures.get(kind, 0)
+            lines.append(f"  {kind:<4} {KIND_TITLES[kind]}: {'ok' if not count else f'{count} failing samples'}")
+        lines.append(f"  largest cost {format_value(self.max_cost)}; largest cost / claim "
+                     f"{format_value(self.max_cost_over_claim)}")
+        if self.ok:
+            lines.append("no failure found (a sampled check proves nothing)")
+        else:
+            lines.append(f"{self.failed_samples} of {self.samples} samples fail; counterexamples:")
+            for c in self.counterexamples:
+                lines.append(f"  [{c.obligation}] {c.note}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"spec": self.spec, "mechanism": self.mechanism, "samples": self.samples, "seed": self.seed,
+                "failures": self.failures, "failed_samples": self.failed_samples, "max_cost": self.max_cost,
+                "max_cost_over_claim": self.max_cost_over_claim,
+                "counterexamples": [c.to_json() for c in self.counterexamples]}
+
+
+KIND_TITLES = {
+    "C4a": "outputs preserved",
+    "C2": "same noise drawn on D and D'",
+    "C4c": "cost within the claim",
+    "C4d": "aligned noise in its support",
+    "C3": "non-Lipschitz noise not shifted",
+}
+
+
+def check_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any], samples: int,
+                    seed: int = 0, chunk_size: int = DEFAULT_CHUNK, spec: str = "",
+                    examples_per_kind: int = 2) -> AlignmentReport:
+    """Sample the alignment of `mech` on (D, D') = (args, neighbour), both already checked (runner.prepare_*)."""
+    tags = tag_table(mech)
+    root = root_sequence(seed)
+    scale = magnitude(args, neighbour)
+    size = chunk_length(chunk_size)
+    counts = {k: 0 for k in KINDS}
+    failed = 0
+    examples: list[Counterexample] = []
+    max_cost, max_ratio = 0.0, 0.0
+    for start in range(0, samples, size):
+        n = min(size, samples - start)
+        chunk = check_chunk(mech, args, neighbour, root, start, n, tags, scale)
+        any_fail = np.zeros(n, dtype=bool)
+        for kind in KINDS:
+            mask = chunk.failures[kind]
+            counts[kind] += int(mask.sum())
+            any_fail |= mask
+            have = sum(1 for c in examples if c.obligation == kind)
+            for lane in np.flatnonzero(mask)[: max(0, examples_per_kind - have)]:
+                examples.append(counterexample(mech, spec, kind, args, neighbour, chunk, int(lane), seed))
+        failed += int(any_fail.sum())
+        if n:
+            max_cost = max(max_cost, float(np.max(chunk.cost)))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(chunk.claim > 0, chunk.cost / chunk.claim, np.where(chunk.cost > 0, np.inf, 0.0))
+            max_ratio = max(max_ratio, float(np.max(ratio)))
+    return AlignmentReport(spec, mech.name, samples, seed if not isinstance(seed, np.random.SeedSequence)
+                           else _seed_text(seed), {k: v for k, v in counts.items()}, failed, examples,
+                           max_cost, max_ratio)
+
+
+def lane_noise(run: VectorRun, lane: int) -> dict[str, Any]:
+    """The noise one lane drew, in the replay format: scalars, and families as lists indexed by member."""
+    noise: dict[str, Any] = {}
+    for name, rec in run.records.items():
+        if not rec.family:
+            if rec.drawn[lane]:
+                noise[name] = rec.values[lane].item()
+            continue
+        cols = np.flatnonzero(rec.drawn[lane])
+        if not cols.size:
+            continue
+        members = rec.offset + cols
+        if members.min() < 0:
+            continue  # negative loop indices have no place in the list format
+        values: list[Any] = [None] * (int(members.max()) + 1)
+        for col, member in zip(cols, members):
+            values[int(member)] = rec.values[lane, col].item()
+        noise[name] = values
+    return noise
+
+
+def counterexample(mech: ResolvedMechanism, spec: str, kind: str, args: Mapping[str, Any],
+                   neighbour: Mapping[str, Any], chunk: ChunkCheck, lane: int, seed: Any) -> Counterexample:
+    return Counterexample(spec=spec, mechanism=mech.name, obligation=kind, args=dict(args), neighbour=dict(neighbour),
+                          noise=lane_noise(chunk.run, lane), note=explain(mech, kind, chunk, lane, seed))
+
+
+def explain(mech: ResolvedMechanism, kind: str, chunk: ChunkCheck, lane: int, seed: Any) -> str:
+    """One sentence on why a sample fails, in the spec's own names."""
+    where = f"sample {chunk.start + lane} (seed {_seed_text(seed)})"
+    if kind == "C4a":
+        if chunk.aligned_run.dead is not None and chunk.aligned_run.dead[lane]:
+            error = chunk.aligned_run.errors.get(lane)
+            why = error.diagnostic.message if error else "a runtime error"
+            return f"{where}: the run on D' with φ(H) fails: {why}; on D the output is {chunk.outputs.text(lane)}"
+        if chunk.missing[lane]:
+            return (f"{where}: the run on D' with φ(H) draws noise that the run on D did not draw "
+                    f"(control flow differs); on D the output is {chunk.outputs.text(lane)}")
+        return (f"{where}: output on D {chunk.outputs.text(lane)}, on D' with φ(H) "
+                f"{chunk.aligned_outputs.text(lane)}")
+    if kind == "C2":
+        return f"{where}: same output {chunk.outputs.text(lane)}, but the run on D' with φ(H) draws different noise"
+    if kind == "C4c":
+        terms = []
+        for name, s in chunk.shifts.items():
+            rec = s.record
+            for member, col in _drawn_members(rec, lane):
+                cost = s.cost[lane, col] if rec.family else s.cost[lane]
+                if cost:
+                    psi = s.psi[lane, col] if rec.family else s.psi[lane]
+                    label = f"{name}[{member}]" if rec.family else name
+                    terms.append(f"{label}: |ψ| = {format_value(abs(psi.item()))}, cost {format_value(float(cost))}")
+        shown = "; ".join(terms[:6]) + ("; ..." if len(terms) > 6 else "")
+        return (f"{where}: alignment cost {format_value(float(chunk.cost[lane]))} > claim "
+                f"{format_value(float(chunk.claim[lane]))} at ω = {chunk.outputs.text(lane)} ({shown})")
+    if kind == "C4d":
+        for name, s in chunk.shifts.items():
+            rec = s.record
+            for member, col in _drawn_members(rec, lane):
+                at = (lane, col) if rec.family else lane
+                if not (s.support_ok[at] and s.whole_ok[at]):
+                    label = f"{name}[{member}]" if rec.family else name
+                    value, psi = rec.values[at].item(), s.psi[at].item()
+                    dist = rec.site.distribution
+                    text = f"{where}: {label}' = {label} + ψ = {format_value(value)} + {format_value(psi)} = " \
+                           f"{format_value(value + psi)}"
+                    if not s.support_ok[at]:
+                        return f"{text}, outside the support {dist.support} of {dist.name}"
+                    return f"{text}: the shift is not a whole number, which {dist.name} needs"
+        return f"{where}: aligned noise outside its support"
+    for name, s in chunk.shifts.items():
+        rec = s.record
+        for member, col in _drawn_members(rec, lane):
+            ok = s.lipschitz_ok[lane, col] if rec.family else s.lipschitz_ok[lane]
+            if not ok:
+                label = f"{name}[{member}]" if rec.family else name
+                psi = (s.psi[lane, col] if rec.family else s.psi[lane]).item()
+                return (f"{where}: {label} ~ {rec.site.distribution.name} is not Lipschitz, but its shift is "
+                        f"{format_value(psi)} (Lemma 1 condition 3 allows only 0)")
+    return f"{where}: a non-Lipschitz noise value is shifted"
+
+
+def _drawn_members(rec: SiteRecord, lane: int):
+    if not rec.family:
+        if rec.drawn[lane]:
+            yield None, None
+        return
+    for col in np.flatnonzero(rec.drawn[lane]):
+        yield rec.offset + int(col), int(col)
+

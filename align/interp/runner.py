@@ -1,0 +1,242 @@
+"""Interpreter (runner): arguments and preconditions, chunked runs of many samples, and their summary.
+
+A run of N samples with seed S is cut into chunks of `chunk_size` samples, rounded up to a whole number of
+seeding blocks (`noise.BLOCK` = 16384 samples); the noise of sample s never depends on the chunking (see
+noise.py), so the same seed gives the same samples for every chunk size. Only one chunk's arrays are alive at a
+time: memory is bounded by the chunk size, not by N.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from .. import nodes as n
+from ..resolve import ResolvedMechanism
+from ..unparse import unparse
+from .errors import RunError, fail
+from .noise import BLOCK, root_sequence
+from .outputs import DiscreteKeys, Outputs
+from .scalar import Interpreter
+from .values import convert_arguments, format_value
+from .vector import Machine, RandomSource, VectorRun, arg_tree, tag_table
+
+DEFAULT_CHUNK = 8 * BLOCK
+"""131072 samples: an SVT over 100 queries then needs a few hundred MB at most."""
+
+
+def chunk_length(chunk_size: int) -> int:
+    """The chunk size actually used: a positive multiple of the seeding block."""
+    return max(1, -(-max(1, chunk_size) // BLOCK)) * BLOCK
+
+
+# ------------------------------------------------------------------------------------------ arguments
+
+
+def prepare_arguments(mech: ResolvedMechanism, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Typed argument values for every parameter, after checking them against the `requires` clause."""
+    args = convert_arguments(mech.name, mech.params, dict(raw), span=mech.node.name_span)
+    check_requires(mech, args)
+    return args
+
+
+def check_requires(mech: ResolvedMechanism, args: Mapping[str, Any]) -> None:
+    it = Interpreter(mech, trace=False)
+    it.env = dict(args)
+    for r in mech.requires:
+        if not it.ev(r):
+            raise fail("requires-violated", r.span, clause=unparse(r))
+
+
+def prepare_neighbour(mech: ResolvedMechanism, args: Mapping[str, Any], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Typed neighbour values for the private parameters, checked against the adjacency clauses."""
+    private = {p.name for p in mech.params if not p.public}
+    neighbour = convert_arguments(mech.name, mech.params, dict(raw), option="--neighbour", only=private,
+                                  span=mech.node.name_span)
+    it = Interpreter(mech, trace=False)
+    it.env = dict(args)
+    for p in mech.params:
+        if p.public:
+            continue
+        x, y = args[p.name], neighbour[p.name]
+        for adj in p.adjacency:
+            text = _adjacency_text(adj)
+            if isinstance(x, list) and len(x) != len(y):
+                raise fail("not-adjacent", adj.span, clause=text,
+                           detail=f": len({p.name}') = {len(y)} but len({p.name}) = {len(x)} (lengths are public)")
+            bound = float(it.ev(adj.bound)) if adj.bound is not None else None
+            slack = 1e-9 * (1 + abs(bound)) if bound is not None else 0.0
+            if adj.kind == "scalar" and abs(x - y) > bound + slack:
+                raise fail("not-adjacent", adj.span, clause=text,
+                           detail=f": |{p.name} - {p.name}'| = {format_value(abs(x - y))} > {format_value(bound)}")
+            if adj.kind == "pointwise":
+                for k, (a, b) in enumerate(zip(x, y)):
+                    if abs(a - b) > bound + slack:
+                        raise fail("not-adjacent", adj.span, clause=text, detail=(
+                            f": |{p.name}[{k}] - {p.name}'[{k}]| = {format_value(abs(a - b))} > {format_value(bound)}"))
+            if adj.kind == "l1":
+                total = sum(abs(a - b) for a, b in zip(x, y))
+                if total > bound + slack:
+                    raise fail("not-adjacent", adj.span, clause=text, detail=(
+                        f": sum |{p.name}[i] - {p.name}'[i]| = {format_value(total)} > {format_value(bound)}"))
+            if adj.kind == "monotone":
+                if not (all(a >= b for a, b in zip(x, y)) or all(a <= b for a, b in zip(x, y))):
+                    raise fail("not-adjacent", adj.span, clause=text,
+                               detail=f": {p.name}' is neither everywhere >= nor everywhere <= {p.name}")
+    return neighbour
+
+
+def _adjacency_text(adj: n.Adjacency) -> str:
+    bound = unparse(adj.bound) if adj.bound is not None else ""
+    name = adj.var
+    return {"pointwise": f"|{name}[i] - {name}'[i]| <= {bound}", "l1": f"sum |{name}[i] - {name}'[i]| <= {bound}",
+            "scalar": f"|{name} - {name}'| <= {bound}", "monotone": f"monotone {name}"}[adj.kind]
+
+
+def arg_trees(mech: ResolvedMechanism, args: Mapping[str, Any]) -> dict[str, Any]:
+    return {p.name: arg_tree(args[p.name], p.type) for p in mech.params}
+
+
+# --------------------------------------------------------------------------------------------- running
+
+
+@dataclass
+class Chunk:
+    start: int
+    """Number of the chunk's first sample in the run."""
+    run: VectorRun
+    outputs: Outputs
+
+
+def run_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], seed: int | np.random.SeedSequence, start: int,
+              n: int, tags: tuple[str, ...] | None = None) -> Chunk:
+    """Samples start .. start + n - 1 of the run seeded with `seed` (start a multiple of BLOCK)."""
+    tags = tags if tags is not None else tag_table(mech)
+    machine = Machine(mech, n, tags)
+    try:
+        run = machine.run(arg_trees(mech, args), RandomSource(root_sequence(seed), start, n))
+    except RunError as error:
+        raise error.at_sample(start + (error.lane or 0), _seed_text(seed)) from None
+    return Chunk(start, run, Outputs.from_run(run.out, mech.output_type, tags))
+
+
+def chunks(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed: int | np.random.SeedSequence,
+           chunk_size: int = DEFAULT_CHUNK) -> Iterator[Chunk]:
+    """The run of `samples` samples, one chunk at a time."""
+    size = chunk_length(chunk_size)
+    tags = tag_table(mech)
+    root = root_sequence(seed)
+    for start in range(0, samples, size):
+        yield run_chunk(mech, args, root, start, min(size, samples - start), tags)
+
+
+def sample(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed: int | np.random.SeedSequence,
+           chunk_size: int = DEFAULT_CHUNK) -> Outputs:
+    """All outputs of a run, concatenated (for runs that fit in memory; `chunks` streams them)."""
+    parts = [c.outputs for c in chunks(mech, args, samples, seed, chunk_size)]
+    if not parts:
+        return Outputs(np.zeros(0, dtype=np.int64), None, mech.output_type, tag_table(mech))
+    return parts[0] if len(parts) == 1 else Outputs.concatenate(parts)
+
+
+def _seed_text(seed: Any) -> str:
+    if isinstance(seed, np.random.SeedSequence):
+        return str(seed.entropy) + (f", spawn key {tuple(seed.spawn_key)}" if seed.spawn_key else "")
+    return str(seed)
+
+
+# -------------------------------------------------------------------------------------------- summary
+
+
+QUANTILES = (0.01, 0.25, 0.5, 0.75, 0.99)
+
+
+@dataclass
+class Summary:
+    """Frequencies of the discrete outputs and quantiles of the real parts, accumulated chunk by chunk.
+
+    Discrete outputs are counted exactly over every sample, for up to `max_keys` distinct ones; samples whose
+    discrete output is not among the first `max_keys` distinct ones seen are counted together as `untracked`
+    (memory stays bounded however many distinct outputs a long run produces; frequent outputs appear early).
+    Quantiles use the real values of the first `quantile_samples` samples only (samples are independent, so
+    these are a random subsample).
+    """
+
+    keys: DiscreteKeys
+    quantile_samples: int = 100_000
+    max_keys: int = 100_000
+    samples: int = 0
+    counts: dict = field(default_factory=dict)
+    """Samples per discrete output, by key (see outputs.DiscreteKeys)."""
+    untracked: int = 0
+    lengths: dict[int, int] = field(default_factory=dict)
+    reals: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    real_kept: int = 0
+
+    @classmethod
+    def of(cls, mech: ResolvedMechanism, **options: int) -> "Summary":
+        return cls(DiscreteKeys(mech.output_type, tag_table(mech)), **options)
+
+    def add(self, outputs: Outputs) -> None:
+        for key, c in self.keys.count(outputs).items():
+            if key in self.counts:
+                self.counts[key] += c
+            elif len(self.counts) < self.max_keys:
+                self.counts[key] = c
+            else:
+                self.untracked += c
+        values, lens = np.unique(outputs.length, return_counts=True)
+        for v, c in zip(values, lens):
+            self.lengths[int(v)] = self.lengths.get(int(v), 0) + int(c)
+        take = min(outputs.n, self.quantile_samples - self.real_kept)
+        if take > 0:
+            part = outputs.take(np.arange(take))
+            for c in part.columns():
+                if c.kind == "real":
+                    self.reals.setdefault(c.name, []).append(c.data[c.valid].ravel())
+            self.real_kept += take
+        self.samples += outputs.n
+
+    def quantiles(self) -> dict[str, tuple[int, list[float], float]]:
+        """Per real component: (count, quantiles at QUANTILES, mean), over the kept samples."""
+        result = {}
+        for name, parts in self.reals.items():
+            values = np.concatenate(parts) if parts else np.zeros(0)
+            if values.size:
+                result[name] = (int(values.size), [float(x) for x in np.quantile(values, QUANTILES)],
+                                float(values.mean()))
+            else:
+                result[name] = (0, [], float("nan"))
+        return result
+
+    def text(self, top: int = 20) -> str:
+        lines = [f"{self.samples} samples"]
+        if not self.samples:
+            return lines[0]
+        lines.append("output length: " + ", ".join(
+            f"{k}: {c} ({c / self.samples:.2%})" for k, c in sorted(self.lengths.items())))
+        import heapq
+
+        best = heapq.nsmallest(top, self.counts.items(), key=lambda kv: -kv[1])
+        ranked = sorted(((c, self.keys.text(k)) for k, c in best), key=lambda ct: (-ct[0], ct[1]))
+        more = "" if not self.untracked else f" or more"
+        lines.append(f"discrete outputs ({len(self.counts)}{more} distinct; · marks a real component):")
+        for c, text in ranked:
+            lines.append(f"  {c:>10}  {c / self.samples:8.4%}  {text}")
+        rest = self.samples - sum(c for c, _ in ranked) - self.untracked
+        if len(self.counts) > top:
+            lines.append(f"  {rest:>10}  {rest / self.samples:8.4%}  ... {len(self.counts) - top} more")
+        if self.untracked:
+            lines.append(f"  {self.untracked:>10}  {self.untracked / self.samples:8.4%}  ... outputs first seen after "
+                         f"{self.max_keys} distinct ones (not told apart)")
+        q = self.quantiles()
+        if q:
+            lines.append(f"real components (quantiles over the first {self.real_kept} samples):")
+            header = "  ".join(f"{p:>10.0%}" for p in QUANTILES)
+            lines.append(f"  {'component':<16} {'count':>10} {'mean':>10}  {header}")
+            for name, (count, qs, mean) in q.items():
+                cells = "  ".join(f"{x:>10.4g}" for x in qs) if qs else ""
+                lines.append(f"  {'out[].' + name if name != 'value' else 'out[]':<16} {count:>10} {mean:>10.4g}  {cells}")
+        return "\n".join(lines)

@@ -1,0 +1,597 @@
+"""Interpreter (scalar evaluator): one execution of a resolved mechanism — the reference semantics.
+
+It runs the program on Python values (values.py) with the noise given in advance (a replay: `--noise`, a
+counterexample file, or one sample drawn by the vectorised evaluator), and records a trace: each sample drawn,
+each branch taken, each loop iteration, `break` and output. Numbers follow the vectorised evaluator exactly:
+reals are IEEE doubles, `/` is true division, and `^`, `sqrt`, `exp`, `ln` and `normal_cdf` go through the same
+numpy functions, so that the same noise gives bit-for-bit the same outputs in both.
+
+The meaning of every construct (docs/interpreter.md, "Semantics"):
+
+- `for i in a .. b` runs i = a, ..., b-1; `break` leaves the innermost loop.
+- A sample inside a loop draws the family member x[i], keyed by the loop variable's value; reading the family
+  variable in an iteration that did not draw it is `undefined-value`.
+- `x[j] = e` replaces entry j (0 <= j < len) or appends (j == len); a larger j is `list-gap`.
+- `top_k`, `top_k_with_gaps`, `argmax`, `argmin` and the comprehension forms break ties by the lower index.
+- `and`, `or`, `?:` and comparison chains evaluate only what they need.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping
+
+import numpy as np
+from scipy import special
+
+from .. import nodes as n
+from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism
+from ..unparse import unparse
+from .errors import RunError, fail
+from .noise import SAMPLERS, check_parameters, cost_coefficient, in_support, is_whole
+from .values import Tag, format_value
+
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    kind: str
+    """`sample`, `branch`, `iteration`, `break`, `output`."""
+    line: int
+    text: str
+    depth: int
+    """Loop nesting depth (for indentation)."""
+
+
+@dataclass
+class Draw:
+    """One value of H used by the run: the site, the member (None for a scalar site), its value, its parameters."""
+
+    site: NoiseSite
+    member: int | None
+    value: Any
+    params: tuple
+
+    @property
+    def display(self) -> str:
+        return self.site.name if self.member is None else f"{self.site.name}[{self.member}]"
+
+
+@dataclass
+class ScalarRun:
+    out: list
+    env: dict[str, Any]
+    draws: list[Draw]
+    trace: list[TraceEvent] = field(default_factory=list)
+    unused: list[str] = field(default_factory=list)
+    """Replayed noise values that the run never asked for."""
+
+
+class _Break(Exception):
+    pass
+
+
+class NoiseValues:
+    """Noise for a replay: {scalar name: value, family name: [value or None per loop index]}.
+
+    Values of integer-valued distributions must be integers, except in an aligned replay (`aligned=True`),
+    where a non-whole aligned value is the C4d failure being shown.
+    """
+
+    def __init__(self, mech: ResolvedMechanism, values: Mapping[str, Any], aligned: bool = False):
+        self.values = dict(values)
+        self.used: set[tuple[str, int | None]] = set()
+        sites = {s.name: s for s in mech.noise}
+        for name, value in self.values.items():
+            if name not in sites:
+                from ..diagnostics import did_you_mean
+
+                raise fail("unknown-noise", None, name=name, mechanism=mech.name, hint=did_you_mean(name, sites))
+            site = sites[name]
+            if site.family and not isinstance(value, list):
+                raise fail("invalid-noise", site.span, name=name,
+                           reason="it is a family: give a list with a value (or null) per loop index")
+            if not site.family and isinstance(value, list):
+                raise fail("invalid-noise", site.span, name=name, reason="it is a scalar noise variable: give one number")
+            for k, x in enumerate(value if isinstance(value, list) else [value]):
+                if x is None and site.family:
+                    continue
+                label = f"{name}[{k}]" if site.family else name
+                if isinstance(x, bool) or not isinstance(x, (int, float, Fraction)):
+                    raise fail("invalid-noise", site.span, name=label, reason=f"{x!r} is not a number")
+                if site.distribution.integer and not aligned and not (isinstance(x, int) or float(x).is_integer()):
+                    raise fail("invalid-noise", site.span, name=label,
+                               reason=f"{site.distribution.name} noise is an integer, not {x}")
+
+    def get(self, site: NoiseSite, member: int | None) -> Any:
+        value = self.values.get(site.name)
+        if site.family:
+            if value is None or member is None or not 0 <= member < len(value) or value[member] is None:
+                raise fail("missing-noise", site.stmt.var_span, name=f"{site.name}[{member}]")
+            x = value[member]
+        else:
+            if value is None:
+                raise fail("missing-noise", site.stmt.var_span, name=site.name)
+            x = value
+        self.used.add((site.name, member))
+        return int(x) if site.distribution.integer and float(x).is_integer() else float(x)
+
+    def unused(self) -> list[str]:
+        result = []
+        for name, value in self.values.items():
+            if isinstance(value, list):
+                result += [f"{name}[{k}]" for k, x in enumerate(value) if x is not None and (name, k) not in self.used]
+            elif (name, None) not in self.used:
+                result.append(name)
+        return result
+
+
+class Interpreter:
+    """One execution with a trace."""
+
+    def __init__(self, mech: ResolvedMechanism, noise: NoiseValues | None = None, trace: bool = True):
+        self.mech = mech
+        self.noise = noise
+        self.tracing = trace
+        self.env: dict[str, Any] = {}
+        self.families: dict[str, dict[int, Any]] = {}
+        """Noise families readable as `x[e]` (alignment expressions): member -> value."""
+        self.out: list = []
+        self.draws: list[Draw] = []
+        self.trace: list[TraceEvent] = []
+        self.depth = 0
+        self.sites = {s.name: s for s in mech.noise}
+        self.loop_of_family = {s.name: s.loop for s in mech.noise if s.family}
+
+    def emit(self, kind: str, line: int, text: str) -> None:
+        if self.tracing:
+            self.trace.append(TraceEvent(kind, line, text, self.depth))
+
+    def run(self, args: Mapping[str, Any]) -> ScalarRun:
+        self.env.update(args)
+        with np.errstate(all="ignore"):
+            self.block(self.mech.node.body)
+        return ScalarRun(self.out, self.env, self.draws, self.trace, self.noise.unused() if self.noise else [])
+
+    # -- statements ----------------------------------------------------------------------------------
+    def block(self, body: tuple[n.Stmt, ...]) -> None:
+        for s in body:
+            getattr(self, "_s_" + type(s).__name__)(s)
+
+    def _s_Assign(self, s: n.Assign) -> None:
+        value = self.ev(s.value)
+        if s.index is None:
+            self.env[s.target] = value
+            return
+        j = self.ev(s.index)
+        old = self.env.get(s.target)
+        lst = list(old) if old is not None else []
+        if not 0 <= j <= len(lst):
+            raise fail("list-gap", s.index.span, name=s.target, index=j, length=len(lst))
+        if j == len(lst):
+            lst.append(value)
+        else:
+            lst[j] = value
+        self.env[s.target] = lst
+
+    def _s_Sample(self, s: n.Sample) -> None:
+        site = self.sites[s.var]
+        sampler = SAMPLERS[site.distribution.name]
+        given = [float(self.ev(a)) for a in s.args]
+        params = sampler.full_params(given)
+        problem = check_parameters(sampler, tuple(np.asarray([p], dtype=np.float64) for p in params), None)
+        if problem is not None:
+            span = s.args[problem.param].span if problem.param < len(s.args) else s.span
+            raise fail("invalid-distribution-parameter", span, dist=site.distribution.name,
+                       param=site.distribution.params[problem.param], requirement=problem.requirement,
+                       value=format_value(problem.value))
+        member = self.env[site.loop.var] if site.family else None
+        if self.noise is None:
+            raise fail("missing-noise", s.var_span, name=s.var)
+        value = self.noise.get(site, member)
+        self.draws.append(Draw(site, member, value, tuple(params)))
+        self.env[s.var] = value
+        label = s.var if member is None else f"{s.var}[{member}]"
+        dist = f"{site.distribution.name}({', '.join(format_value(p) for p in given)})"
+        note = "" if in_support(site.distribution.name, tuple(params), np.asarray([value]))[0] \
+            else f"  (outside the support {site.distribution.support})"
+        self.emit("sample", s.span.line, f"{label} ~ {dist} = {format_value(value)}{note}")
+
+    def _s_If(self, s: n.If) -> None:
+        c = self.ev(s.condition)
+        self.emit("branch", s.span.line, f"if {unparse(s.condition)}: {'true' if c else 'false'}")
+        self.block(s.then if c else s.orelse)
+
+    def _s_For(self, s: n.For) -> None:
+        lo, hi = self.ev(s.lo), self.ev(s.hi)
+        families = [name for name, loop in self.loop_of_family.items() if loop is s]
+        self.emit("iteration", s.span.line, f"for {s.var} in {lo} .. {hi}")
+        self.depth += 1
+        try:
+            for v in range(lo, hi):
+                self.env[s.var] = v
+                for name in families:
+                    self.env.pop(name, None)
+                self.emit("iteration", s.span.line, f"{s.var} = {v}")
+                self.block(s.body)
+        except _Break:
+            pass
+        finally:
+            self.depth -= 1
+            self.env.pop(s.var, None)
+
+    def _s_Break(self, s: n.Break) -> None:
+        self.emit("break", s.span.line, "break")
+        raise _Break()
+
+    def _s_Output(self, s: n.Output) -> None:
+        value = self.ev(s.value)
+        self.emit("output", s.span.line, f"out[{len(self.out)}] = {format_value(value)}")
+        self.out.append(value)
+
+    def _s_While(self, s: n.While) -> None:
+        raise AssertionError("`while` is rejected by resolution")
+
+    # -- expressions ---------------------------------------------------------------------------------
+    def ev(self, e: n.Expr) -> Any:
+        return getattr(self, "_e_" + type(e).__name__)(e)
+
+    def _e_Number(self, e: n.Number) -> Any:
+        return int(e.value) if e.is_integer else float(e.value)
+
+    def _e_BoolLit(self, e: n.BoolLit) -> Any:
+        return e.value
+
+    def _e_Name(self, e: n.Name) -> Any:
+        key = e.text
+        if key in self.env:
+            return self.env[key]
+        if not e.primed and (key in self.mech.variables or key in self.sites):
+            raise fail("undefined-value", e.span, name=key)
+        if not e.primed and TAG_PATTERN.fullmatch(key):
+            return Tag(key, ())
+        raise AssertionError(f"unbound name {key} at {e.span}")
+
+    def _e_Range(self, e: n.Range) -> Any:
+        return range(self.ev(e.lo), self.ev(e.hi))
+
+    def _e_TupleLit(self, e: n.TupleLit) -> Any:
+        return tuple(self.ev(x) for x in e.items)
+
+    def _e_ListLit(self, e: n.ListLit) -> Any:
+        return [self.ev(x) for x in e.items]
+
+    def _e_Unary(self, e: n.Unary) -> Any:
+        x = self.ev(e.operand)
+        return (not x) if e.op == "not" else -x
+
+    def _e_Binary(self, e: n.Binary) -> Any:
+        a, b = self.ev(e.left), self.ev(e.right)
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        if e.op == "/":
+            if b == 0:
+                raise fail("division-by-zero", e.span,
+                           detail=f"`{unparse(e.left)} / {unparse(e.right)}` with {unparse(e.right)} = 0")
+            return a / b
+        fa, fb = float(a), float(b)
+        if fa == 0 and fb < 0:
+            raise fail("math-domain", e.span, operation="`^`", detail=f"0 ^ {format_value(fb)} divides by zero")
+        if fa < 0 and not fb.is_integer():
+            raise fail("math-domain", e.span, operation="`^`",
+                       detail=f"a negative base {format_value(fa)} needs a whole exponent, not {format_value(fb)}")
+        return _np(np.power, fa, fb)
+
+    def _e_Compare(self, e: n.Compare) -> Any:
+        left = self.ev(e.operands[0])
+        for op, right_e in zip(e.ops, e.operands[1:]):
+            right = self.ev(right_e)
+            if not _COMPARE[op](left, right):
+                return False
+            left = right
+        return True
+
+    def _e_BoolOp(self, e: n.BoolOp) -> Any:
+        a = self.ev(e.left)
+        if e.op == "and":
+            return bool(a) and bool(self.ev(e.right))
+        return bool(a) or bool(self.ev(e.right))
+
+    def _e_Conditional(self, e: n.Conditional) -> Any:
+        return self.ev(e.then) if self.ev(e.condition) else self.ev(e.orelse)
+
+    def _e_TagTest(self, e: n.TagTest) -> Any:
+        return self.ev(e.value).name == e.tag
+
+    def _e_Member(self, e: n.Member) -> Any:
+        x = self.ev(e.element)
+        inside = x in _members(self.ev(e.collection))
+        return not inside if e.negated else inside
+
+    def _e_Index(self, e: n.Index) -> Any:
+        base = e.base
+        if isinstance(base, n.Name) and not base.primed and base.id in self.families and base.id not in self.env:
+            j = self.ev(e.index)
+            members = self.families[base.id]
+            if j not in members:
+                raise fail("noise-not-drawn", e.span, name=f"{base.id}[{j}]")
+            return members[j]
+        b = self.ev(base)
+        if isinstance(b, tuple):
+            return b[int(e.index.value)]
+        j = self.ev(e.index)
+        if not 0 <= j < len(b):
+            raise fail("index-out-of-range", e.index.span, index=j, what=f"`{unparse(base)}`", length=len(b))
+        return b[j]
+
+    # -- calls ------------------------------------------------------------------------------------------
+    def _e_Call(self, e: n.Call) -> Any:
+        if e.func in BUILTIN_ARITY:
+            return getattr(self, "_b_" + e.func)(e)
+        if TAG_PATTERN.fullmatch(e.func):
+            return Tag(e.func, tuple(self.ev(a) for a in e.args))
+        raise AssertionError(f"unknown function {e.func}")
+
+    def _b_len(self, e):
+        return len(self.ev(e.args[0]))
+
+    def _b_abs(self, e):
+        return abs(self.ev(e.args[0]))
+
+    def _extreme(self, e, kind: str):
+        if len(e.args) > 1:
+            values = [self.ev(a) for a in e.args]
+            if all(isinstance(v, int) for v in values):
+                return max(values) if kind == "max" else min(values)
+            result = values[0]
+            for v in values[1:]:
+                result = _np(np.maximum if kind == "max" else np.minimum, result, v)
+            return result
+        v = self.ev(e.args[0])
+        if not v:
+            raise fail("empty-reduction", e.span, func=e.func, what="list")
+        if kind == "max":
+            return max(v)
+        if kind == "min":
+            return min(v)
+        positions = range(len(v))
+        return max(positions, key=lambda k: v[k]) if kind == "argmax" else min(positions, key=lambda k: v[k])
+
+    def _b_max(self, e):
+        return self._extreme(e, "max")
+
+    def _b_min(self, e):
+        return self._extreme(e, "min")
+
+    def _b_argmax(self, e):
+        return self._extreme(e, "argmax")
+
+    def _b_argmin(self, e):
+        return self._extreme(e, "argmin")
+
+    def _b_sqrt(self, e):
+        x = self.ev(e.args[0])
+        if x < 0:
+            raise fail("math-domain", e.span, operation=f"`{unparse(e)}`",
+                       detail=f"sqrt needs a number >= 0, but {unparse(e.args[0])} = {format_value(x)}")
+        return _np(np.sqrt, float(x))
+
+    def _b_exp(self, e):
+        return _np(np.exp, float(self.ev(e.args[0])))
+
+    def _b_ln(self, e):
+        x = self.ev(e.args[0])
+        if x <= 0:
+            raise fail("math-domain", e.span, operation=f"`{unparse(e)}`",
+                       detail=f"ln needs a number > 0, but {unparse(e.args[0])} = {format_value(x)}")
+        return _np(np.log, float(x))
+
+    def _b_normal_cdf(self, e):
+        return _np(special.ndtr, float(self.ev(e.args[0])))
+
+    def _b_normal_pdf(self, e):
+        x = np.asarray([float(self.ev(e.args[0]))])
+        return float((np.exp(-(x * x) / 2) / _SQRT_2PI)[0])
+
+    def _order(self, e, gaps: bool) -> tuple[list, list[int], int]:
+        v, k = self.ev(e.args[0]), self.ev(e.args[1])
+        if k < 0 or (k >= len(v) if gaps else k > len(v)):
+            need = "0 <= k < len(v) (the k largest and the next one)" if gaps else "0 <= k <= len(v)"
+            raise fail("too-few-entries", e.span, func=e.func, need=need, k=k, length=len(v))
+        order = sorted(range(len(v)), key=lambda j: (-float(v[j]), j))
+        return v, order, k
+
+    def _b_top_k(self, e):
+        _, order, k = self._order(e, gaps=False)
+        return order[:k]
+
+    def _b_top_k_with_gaps(self, e):
+        v, order, k = self._order(e, gaps=True)
+        return [(order[i], float(v[order[i]]) - float(v[order[i + 1]])) for i in range(k)]
+
+    def _b_indices(self, e):
+        return frozenset(x[0] for x in self.ev(e.args[0]))
+
+    def _b_count(self, e):
+        tag = e.args[1].id
+        return sum(1 for x in self.ev(e.args[0]) if x.name == tag)
+
+    def _e_Comprehension(self, e: n.Comprehension) -> Any:
+        domain = _members(self.ev(e.domain))
+        excluded = _members(self.ev(e.excluded)) if e.excluded is not None else ()
+        saved = self.env.get(e.var, _MISSING)
+        f = e.func
+        acc: Any = None
+        best: Any = None
+        arg: Any = None
+        try:
+            for v in sorted(domain) if not isinstance(domain, range) else domain:
+                if v in excluded:
+                    continue
+                self.env[e.var] = v
+                if e.condition is not None and not self.ev(e.condition):
+                    continue
+                body = self.ev(e.body)
+                if f == "sum":
+                    acc = body if acc is None else acc + body
+                elif f == "count":
+                    acc = (acc or 0) + (1 if body else 0)
+                elif f == "all":
+                    acc = (True if acc is None else acc) and bool(body)
+                elif f == "any":
+                    acc = (False if acc is None else acc) or bool(body)
+                elif best is None or (body > best if f in ("max", "argmax") else body < best):
+                    best, arg = body, v
+        finally:
+            if saved is _MISSING:
+                self.env.pop(e.var, None)
+            else:
+                self.env[e.var] = saved
+        if f in ("sum", "count", "all", "any"):
+            return acc if acc is not None else {"sum": 0, "count": 0, "all": True, "any": False}[f]
+        if best is None:
+            raise fail("empty-reduction", e.span, func=f, what="comprehension")
+        return arg if f in ("argmax", "argmin") else best
+
+
+_MISSING = object()
+
+_COMPARE = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+
+
+def _np(f, *args) -> float:
+    """f on one-element float64 arrays: the same numpy loop as the vectorised evaluator."""
+    result = f(*(np.asarray([a], dtype=np.float64) for a in args))
+    return float(result[0])
+
+
+def _members(coll: Any) -> Any:
+    """A range, an index set (frozenset) or an int list (the set of its entries), ready for `in` and iteration."""
+    if isinstance(coll, list):
+        return frozenset(coll)
+    return coll
+
+
+# ---------------------------------------------------------------------------------------- one alignment
+
+
+@dataclass
+class AlignedDraw:
+    """One value of H, its shift ψ and aligned value η + ψ, and what it costs."""
+
+    draw: Draw
+    shift: float
+    aligned: Any
+    cost: float
+    """c·|ψ| (inf for a non-Lipschitz distribution shifted by a non-zero amount)."""
+    coefficient: float | None
+    in_support: bool
+    whole: bool
+    """The shift is a whole number where the distribution needs one (Geo, DLap, Bernoulli, Staircase)."""
+
+
+@dataclass
+class ScalarAlignment:
+    draws: list[AlignedDraw]
+    lets: dict[str, Any]
+    claim: float
+
+    @property
+    def cost(self) -> float:
+        return sum(d.cost for d in self.draws)
+
+    def noise(self) -> dict[str, Any]:
+        """φ(H) in the replay format."""
+        result: dict[str, Any] = {}
+        for d in self.draws:
+            site = d.draw.site
+            if site.family:
+                members = result.setdefault(site.name, [])
+                members.extend([None] * (d.draw.member + 1 - len(members)))
+                members[d.draw.member] = d.aligned
+            else:
+                result[site.name] = d.aligned
+        return result
+
+
+def alignment_env(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
+                  run: ScalarRun) -> tuple[dict[str, Any], dict[str, dict[int, Any]]]:
+    """What an alignment reads: parameters, primed private parameters, constants, `out`, noise."""
+    env: dict[str, Any] = dict(args)
+    env.update({f"{name}'": value for name, value in neighbour.items()})
+    env.update({c: run.env[c] for c in mech.constants if c in run.env})
+    env["out"] = run.out
+    families: dict[str, dict[int, Any]] = {s.name: {} for s in mech.noise if s.family}
+    for d in run.draws:
+        if d.member is None:
+            env[d.site.name] = d.value
+        else:
+            families[d.site.name][d.member] = d.value
+    return env, families
+
+
+def align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
+          run: ScalarRun) -> ScalarAlignment:
+    """φ(H) for one run on D: the lets, each drawn value's shift, cost and support, and the claim at ω."""
+    with np.errstate(all="ignore"):
+        return _align(mech, args, neighbour, run)
+
+
+def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
+           run: ScalarRun) -> ScalarAlignment:
+    it = Interpreter(mech, trace=False)
+    env, families = alignment_env(mech, args, neighbour, run)
+    it.env, it.families = env, families
+    scalar_noise = {s.name for s in mech.noise if not s.family}
+    lets = {}
+    for let in mech.alignment.lets:
+        value = _with_undrawn(it, let.value, scalar_noise)
+        it.env[let.name] = value
+        lets[let.name] = value
+    result = []
+    for d in run.draws:
+        shift = mech.alignment.shift_of(d.site.name)
+        psi: Any = 0
+        if shift is not None:
+            saved = it.env.get(shift.index_var, _MISSING) if shift.index_var else _MISSING
+            if shift.index_var:
+                it.env[shift.index_var] = d.member
+            psi = _with_undrawn(it, shift.shift, scalar_noise)
+            if shift.index_var:
+                if saved is _MISSING:
+                    it.env.pop(shift.index_var, None)
+                else:
+                    it.env[shift.index_var] = saved
+        name = d.site.distribution.name
+        aligned = d.value + psi
+        c = cost_coefficient(name, d.params[: len(d.site.args)])
+        coefficient = None if c is None else float(c)
+        cost = (0.0 if psi == 0 else math.inf) if c is None else float(coefficient * abs(psi))
+        ok = bool(in_support(name, d.params, np.asarray([aligned]))[0])
+        whole = bool(is_whole(np.asarray([psi]))[0]) if d.site.distribution.integer_shifts else True
+        result.append(AlignedDraw(d, psi, aligned, cost, coefficient, ok, whole))
+    claim_it = Interpreter(mech, trace=False)
+    claim_it.env = {k: v for k, v in env.items()}
+    claim = float(claim_it.ev(mech.claim))
+    return ScalarAlignment(result, lets, claim)
+
+
+def _with_undrawn(it: Interpreter, e: n.Expr, scalar_noise: set[str]) -> Any:
+    """Evaluate an alignment expression; reading a scalar noise variable the run did not draw is noise-not-drawn."""
+    try:
+        return it.ev(e)
+    except RunError as error:
+        d = error.diagnostic
+        if d.code == "undefined-value" and d.args.get("name") in scalar_noise:
+            raise fail("noise-not-drawn", d.span, name=d.args["name"]) from None
+        raise

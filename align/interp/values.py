@@ -1,0 +1,212 @@
+"""Interpreter (values): the Python values of one execution, arguments, and how values are printed and stored.
+
+One execution (the scalar evaluator, traces, replays, counterexamples) uses plain Python values:
+
+| language type | Python value |
+|---|---|
+| `real` | `float` (IEEE double, as numpy's float64) |
+| `int` | `int` |
+| `bool` | `bool` |
+| `T[]` | `list` |
+| tuple | `tuple` |
+| tag `TOP(g)`, `BOT` | `Tag("TOP", (g,))`, `Tag("BOT", ())` |
+| index set (`indices(out)`) | `frozenset` of int |
+
+Argument values (`--arg q=[3,1,4]`, counterexample files) are read without `eval`: as JSON, or else as a
+literal expression of the spec language (`1/3`, `-2`, `[1, 2/3]`) evaluated exactly with `Fraction`s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .. import nodes as n
+from ..diagnostics import SpecError
+from ..parse import parse_expression
+from ..resolve import ResolvedParam
+from ..span import Span
+from ..types import BOOL, INT, REAL, ListType, Type
+from .errors import fail
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A tagged output value: `TOP(g)` is Tag("TOP", (g,)), `BOT` is Tag("BOT", ())."""
+
+    name: str
+    payload: tuple = ()
+
+    def __str__(self) -> str:
+        return self.name + (f"({', '.join(format_value(p) for p in self.payload)})" if self.payload else "")
+
+
+# ------------------------------------------------------------------------------------------------ printing
+
+
+def format_number(x: float | int | bool) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.6g}"
+
+
+def format_value(v: Any) -> str:
+    """Short text for traces and summaries (reals to 6 significant digits)."""
+    if isinstance(v, Tag):
+        return str(v)
+    if isinstance(v, tuple):
+        return "(" + ", ".join(format_value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, list):
+        return "[" + ", ".join(format_value(x) for x in v) + "]"
+    if isinstance(v, frozenset):
+        return "{" + ", ".join(str(x) for x in sorted(v)) + "}"
+    if isinstance(v, (int, float, bool)):
+        return format_number(v)
+    return str(v)
+
+
+def to_json(v: Any) -> Any:
+    """A value as JSON data: tags are {"tag": name, "payload": [...]}, tuples and sets are lists."""
+    if isinstance(v, Tag):
+        return {"tag": v.name, "payload": [to_json(p) for p in v.payload]}
+    if isinstance(v, (tuple, list)):
+        return [to_json(x) for x in v]
+    if isinstance(v, frozenset):
+        return sorted(v)
+    if isinstance(v, Fraction):
+        return str(v) if v.denominator != 1 else v.numerator
+    return v
+
+
+# ---------------------------------------------------------------------------------------------- arguments
+
+
+def _literal(e: n.Expr) -> Any:
+    """The exact value of a literal expression: numbers (as Fraction/int), booleans, lists and arithmetic on them."""
+    if isinstance(e, n.Number):
+        return int(e.value) if e.is_integer else e.value
+    if isinstance(e, n.BoolLit):
+        return e.value
+    if isinstance(e, n.ListLit):
+        return [_literal(x) for x in e.items]
+    if isinstance(e, n.Unary) and e.op == "-":
+        value = _literal(e.operand)
+        if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
+            return -value
+    if isinstance(e, n.Binary):
+        a, b = _literal(e.left), _literal(e.right)
+        if all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in (a, b)):
+            if e.op == "+":
+                return a + b
+            if e.op == "-":
+                return a - b
+            if e.op == "*":
+                return a * b
+            if e.op == "/":
+                if b == 0:
+                    raise ValueError("division by zero")
+                return Fraction(a) / Fraction(b)
+            if e.op == "^" and isinstance(b, int) and abs(b) <= 64 and (a != 0 or b >= 0):
+                return Fraction(a) ** b
+    raise ValueError("only numbers, true/false, lists and arithmetic on numbers are allowed")
+
+
+def read_value_text(name: str, text: str) -> Any:
+    """Read an argument or noise value given on the command line (JSON, or a literal expression)."""
+    try:
+        return from_json(json.loads(text))
+    except (ValueError, TypeError):
+        pass
+    try:
+        return _literal(parse_expression(text, path=f"<{name}>"))
+    except SpecError as error:
+        raise fail("invalid-argument", None, name=name, reason=error.diagnostics[0].message) from None
+    except ValueError as error:
+        raise fail("invalid-argument", None, name=name, reason=str(error)) from None
+
+
+def from_json(data: Any) -> Any:
+    """JSON data to values: strings "p/q" are exact rationals; anything else but numbers, booleans, null and
+    lists is rejected."""
+    if isinstance(data, str):
+        try:
+            return Fraction(data.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{data!r} is not a number") from None
+    if isinstance(data, list):
+        return [from_json(x) for x in data]
+    if data is None or isinstance(data, (bool, int, float)):
+        return data
+    raise ValueError(f"{json.dumps(data)[:40]} is not a number, boolean or list")
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the bool {str(value).lower()}"
+    if isinstance(value, int):
+        return f"the int {value}"
+    if isinstance(value, (float, Fraction)):
+        return f"the real {value}"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def convert(name: str, t: Type, value: Any) -> Any:
+    """Check a value against a parameter type and convert it (real -> float, int -> int, lists elementwise)."""
+    if isinstance(t, ListType):
+        if not isinstance(value, list):
+            raise fail("argument-type", None, name=name, expected=f"a list ({t})", found=describe(value))
+        return [convert(f"{name}[{k}]", t.elem, x) for k, x in enumerate(value)]
+    if t == BOOL:
+        if not isinstance(value, bool):
+            raise fail("argument-type", None, name=name, expected="bool", found=describe(value))
+        return value
+    if t == INT:
+        if isinstance(value, Fraction) and value.denominator == 1:
+            value = value.numerator
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise fail("argument-type", None, name=name, expected="int", found=describe(value))
+        if not -(2 ** 63) <= value < 2 ** 63:
+            raise fail("argument-type", None, name=name, expected="int (64-bit)", found=describe(value))
+        return value
+    if t == REAL:
+        if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+            raise fail("argument-type", None, name=name, expected="real", found=describe(value))
+        x = float(value)
+        if not math.isfinite(x):
+            raise fail("argument-type", None, name=name, expected="a finite real", found=describe(value))
+        return x
+    raise fail("argument-type", None, name=name, expected=str(t), found=describe(value))
+
+
+def convert_arguments(mechanism: str, params: tuple[ResolvedParam, ...], values: dict[str, Any],
+                      option: str = "--arg", only: set[str] | None = None, span: Span | None = None) -> dict[str, Any]:
+    """Typed values for the parameters (all of them, or those in `only`); errors name the parameter's span."""
+    from ..diagnostics import did_you_mean
+
+    wanted = [p for p in params if only is None or p.name in only]
+    names = {p.name for p in wanted}
+    for name in values:
+        if name not in names:
+            hint = did_you_mean(name, names)
+            if only is not None and any(p.name == name for p in params):
+                hint = " that is private (only private parameters have a neighbour value)"
+            raise fail("unknown-argument", span, mechanism=mechanism, name=name, hint=hint)
+    result = {}
+    for p in wanted:
+        if p.name not in values:
+            raise fail("missing-argument", p.span, mechanism=mechanism, name=p.name, type=str(p.type), option=option)
+        try:
+            result[p.name] = convert(p.name, p.type, values[p.name])
+        except SpecError as error:
+            d = error.diagnostics[0]
+            raise fail(d.code, p.span, **d.args) from None
+    return result
