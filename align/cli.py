@@ -18,7 +18,9 @@ from .diagnostics import CODES, ExitCode, SpecError, diag
 from .parse import parse_source, read_source
 from .report import (FORMATS, Style, diagnostic_json, diagnostic_line, mechanism_concise, mechanism_json,
                      mechanism_text, render_diagnostic)
-from .resolve import resolve
+from .checker.verify import DEFAULT_MAX_LENGTH
+from .report import verdicts_concise, verdicts_json, verdicts_text
+from .resolve import ResolvedSpec, resolve
 from .span import Source
 
 
@@ -50,6 +52,21 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
                             "json: one JSON document on stdout")
     explain = sub.add_parser("explain", help="explain a diagnostic code")
     explain.add_argument("code", metavar="CODE")
+    verify = sub.add_parser("verify", help="prove ε-DP by Lemma 1 (or the R²DP rule), or refute an obligation",
+                            description="Discharge every obligation of each mechanism with z3 and sympy, with the "
+                                        "parameters symbolic as `requires` allows; print one line per obligation "
+                                        "and the verdict. Exit 0 when everything is proved, 1 when something is "
+                                        "refuted, 3 when something is unknown and nothing refuted.")
+    verify.add_argument("files", nargs="+", metavar="FILE.dp")
+    verify.add_argument("--output-format", choices=FORMATS, default="full",
+                        help="full (default), concise (one line per mechanism) or json (one document on stdout)")
+    verify.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH, metavar="N",
+                        help=f"check every length 1..N of the list parameters (default {DEFAULT_MAX_LENGTH})")
+    verify.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="wall-clock limit of each solver query (default 10); z3's deterministic resource "
+                             "limit applies as well")
+    verify.add_argument("--counterexample", metavar="FILE.json",
+                        help="write the first counterexample found, in the format `align run --noise-file` replays")
     from .interp.options import DESCRIPTION as RUN_DESCRIPTION, add_run_arguments
 
     add_run_arguments(sub.add_parser("run", help="run a mechanism: sample it, replay noise, test its alignment",
@@ -57,25 +74,33 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
     return parser
 
 
+def _load(path: str, fmt: str, stderr: TextIO, documents: list) -> ResolvedSpec | None:
+    """Read, parse and resolve one file; on errors print them (or add them to the JSON documents)."""
+    source: Source | None = None
+    try:
+        source = read_source(path)
+        return resolve(parse_source(source))
+    except SpecError as error:
+        if fmt == "json":
+            documents.append({"path": path, "ok": False, "mechanisms": [],
+                              "diagnostics": [diagnostic_json(d) for d in error.diagnostics]})
+        style = Style.for_stream(stderr)
+        for d in error.diagnostics:
+            if fmt == "full":
+                stderr.write(render_diagnostic(d, source, style) + "\n\n")
+            elif fmt == "concise":
+                stderr.write(diagnostic_line(d, style) + "\n")
+        return None
+
+
 def _check(files: Sequence[str], fmt: str, stdout: TextIO, stderr: TextIO) -> int:
-    err_style, out_style = Style.for_stream(stderr), Style.for_stream(stdout)
+    out_style = Style.for_stream(stdout)
     status = ExitCode.OK
-    documents = []
+    documents: list = []
     for path in files:
-        source: Source | None = None
-        try:
-            source = read_source(path)
-            spec = resolve(parse_source(source))
-        except SpecError as error:
+        spec = _load(path, fmt, stderr, documents)
+        if spec is None:
             status = ExitCode.ERROR
-            if fmt == "json":
-                documents.append({"path": path, "ok": False, "mechanisms": [],
-                                  "diagnostics": [diagnostic_json(d) for d in error.diagnostics]})
-            for d in error.diagnostics:
-                if fmt == "full":
-                    stderr.write(render_diagnostic(d, source, err_style) + "\n\n")
-                elif fmt == "concise":
-                    stderr.write(diagnostic_line(d, err_style) + "\n")
             continue
         if fmt == "json":
             documents.append({"path": path, "ok": True, "diagnostics": [],
@@ -89,6 +114,54 @@ def _check(files: Sequence[str], fmt: str, stdout: TextIO, stderr: TextIO) -> in
         json.dump({"command": "check", "files": documents, "exit_code": int(status)}, stdout, indent=2)
         stdout.write("\n")
     return status
+
+
+def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from .checker.solver import Limits
+    from .checker.verify import Options, overall_status, verify_mechanism
+
+    if args.max_length < 1:
+        stderr.write("align: error[usage]: --max-length must be at least 1\n")
+        return ExitCode.ERROR
+    options = Options(max_length=args.max_length, limits=Limits(timeout_ms=max(1, int(args.timeout * 1000))))
+    out_style = Style.for_stream(stdout)
+    documents: list = []
+    statuses: list[str] = []
+    errors = False
+    first_counterexample = None
+    for path in args.files:
+        spec = _load(path, args.output_format, stderr, documents)
+        if spec is None:
+            errors = True
+            continue
+        mechanisms = []
+        for mech in spec.mechanisms:
+            verdicts = verify_mechanism(mech, options)
+            status = overall_status(verdicts)
+            statuses.append(status)
+            if first_counterexample is None:
+                first_counterexample = next((v.counterexample for v in verdicts if v.status == "refuted"
+                                             and v.counterexample is not None and "args" in v.counterexample), None)
+            if args.output_format == "full":
+                stdout.write(verdicts_text(mech, verdicts, status, out_style) + "\n\n")
+            elif args.output_format == "concise":
+                stdout.write(verdicts_concise(mech, verdicts, status) + "\n")
+            mechanisms.append(verdicts_json(mech, verdicts, status))
+        if args.output_format == "json":
+            documents.append({"path": path, "ok": True, "diagnostics": [], "mechanisms": mechanisms})
+    code = ExitCode.ERROR if errors else ExitCode.REFUTED if "refuted" in statuses else \
+        ExitCode.UNKNOWN if "unknown" in statuses else ExitCode.OK
+    if args.counterexample:
+        if first_counterexample is None:
+            stderr.write(f"align: no counterexample to write to {args.counterexample}\n")
+        else:
+            with open(args.counterexample, "w", encoding="utf-8") as handle:
+                json.dump(first_counterexample, handle, indent=2)
+                handle.write("\n")
+    if args.output_format == "json":
+        json.dump({"command": "verify", "files": documents, "exit_code": int(code)}, stdout, indent=2, default=str)
+        stdout.write("\n")
+    return code
 
 
 def _explain(code: str, stdout: TextIO, stderr: TextIO) -> int:
@@ -110,6 +183,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return _check(args.files, args.output_format, stdout, stderr)
         if args.command == "explain":
             return _explain(args.code, stdout, stderr)
+        if args.command == "verify":
+            return _verify(args, stdout, stderr)
         if args.command == "run":
             from .interp.command import run_command  # numpy and scipy load only for `run`
 

@@ -192,3 +192,90 @@ def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
         },
         "obligations": [_obligation_json(o) for o in obligations(mech)],
     }
+
+
+# ------------------------------------------------------------------------------------------------ verdicts
+
+_STATUS_STYLE = {"proved": "32", "refuted": "1;31", "unknown": "33"}
+
+
+def _status(style: Style, status: str) -> str:
+    return style._wrap(_STATUS_STYLE.get(status, "0"), status.ljust(7))
+
+
+def _requires_text(mech: ResolvedMechanism) -> str:
+    return ", ".join(unparse(r) for r in mech.requires) or "any parameters"
+
+
+def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, style: Style = Style(False)) -> str:
+    out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(mech.node.name_span))}",
+           f"  proof rule   {proof_rule(mech)}",
+           f"  parameters   symbolic, for all {_requires_text(mech)}",
+           f"  claim        ε = {unparse(mech.claim)}"]
+    for v in verdicts:
+        ob = v.obligation
+        label = ob.id + (f"({ob.site})" if ob.site else "")
+        scope = v.scope if v.status == "proved" else v.reason
+        out.append(f"  {style.accent(label.ljust(10))} {_status(style, v.status)} {scope}  "
+                   f"{style.dim(f'{v.seconds:.2f}s  {ob.span}')}")
+        out.append(f"  {' ' * 10} {style.dim(ob.title)}")
+        for note in v.notes:
+            out.append(f"  {' ' * 10} note: {note}")
+        if v.status == "refuted" and v.counterexample is not None:
+            out += ["  " + " " * 10 + " " + line for line in counterexample_lines(v.counterexample)]
+    total = sum(v.seconds for v in verdicts)
+    scopes = sorted({v.scope for v in verdicts if v.status == "proved" and v.scope and v.scope != "by construction"})
+    bounded = any("lengths <=" in s for s in scopes)
+    summary = {"proved": ("proved: ε-DP " + "; ".join(scopes) + " (bounded: longer inputs are not covered)") if bounded
+               else "proved: ε-differentially private" + (f" ({'; '.join(scopes)})" if scopes else ""),
+               "refuted": "refuted: this alignment does not prove the claim (the mechanism may still be private; "
+                          "`align test` looks for a violation)",
+               "unknown": "unknown: some obligation could not be decided"}[status]
+    out.append(f"  verdict      {_status(style, status).strip()} — {summary.split(': ', 1)[1]}  "
+               f"{style.dim(f'{total:.2f}s')}")
+    return "\n".join(out)
+
+
+def counterexample_lines(cex: dict) -> list[str]:
+    lines = [f"counterexample ({cex.get('why', '')})"]
+    if cex.get("length") is not None:
+        lines.append(f"  length {cex['length']}")
+    for key in ("args", "neighbour", "noise", "shifts"):
+        values = cex.get(key) or {}
+        if values:
+            prime = "'" if key == "neighbour" else ""
+            lines.append(f"  {key}: " + ", ".join(f"{name}{prime} = {_plain(value)}" for name, value in values.items()))
+    if "output" in cex:
+        lines.append(f"  output on D: {_plain(cex['output'])}")
+    if "aligned_output" in cex and cex.get("obligation") == "C4a":
+        lines.append(f"  output on D' with aligned noise: {_plain(cex['aligned_output'])}")
+    return lines
+
+
+def _plain(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_plain(v) for v in value) + "]"
+    if isinstance(value, dict) and "tag" in value:
+        payload = value.get("payload")
+        return value["tag"] + ("(" + ", ".join(_plain(p) for p in payload) + ")" if payload else "")
+    if value is None:
+        return "-"
+    return str(value)
+
+
+def verdicts_concise(mech: ResolvedMechanism, verdicts: list, status: str) -> str:
+    parts = [f"{v.obligation.id}{'(' + v.obligation.site + ')' if v.obligation.site else ''}={v.status}"
+             for v in verdicts]
+    return f"{mech.node.name_span}: mechanism {mech.name}: {status}: " + " ".join(parts)
+
+
+def verdicts_json(mech: ResolvedMechanism, verdicts: list, status: str) -> dict[str, Any]:
+    return {
+        "name": mech.name,
+        "span": mech.node.name_span.to_json(),
+        "proof_rule": proof_rule(mech),
+        "status": status,
+        "obligations": [{**_obligation_json(v.obligation), "status": v.status, "scope": v.scope,
+                         "reason": v.reason, "seconds": round(v.seconds, 4), "notes": v.notes,
+                         "counterexample": v.counterexample} for v in verdicts],
+    }

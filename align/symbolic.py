@@ -71,3 +71,53 @@ def simplify(expr: sympy.Expr) -> sympy.Expr:
     expr = expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.exp),
                         lambda e: e.args[0].args[0])
     return sympy.simplify(expr)
+
+
+def to_z3(expr: sympy.Expr, lookup, function):
+    """A sympy formula as a z3 term; `lookup(name)` gives each symbol's term, `function(name)` an
+    uninterpreted function for exp and ln (sound for proofs; see checker/encode.py)."""
+    import z3
+
+    def real(x):
+        return z3.ToReal(x) if z3.is_int(x) else x
+
+    def go(e):
+        if e.is_Symbol:
+            return lookup(e.name)
+        if e.is_Integer:
+            return z3.IntVal(int(e))
+        if e.is_Rational:
+            return z3.RealVal(f"{e.p}/{e.q}")
+        if e.is_Add:
+            return z3.Sum([real(go(a)) for a in e.args])
+        if e.is_Mul:
+            result = real(go(e.args[0]))
+            for a in e.args[1:]:
+                result = result * real(go(a))
+            return result
+        if e.is_Pow:
+            base, exponent = e.args
+            if exponent.is_Integer:
+                k = int(exponent)
+                b = real(go(base))
+                result = z3.RealVal(1)
+                for _ in range(abs(k)):
+                    result = result * b
+                return result if k >= 0 else 1 / result
+            return real(go(base)) ** real(go(exponent))
+        if isinstance(e, sympy.Abs):
+            x = real(go(e.args[0]))
+            return z3.If(x >= 0, x, -x)
+        if isinstance(e, (sympy.Max, sympy.Min)):
+            args = [real(go(a)) for a in e.args]
+            result = args[0]
+            for a in args[1:]:
+                result = z3.If(a > result, a, result) if isinstance(e, sympy.Max) else z3.If(a < result, a, result)
+            return result
+        if isinstance(e, sympy.exp):
+            return function("exp")(real(go(e.args[0])))
+        if isinstance(e, sympy.log):
+            return function("ln")(real(go(e.args[0])))
+        raise NotSymbolic(str(e))
+
+    return go(expr)

@@ -1,0 +1,251 @@
+"""C4b: the local alignments must be acyclic (Free Gap, Definition 6).
+
+For one output ω, the shift ψ_a of a noise member a *reads* member b when b occurs in ψ_a — directly, through
+a let, through an index (`eta[t]` reads eta[l] when t = l), or through a condition that is not determined by
+the output. A condition that the output determines (`out[i] is TOP`, `i in indices(out)`, or any condition
+that two runs with the same output provably agree on) selects a branch instead of adding reads. The
+alignment is acyclic for ω when the reads graph has no cycle; we ask z3 for an ω (and noise H producing it)
+whose graph has a cycle, computing reachability by Floyd–Warshall over formula-labelled edges. A self-loop is
+a shift that depends on its own variable, like Equation (5)'s η_t' = η_t − δ* (δ* contains η_t).
+
+Reads are syntactic: `eta - eta` counts as a read of eta; a condition that reads noise and is not determined
+by the output is taken to make the shift depend on that noise.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import z3
+
+from .. import nodes as n
+from ..resolve import ResolvedMechanism
+from .encode import AlignmentEval, Encoding, EncodingError, Run, _concrete
+from .solver import Answer, Limits, check_valid, satisfiable
+
+Member = tuple[str, int | None]
+Reads = dict[Member, z3.BoolRef]
+
+
+def _union(*parts: Reads) -> Reads:
+    result: Reads = {}
+    for part in parts:
+        for m, c in part.items():
+            result[m] = z3.Or(result[m], c) if m in result else c
+    return result
+
+
+def _guarded(c: z3.BoolRef, reads: Reads) -> Reads:
+    return {m: z3.And(c, g) for m, g in reads.items()}
+
+
+class _ReadAnalysis:
+    def __init__(self, mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval,
+                 determined: Callable[[n.Expr, dict], bool | None]):
+        self.mech = mech
+        self.enc = enc
+        self.align = align
+        self.determined = determined
+        self.let_reads: dict[str, Reads] = {}
+        self.approximate = False
+        """Set when a condition's dependence on the output could not be decided (then a cycle is not a proof)."""
+        if mech.alignment is not None:
+            for let in mech.alignment.lets:
+                self.let_reads[let.name] = self.reads(let.value)
+
+    def members(self, name: str) -> list[tuple[int | None, z3.ArithRef]]:
+        return self.align.members(name)
+
+    def reads(self, e: n.Expr) -> Reads:
+        mech = self.mech
+        if isinstance(e, (n.Number, n.BoolLit)):
+            return {}
+        if isinstance(e, n.Name):
+            if e.primed:
+                return self.let_reads.get(e.text, {})
+            if e.id in self.align.env and e.id in self.let_reads:
+                return self.let_reads[e.id]
+            site = mech.site(e.id)
+            if site is not None and not site.family and e.id not in self.align.env:
+                return {(e.id, None): z3.BoolVal(True)}
+            return {}
+        if isinstance(e, n.Index) and isinstance(e.base, n.Name) and not e.base.primed \
+                and mech.site(e.base.id) is not None and e.base.id not in self.align.env:
+            index = self.align.ev.arith(e.index)
+            own = {(e.base.id, i): (index == i) for i, _ in self.members(e.base.id)}
+            return _union(self.reads(e.index), own)
+        if isinstance(e, n.Conditional):
+            condition = self.reads(e.condition)
+            then, orelse = self.reads(e.then), self.reads(e.orelse)
+            if condition and not self._determined(e.condition):
+                return _union(condition, then, orelse)
+            c = self.align.value(e.condition)
+            return _union(_guarded(c, then), _guarded(z3.Not(c), orelse))
+        if isinstance(e, n.Comprehension):
+            result: Reads = {}
+            for guard, index in self.align.ev.candidates(e):
+                saved = self.align.env.get(e.var)
+                self.align.env[e.var] = index
+                keep = guard
+                filter_reads: Reads = {}
+                for part, negate in ((e.excluded, True), (e.condition, False)):
+                    if part is None:
+                        continue
+                    if part is e.excluded:
+                        value = self.align.ev.member(self.align.value(part), index)
+                        value = z3.Not(value)
+                    else:
+                        value = self.align.value(part)
+                    part_reads = self.reads(part)
+                    if part_reads and not self._determined(part):
+                        filter_reads = _union(filter_reads, part_reads)
+                    keep = z3.And(keep, value)
+                result = _union(result, filter_reads, _guarded(keep, self.reads(e.body)))
+                if saved is None:
+                    del self.align.env[e.var]
+                else:
+                    self.align.env[e.var] = saved
+            return result
+        if isinstance(e, n.Range):
+            return _union(self.reads(e.lo), self.reads(e.hi))
+        children = []
+        for attr in ("left", "right", "operand", "element", "collection", "value", "base", "index"):
+            if hasattr(e, attr) and isinstance(getattr(e, attr), tuple(_EXPR_TYPES)):
+                children.append(getattr(e, attr))
+        for attr in ("args", "items", "operands"):
+            if hasattr(e, attr):
+                children += list(getattr(e, attr))
+        return _union(*(self.reads(c) for c in children))
+
+    def _determined(self, condition: n.Expr) -> bool:
+        verdict = self.determined(condition, dict(self.align.env))
+        if verdict is None:
+            self.approximate = True
+            return False
+        return verdict
+
+
+_EXPR_TYPES = (n.Number, n.BoolLit, n.Name, n.Call, n.Range, n.Comprehension, n.Binary, n.Unary, n.Compare,
+               n.BoolOp, n.Member, n.TagTest, n.Conditional, n.Index, n.TupleLit, n.ListLit)
+
+
+def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval, base: list[z3.BoolRef],
+          limits: Limits):
+    """Returns (answer, describe(model), note) for C4b at this length."""
+    if mech.alignment is None or not mech.alignment.shifts:
+        return Answer("proved"), (lambda model: ""), "no noise is shifted"
+    # A second run on the same D with other noise, for deciding which conditions the output determines.
+    other = Run(enc, enc.params, noise_prefix="B.").execute()
+    other_align = AlignmentEval(enc, other)
+    cache: dict[tuple[str, str], bool | None] = {}
+
+    def determined(condition: n.Expr, env: dict) -> bool | None:
+        key = (repr(condition.span), repr(sorted((k, str(v)) for k, v in env.items() if k not in align.lets)))
+        if key in cache:
+            return cache[key]
+        try:
+            saved = dict(other_align.env)
+            for name, value in env.items():
+                if name not in align.lets and name not in enc.params and z3.is_expr(value) \
+                        and _concrete(value) is not None:
+                    other_align.env[name] = value
+            mine, theirs = align.value(condition), other_align.value(condition)
+            other_align.env.clear()
+            other_align.env.update(saved)
+        except EncodingError:
+            cache[key] = None
+            return None
+        answer = check_valid(base + [run.output.equal(other.output)], mine == theirs, limits)
+        cache[key] = {"proved": True, "refuted": False}.get(answer.status)
+        return cache[key]
+
+    analysis = _ReadAnalysis(mech, enc, run, align, determined)
+    drawn = {(d.site, d.index): d.guard for d in run.draws}
+    members = sorted(drawn, key=lambda m: (m[0], -1 if m[1] is None else m[1]))
+    edges: dict[tuple[Member, Member], z3.BoolRef] = {}
+    for d in run.draws:
+        shift = mech.alignment.shift_of(d.site)
+        if shift is None:
+            continue
+        saved = align.env.get(shift.index_var) if shift.index_var else None
+        if shift.index_var:
+            align.env[shift.index_var] = z3.IntVal(d.index)
+        reads = analysis.reads(shift.shift)
+        if shift.index_var:
+            if saved is None:
+                del align.env[shift.index_var]
+            else:
+                align.env[shift.index_var] = saved
+        for b, condition in reads.items():
+            if b in drawn:
+                edges[((d.site, d.index), b)] = z3.simplify(z3.And(d.guard, drawn[b], condition))
+    reach = {(a, b): edges.get((a, b), z3.BoolVal(False)) for a in members for b in members}
+    for k in members:
+        for a in members:
+            ak = reach[(a, k)]
+            if z3.is_false(ak):
+                continue
+            for b in members:
+                kb = reach[(k, b)]
+                if z3.is_false(kb):
+                    continue
+                reach[(a, b)] = z3.Or(reach[(a, b)], z3.And(ak, kb))
+    cycle = z3.Or([reach[(a, a)] for a in members]) if members else z3.BoolVal(False)
+    answer = satisfiable(base + [cycle], limits)
+    if answer.status == "refuted" and analysis.approximate:
+        answer = Answer("unknown", reason="a cycle appears only through conditions whose dependence on the output "
+                                          "could not be decided")
+
+    def name(m: Member) -> str:
+        return m[0] if m[1] is None else f"{m[0]}[{m[1]}]"
+
+    def describe(model: z3.ModelRef) -> str:
+        true_edges = {e for e, c in edges.items() if z3.is_true(model.eval(c, model_completion=True))}
+        for a in members:
+            if (a, a) in true_edges:
+                return f"the shift of {name(a)} depends on {name(a)} itself"
+        for a in members:
+            path = _find_cycle(a, true_edges)
+            if path:
+                return "the shifts form a cycle: " + " -> ".join(name(m) for m in path) + \
+                    " (each reads the next)"
+        return "the shifts form a cycle"
+
+    note = ""
+    if answer.status == "proved" and members:
+        example = satisfiable(base, limits)
+        if example.status == "refuted":
+            true_edges = {e for e, c in edges.items() if z3.is_true(example.model.eval(c, model_completion=True))}
+            order = _topological(members, true_edges)
+            if order:
+                note = "an order for one output found by the solver: " + ", ".join(name(m) for m in order)
+    return answer, describe, note
+
+
+def _find_cycle(start: Member, edges: set[tuple[Member, Member]]) -> list[Member]:
+    stack = [(start, [start])]
+    seen = set()
+    while stack:
+        node, path = stack.pop()
+        for a, b in edges:
+            if a != node:
+                continue
+            if b == start:
+                return path + [start]
+            if b not in seen:
+                seen.add(b)
+                stack.append((b, path + [b]))
+    return []
+
+
+def _topological(members: list[Member], edges: set[tuple[Member, Member]]) -> list[Member]:
+    """Members ordered so that each shift reads only earlier ones (edges a -> b: a reads b)."""
+    order: list[Member] = []
+    remaining = list(members)
+    while remaining:
+        ready = [a for a in remaining if all(b in order for (x, b) in edges if x == a)]
+        if not ready:
+            return []
+        order += ready
+        remaining = [a for a in remaining if a not in ready]
+    return order

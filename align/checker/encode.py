@@ -1,0 +1,882 @@
+"""Checker stage (resolved program -> z3 terms): symbolic execution of a mechanism for one input length.
+
+For a fixed length n of the list parameters (and fixed values of the integer parameters that shape the
+program: loop bounds, k of top-k), every loop is unrolled and every variable becomes a z3 term over the
+parameters, the inputs and the noise. Branches are encoded by *guarded updates*: a statement executed under
+the guard g changes x to If(g, new, old); `break` clears the loop's `running` flag. The output sequence is a
+list of slots plus a symbolic length. `Run` executes the program once (on D with H, or on D' with φ(H));
+`AlignmentEval` evaluates the alignment block (lets, shifts, claims) over the output of the first run.
+
+Expressions with no z3 counterpart (exp, ln, normal_cdf) become uninterpreted functions: a formula valid
+for every interpretation is valid for the real one, so proofs stay sound, while a refutation that relies
+on such a function is re-checked before it is reported (`Encoding.uninterpreted`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable, Iterable
+
+import z3
+
+from .. import nodes as n
+from ..resolve import ResolvedMechanism, walk
+from ..types import BOOL, INT, REAL, ListType, TagType, TupleType, Type
+
+
+class EncodingError(Exception):
+    """The program uses something this encoding cannot express for the given length (reported as unknown)."""
+
+
+# ------------------------------------------------------------------------------------------------ values
+
+
+@dataclass(frozen=True)
+class TagV:
+    """A tagged value: `code` is the tag's number, `payload` the payload of every tag it may carry."""
+
+    code: z3.ArithRef
+    payload: tuple[tuple[str, tuple], ...]
+
+    def fields(self, tag: str) -> tuple:
+        return dict(self.payload).get(tag, ())
+
+
+@dataclass(frozen=True)
+class TupV:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class ListV:
+    items: tuple
+    """The elements; the length of a list is always concrete in an unrolled program."""
+
+
+@dataclass(frozen=True)
+class SetV:
+    """An index set given by candidate members: element k is a member when guard k holds."""
+
+    members: tuple[tuple[z3.BoolRef, z3.ArithRef], ...]
+
+    def contains(self, x: z3.ArithRef) -> z3.BoolRef:
+        return z3.Or([z3.And(g, e == x) for g, e in self.members]) if self.members else z3.BoolVal(False)
+
+
+@dataclass(frozen=True)
+class RangeV:
+    lo: z3.ArithRef
+    hi: z3.ArithRef
+
+
+Value = object
+
+
+def merge(c: z3.BoolRef, a: Value, b: Value) -> Value:
+    """If(c, a, b) for structured values of the same shape."""
+    if a is b:
+        return a
+    if isinstance(a, TagV) and isinstance(b, TagV):
+        tags = dict(b.payload)
+        merged = []
+        for tag, fields_a in a.payload:
+            fields_b = tags.pop(tag, None)
+            merged.append((tag, fields_a if fields_b is None else tuple(merge(c, x, y) for x, y in zip(fields_a, fields_b))))
+        merged += sorted(tags.items())
+        return TagV(z3.If(c, a.code, b.code), tuple(sorted(merged)))
+    if isinstance(a, TupV) and isinstance(b, TupV):
+        return TupV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)))
+    if isinstance(a, ListV) and isinstance(b, ListV):
+        if len(a.items) != len(b.items):
+            longer, shorter = (a, b) if len(a.items) > len(b.items) else (b, a)
+            padded = shorter.items + longer.items[len(shorter.items):]
+            shorter = ListV(padded)
+            a, b = (longer, shorter) if longer is a else (shorter, longer)
+        return ListV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)))
+    if isinstance(a, SetV) and isinstance(b, SetV):
+        return SetV(tuple((z3.And(c, g), e) for g, e in a.members) + tuple((z3.And(z3.Not(c), g), e) for g, e in b.members))
+    if z3.is_expr(a) and z3.is_expr(b):
+        if a.sort() != b.sort():
+            a, b = _real(a), _real(b)
+        return z3.If(c, a, b)
+    raise EncodingError(f"cannot merge values of different shapes ({type(a).__name__}, {type(b).__name__})")
+
+
+def equal(a: Value, b: Value) -> z3.BoolRef:
+    """Structural equality of two values of the same type (tag payloads compared only for the tag carried)."""
+    if isinstance(a, TagV) and isinstance(b, TagV):
+        parts = [a.code == b.code]
+        codes = {}
+        for tag, fa in a.payload:
+            fb = b.fields(tag)
+            if fa and fb:
+                codes[tag] = z3.And([equal(x, y) for x, y in zip(fa, fb)])
+        for tag, same in codes.items():
+            parts.append(z3.Implies(a.code == TAG_CODES[tag], same))
+        return z3.And(parts)
+    if isinstance(a, TupV) and isinstance(b, TupV):
+        return z3.And([equal(x, y) for x, y in zip(a.items, b.items)])
+    if isinstance(a, ListV) and isinstance(b, ListV):
+        if len(a.items) != len(b.items):
+            return z3.BoolVal(False)
+        return z3.And([equal(x, y) for x, y in zip(a.items, b.items)])
+    if z3.is_expr(a) and z3.is_expr(b):
+        if a.sort() != b.sort():
+            return _real(a) == _real(b)
+        return a == b
+    raise EncodingError("cannot compare values of different shapes")
+
+
+TAG_CODES: dict[str, int] = {}
+
+
+def tag_code(tag: str) -> z3.ArithRef:
+    if tag not in TAG_CODES:
+        TAG_CODES[tag] = len(TAG_CODES) + 1
+    return z3.IntVal(TAG_CODES[tag])
+
+
+def _real(x: z3.ArithRef) -> z3.ArithRef:
+    return z3.ToReal(x) if z3.is_int(x) else x
+
+
+def num(value: Fraction, is_integer: bool) -> z3.ArithRef:
+    if is_integer and value.denominator == 1:
+        return z3.IntVal(value.numerator)
+    return z3.RealVal(value)
+
+
+def default_value(t: Type) -> Value:
+    """A placeholder for a value that is not defined on some path (never observed when the path is taken)."""
+    if t == INT:
+        return z3.IntVal(0)
+    if t == BOOL:
+        return z3.BoolVal(False)
+    if isinstance(t, TagType):
+        return TagV(z3.IntVal(0), tuple((tag, tuple(default_value(p) for p in payload)) for tag, payload in t.payloads))
+    if isinstance(t, TupleType):
+        return TupV(tuple(default_value(i) for i in t.items))
+    if isinstance(t, ListType):
+        return ListV(())
+    return z3.RealVal(0)
+
+
+# ----------------------------------------------------------------------------------------------- encoding
+
+
+@dataclass
+class Encoding:
+    """Symbols shared by every run of one mechanism at one length: parameters, inputs, noise."""
+
+    mech: ResolvedMechanism
+    n: int
+    """The length of every list parameter."""
+    structural: dict[str, int]
+    """Concrete values chosen for integer parameters that shape the program (loop bounds, k of top-k)."""
+    prefix: str = ""
+    params: dict[str, Value] = field(default_factory=dict)
+    """Values on D (public parameters are shared with D')."""
+    neighbour: dict[str, Value] = field(default_factory=dict)
+    """Values on D' of the parameters with an adjacency clause."""
+    noise: dict[tuple[str, int | None], z3.ArithRef] = field(default_factory=dict)
+    """Noise symbols, keyed by (variable, loop index) (index None for a scalar noise variable)."""
+    side: list[z3.BoolRef] = field(default_factory=list)
+    """Side conditions of auxiliary symbols (square roots, positivity of exp)."""
+    uninterpreted: set[str] = field(default_factory=set)
+    assumptions: set[str] = field(default_factory=set)
+    """Measure-zero assumptions used (reported with the verdicts)."""
+    continuous: set[str] = field(default_factory=set)
+    """Names of the z3 symbols of continuous noise."""
+    functions: dict[str, z3.FuncDeclRef] = field(default_factory=dict)
+    counter: int = 0
+
+    def __post_init__(self) -> None:
+        for p in self.mech.params:
+            self.params[p.name] = self._symbol(p.name, p.type)
+            if not p.public:
+                self.neighbour[p.name] = self._symbol(p.name + "'", p.type)
+
+    def _symbol(self, name: str, t: Type) -> Value:
+        if name in self.structural:
+            return z3.IntVal(self.structural[name])
+        if isinstance(t, ListType):
+            return ListV(tuple(self._scalar(f"{name}[{i}]", t.elem) for i in range(self.n)))
+        return self._scalar(name, t)
+
+    def _scalar(self, name: str, t: Type) -> z3.ExprRef:
+        name = self.prefix + name
+        if t == INT:
+            return z3.Int(name)
+        if t == BOOL:
+            return z3.Bool(name)
+        return z3.Real(name)
+
+    def noise_symbol(self, name: str, index: int | None, integer: bool, prefix: str = "") -> z3.ArithRef:
+        key = (prefix + name, index)
+        if key not in self.noise:
+            label = self.prefix + prefix + (f"{name}[{index}]" if index is not None else name)
+            self.noise[key] = z3.Int(label) if integer else z3.Real(label)
+            if not integer:
+                self.continuous.add(label)
+        return self.noise[key]
+
+    def fresh(self, base: str, sort: str = "real") -> z3.ArithRef:
+        self.counter += 1
+        name = f"{self.prefix}%{base}{self.counter}"
+        return z3.Int(name) if sort == "int" else z3.Real(name)
+
+    def function(self, name: str) -> z3.FuncDeclRef:
+        if name not in self.functions:
+            self.functions[name] = z3.Function(name, z3.RealSort(), z3.RealSort())
+            self.uninterpreted.add(name)
+        return self.functions[name]
+
+    def adjacency(self) -> z3.BoolRef:
+        """The neighbouring relation D ~ D' from the `adjacent` clauses."""
+        parts = []
+        for p in self.mech.params:
+            for adj in p.adjacency:
+                here, there = self.params[p.name], self.neighbour[p.name]
+                bound = ExprEval(self, self.params, {}).value(adj.bound) if adj.bound is not None else None
+                if adj.kind == "scalar":
+                    parts.append(_abs(here - there) <= bound)
+                elif adj.kind == "pointwise":
+                    parts += [_abs(a - b) <= bound for a, b in zip(here.items, there.items)]
+                elif adj.kind == "l1":
+                    parts.append(z3.Sum([_abs(a - b) for a, b in zip(here.items, there.items)] or [z3.IntVal(0)]) <= bound)
+                elif adj.kind == "monotone":
+                    pairs = list(zip(here.items, there.items))
+                    parts.append(z3.Or(z3.And([a <= b for a, b in pairs]), z3.And([a >= b for a, b in pairs])))
+        return z3.And(parts)
+
+    def requires(self) -> z3.BoolRef:
+        ev = ExprEval(self, self.params, {})
+        return z3.And([ev.value(r) for r in self.mech.requires] + list(self.side))
+
+
+def _abs(x: z3.ArithRef) -> z3.ArithRef:
+    return z3.If(x >= 0, x, -x)
+
+
+# --------------------------------------------------------------------------------------- expression eval
+
+
+class ExprEval:
+    """Evaluates expressions to z3 values in an environment (parameters, variables, noise, lets, `out`)."""
+
+    def __init__(self, enc: Encoding, env: dict[str, Value], primed: dict[str, Value],
+                 noise: Callable[[str, Value | None, n.Expr], Value] | None = None, out: "OutputSeq | None" = None):
+        self.enc = enc
+        self.env = env
+        self.primed = primed
+        self.noise = noise
+        self.out = out
+
+    def value(self, e: n.Expr) -> Value:
+        return getattr(self, "_" + type(e).__name__)(e)
+
+    def arith(self, e: n.Expr) -> z3.ArithRef:
+        v = self.value(e)
+        if not z3.is_expr(v):
+            raise EncodingError(f"expected a number, found {type(v).__name__}")
+        return v
+
+    def _Number(self, e: n.Number) -> Value:
+        return num(e.value, e.is_integer)
+
+    def _BoolLit(self, e: n.BoolLit) -> Value:
+        return z3.BoolVal(e.value)
+
+    def _Name(self, e: n.Name) -> Value:
+        if e.primed:
+            if e.text in self.env:
+                return self.env[e.text]
+            if e.id in self.primed:
+                return self.primed[e.id]
+            raise EncodingError(f"no value for {e.text}")
+        if e.id in self.env:
+            return self.env[e.id]
+        if e.id == "out" and self.out is not None:
+            return self.out
+        if self.noise is not None:
+            v = self.noise(e.id, None, e)
+            if v is not None:
+                return v
+        # A tag with no payload.
+        return TagV(tag_code(e.id), ((e.id, ()),))
+
+    def _Call(self, e: n.Call) -> Value:
+        f = e.func
+        if f in _BUILTINS:
+            return _BUILTINS[f](self, e)
+        # A tag with a payload.
+        return TagV(tag_code(f), ((f, tuple(self.value(a) for a in e.args)),))
+
+    def _Comprehension(self, e: n.Comprehension) -> Value:
+        candidates = self.candidates(e)
+        results = []
+        for guard, index in candidates:
+            saved = self.env.get(e.var)
+            self.env[e.var] = index
+            ok = guard
+            if e.excluded is not None:
+                ok = z3.And(ok, z3.Not(self.member(self.value(e.excluded), index)))
+            if e.condition is not None:
+                ok = z3.And(ok, self.value(e.condition))
+            body = self.value(e.body)
+            results.append((z3.simplify(ok), index, body))
+            if saved is None:
+                del self.env[e.var]
+            else:
+                self.env[e.var] = saved
+        return _fold(e.func, results)
+
+    def candidates(self, e: n.Comprehension) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
+        if e.domain is None:
+            raise EncodingError(f"comprehension over `{e.var}` has no universe")
+        d = self.value(e.domain)
+        if isinstance(d, RangeV):
+            lo, hi = _concrete(d.lo), _concrete(d.hi)
+            if lo is None or hi is None:
+                raise EncodingError("a comprehension range must have concrete bounds at a fixed length")
+            return [(z3.BoolVal(True), z3.IntVal(i)) for i in range(lo, hi)]
+        if isinstance(d, SetV):
+            return [(g, x) for g, x in d.members]
+        if isinstance(d, ListV):
+            return [(z3.BoolVal(True), x) for x in d.items]
+        raise EncodingError("unsupported comprehension domain")
+
+    def member(self, collection: Value, x: z3.ArithRef) -> z3.BoolRef:
+        if isinstance(collection, RangeV):
+            return z3.And(collection.lo <= x, x < collection.hi)
+        if isinstance(collection, SetV):
+            return collection.contains(x)
+        if isinstance(collection, ListV):
+            return z3.Or([x == y for y in collection.items]) if collection.items else z3.BoolVal(False)
+        raise EncodingError("unsupported membership test")
+
+    def _Range(self, e: n.Range) -> Value:
+        return RangeV(self.arith(e.lo), self.arith(e.hi))
+
+    def _Binary(self, e: n.Binary) -> Value:
+        a, b = self.arith(e.left), self.arith(e.right)
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        if e.op == "/":
+            return _real(a) / _real(b)
+        exponent = _concrete(b)
+        if exponent is not None and 0 <= exponent <= 8:
+            result = z3.RealVal(1) if not z3.is_int(a) else z3.IntVal(1)
+            for _ in range(exponent):
+                result = result * a
+            return result
+        return _real(a) ** _real(b)
+
+    def _Unary(self, e: n.Unary) -> Value:
+        v = self.value(e.operand)
+        return z3.Not(v) if e.op == "not" else -v
+
+    def _Compare(self, e: n.Compare) -> Value:
+        values = [self.value(x) for x in e.operands]
+        parts = []
+        for op, a, b in zip(e.ops, values, values[1:]):
+            if op == "==":
+                parts.append(equal(a, b))
+            elif op == "!=":
+                parts.append(z3.Not(equal(a, b)))
+            else:
+                parts.append({"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
+                              ">=": lambda: a >= b}[op]())
+        return z3.And(parts) if len(parts) > 1 else parts[0]
+
+    def _BoolOp(self, e: n.BoolOp) -> Value:
+        a, b = self.value(e.left), self.value(e.right)
+        return z3.And(a, b) if e.op == "and" else z3.Or(a, b)
+
+    def _Member(self, e: n.Member) -> Value:
+        inside = self.member(self.value(e.collection), self.arith(e.element))
+        return z3.Not(inside) if e.negated else inside
+
+    def _TagTest(self, e: n.TagTest) -> Value:
+        v = self.value(e.value)
+        if not isinstance(v, TagV):
+            raise EncodingError("tag test on a value that is not tagged")
+        return v.code == tag_code(e.tag)
+
+    def _Conditional(self, e: n.Conditional) -> Value:
+        c = self.value(e.condition)
+        return merge(c, self.value(e.then), self.value(e.orelse))
+
+    def _Index(self, e: n.Index) -> Value:
+        base = e.base
+        if isinstance(base, n.Name) and not base.primed and base.id not in self.env and self.noise is not None:
+            v = self.noise(base.id, self.arith(e.index), e)
+            if v is not None:
+                return v
+        b = self.value(base)
+        if isinstance(b, TupV):
+            return b.items[int(e.index.value)]  # resolution guarantees an integer literal
+        if isinstance(b, OutputSeq):
+            return b.select(self.arith(e.index))
+        if isinstance(b, ListV):
+            return select(b.items, self.arith(e.index), self.enc)
+        raise EncodingError(f"cannot index a {type(b).__name__}")
+
+    def _TupleLit(self, e: n.TupleLit) -> Value:
+        return TupV(tuple(self.value(i) for i in e.items))
+
+    def _ListLit(self, e: n.ListLit) -> Value:
+        return ListV(tuple(self.value(i) for i in e.items))
+
+
+def _concrete(x: z3.ExprRef) -> int | None:
+    x = z3.simplify(x)
+    if z3.is_int_value(x):
+        return x.as_long()
+    if z3.is_rational_value(x) and x.denominator_as_long() == 1:
+        return x.numerator_as_long()
+    return None
+
+
+def select(items: tuple, index: z3.ArithRef, enc: "Encoding | None" = None) -> Value:
+    """items[index] for a symbolic index: an If-chain. A read out of range (which the interpreter reports as an
+    error) gives an unconstrained value, so nothing can be proved from it; such reads occur in branches that
+    are not taken, as in `l == 0 ? T : q[l - 1]`."""
+    if not items:
+        raise EncodingError("indexing an empty list")
+    concrete = _concrete(index)
+    if concrete is not None:
+        if not 0 <= concrete < len(items):
+            if enc is None or not z3.is_expr(items[0]):
+                raise EncodingError(f"index {concrete} is out of range for a list of length {len(items)}")
+            return enc.fresh("out_of_range", "int" if z3.is_int(items[0]) else "real")
+        return items[concrete]
+    result = items[-1]
+    for k in range(len(items) - 2, -1, -1):
+        result = merge(index == k, items[k], result)
+    return result
+
+
+def _fold(func: str, results: list[tuple[z3.BoolRef, z3.ArithRef, Value]]) -> Value:
+    """max/min/argmax/argmin/sum/count/all/any over guarded candidates; ties go to the earliest candidate."""
+    if func == "sum":
+        return z3.Sum([z3.If(g, v, 0) for g, _, v in results]) if results else z3.IntVal(0)
+    if func == "count":
+        return z3.Sum([z3.If(z3.And(g, v), 1, 0) for g, _, v in results]) if results else z3.IntVal(0)
+    if func == "all":
+        return z3.And([z3.Implies(g, v) for g, _, v in results])
+    if func == "any":
+        return z3.Or([z3.And(g, v) for g, _, v in results]) if results else z3.BoolVal(False)
+    if not results:
+        raise EncodingError(f"`{func}` over an empty set")
+    better = (lambda a, b: a > b) if func in ("max", "argmax") else (lambda a, b: a < b)
+    found = z3.BoolVal(False)
+    best_v: Value = results[0][2]
+    best_i: z3.ArithRef = results[0][1]
+    for g, i, v in results:
+        take = z3.And(g, z3.Or(z3.Not(found), better(v, best_v)))
+        best_v = z3.If(take, v, best_v)
+        best_i = z3.If(take, i, best_i)
+        found = z3.Or(found, g)
+    return best_v if func in ("max", "min") else best_i
+
+
+def _ranked(values: tuple, count: int) -> list[tuple[z3.ArithRef, Value]]:
+    """The `count` largest entries as (index, value), descending; ties go to the lower index (a total order,
+    so the result is a function of the values, with no measure-zero assumption)."""
+    chosen: list[z3.ArithRef] = []
+    out = []
+    for _ in range(count):
+        found = z3.BoolVal(False)
+        best_i: z3.ArithRef = z3.IntVal(0)
+        best_v: Value = values[0]
+        for j, v in enumerate(values):
+            free = z3.And([c != j for c in chosen]) if chosen else z3.BoolVal(True)
+            take = z3.And(free, z3.Or(z3.Not(found), v > best_v))
+            best_v = z3.If(take, v, best_v)
+            best_i = z3.If(take, z3.IntVal(j), best_i)
+            found = z3.Or(found, free)
+        chosen.append(best_i)
+        out.append((best_i, best_v))
+    return out
+
+
+def _b_len(ev: ExprEval, e: n.Call) -> Value:
+    v = ev.value(e.args[0])
+    if isinstance(v, OutputSeq):
+        return v.length
+    if isinstance(v, ListV):
+        return z3.IntVal(len(v.items))
+    raise EncodingError("len of a non-list")
+
+
+def _b_min_max(ev: ExprEval, e: n.Call) -> Value:
+    if len(e.args) == 1:
+        items = ev.value(e.args[0]).items
+    else:
+        items = tuple(ev.value(a) for a in e.args)
+    results = [(z3.BoolVal(True), z3.IntVal(k), v) for k, v in enumerate(items)]
+    return _fold(e.func, results)
+
+
+def _b_argmax(ev: ExprEval, e: n.Call) -> Value:
+    items = ev.value(e.args[0]).items
+    _assume_no_ties(ev, items, e)
+    return _fold(e.func, [(z3.BoolVal(True), z3.IntVal(k), v) for k, v in enumerate(items)])
+
+
+def _b_abs(ev: ExprEval, e: n.Call) -> Value:
+    return _abs(ev.arith(e.args[0]))
+
+
+def _b_sqrt(ev: ExprEval, e: n.Call) -> Value:
+    x = _real(ev.arith(e.args[0]))
+    concrete = z3.simplify(x)
+    s = ev.enc.fresh("sqrt")
+    ev.enc.side.append(z3.And(s >= 0, s * s == concrete))
+    return s
+
+
+def _b_function(name: str) -> Callable[[ExprEval, n.Call], Value]:
+    def apply(ev: ExprEval, e: n.Call) -> Value:
+        f = ev.enc.function(name)
+        value = f(_real(ev.arith(e.args[0])))
+        if name in ("exp", "normal_pdf"):
+            ev.enc.side.append(value > 0)
+        if name == "normal_cdf":
+            ev.enc.side.append(z3.And(value >= 0, value <= 1))
+        return value
+    return apply
+
+
+def _continuous_symbols(term: z3.ExprRef, enc: "Encoding") -> set[str]:
+    found: set[str] = set()
+    todo = [term]
+    seen: set[int] = set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            if t.decl().name() in enc.continuous:
+                found.add(t.decl().name())
+        else:
+            todo.extend(t.children())
+    return found
+
+
+def _assume_no_ties(ev: ExprEval, values: tuple, e: n.Expr) -> None:
+    """Lemma 1's proof ignores sets of noise of probability 0 (Theorem 10.1): when every value carries a
+    continuous noise symbol of its own, ties among the values have probability 0 and are excluded."""
+    enc = ev.enc
+    if len(values) < 2 or not all(z3.is_expr(v) for v in values):
+        return
+    own = [_continuous_symbols(v, enc) for v in values]
+    for k, symbols in enumerate(own):
+        others = set().union(*(own[j] for j in range(len(own)) if j != k))
+        if not symbols - others:
+            return
+    enc.side.append(z3.Distinct(*[_real(v) for v in values]))
+    enc.assumptions.add(f"no ties among the noisy values ranked at line {e.span.line} (continuous noise: "
+                        "probability 0, Theorem 10.1)")
+
+
+def _b_top_k_with_gaps(ev: ExprEval, e: n.Call) -> Value:
+    values = ev.value(e.args[0]).items
+    _assume_no_ties(ev, values, e)
+    k = _concrete(ev.arith(e.args[1]))
+    if k is None:
+        raise EncodingError("top_k_with_gaps needs a concrete k at a fixed length")
+    if not 0 <= k < len(values):
+        raise EncodingError(f"top_k_with_gaps needs more than k = {k} values, got {len(values)}")
+    ranked = _ranked(values, k + 1)
+    return ListV(tuple(TupV((ranked[r][0], ranked[r][1] - ranked[r + 1][1])) for r in range(k)))
+
+
+def _b_top_k(ev: ExprEval, e: n.Call) -> Value:
+    values = ev.value(e.args[0]).items
+    _assume_no_ties(ev, values, e)
+    k = _concrete(ev.arith(e.args[1]))
+    if k is None or not 0 <= k <= len(values):
+        raise EncodingError("top_k needs a concrete k no larger than the list")
+    return ListV(tuple(i for i, _ in _ranked(values, k)))
+
+
+def _b_indices(ev: ExprEval, e: n.Call) -> Value:
+    v = ev.value(e.args[0])
+    if isinstance(v, OutputSeq):
+        return SetV(tuple((z3.And(k < v.length), slot.items[0]) for k, slot in enumerate(v.slots)))
+    if isinstance(v, ListV):
+        return SetV(tuple((z3.BoolVal(True), item.items[0]) for item in v.items))
+    raise EncodingError("indices of an unsupported value")
+
+
+def _b_count(ev: ExprEval, e: n.Call) -> Value:
+    v = ev.value(e.args[0])
+    code = tag_code(e.args[1].id)
+    if isinstance(v, OutputSeq):
+        return z3.Sum([z3.If(z3.And(k < v.length, slot.code == code), 1, 0) for k, slot in enumerate(v.slots)]) \
+            if v.slots else z3.IntVal(0)
+    return z3.Sum([z3.If(item.code == code, 1, 0) for item in v.items]) if v.items else z3.IntVal(0)
+
+
+_BUILTINS: dict[str, Callable[[ExprEval, n.Call], Value]] = {
+    "len": _b_len, "min": _b_min_max, "max": _b_min_max, "argmax": _b_argmax, "argmin": _b_argmax,
+    "abs": _b_abs, "sqrt": _b_sqrt, "exp": _b_function("exp"), "ln": _b_function("ln"),
+    "normal_cdf": _b_function("normal_cdf"), "normal_pdf": _b_function("normal_pdf"),
+    "top_k_with_gaps": _b_top_k_with_gaps, "top_k": _b_top_k, "indices": _b_indices, "count": _b_count,
+}
+
+
+# -------------------------------------------------------------------------------------------- output
+
+
+@dataclass(frozen=True)
+class OutputSeq:
+    """The output sequence of a run: slot k holds the k-th output when k < length."""
+
+    slots: tuple
+    length: z3.ArithRef
+
+    def select(self, index: z3.ArithRef) -> Value:
+        return select(self.slots, index)
+
+    def equal(self, other: "OutputSeq") -> z3.BoolRef:
+        parts = [self.length == other.length]
+        for k, (a, b) in enumerate(zip(self.slots, other.slots)):
+            parts.append(z3.Implies(k < self.length, equal(a, b)))
+        return z3.And(parts)
+
+
+# ---------------------------------------------------------------------------------------------- runs
+
+
+@dataclass
+class Draw:
+    """One execution of a sampling statement: the noise member, whether it was drawn, and its value."""
+
+    site: str
+    index: int | None
+    guard: z3.BoolRef
+    value: z3.ArithRef
+    """The noise value in the first run (the aligned run adds the shift)."""
+    stmt: n.Sample
+    args: tuple
+    """The distribution's parameters as evaluated when the sample was drawn."""
+    env: dict
+    """The program variables when the sample was drawn (cost coefficients are read in it)."""
+
+
+class Run:
+    """One symbolic execution: on D with H (`shift` None) or on D' with φ(H) (`shift` gives ψ per draw)."""
+
+    def __init__(self, enc: Encoding, inputs: dict[str, Value], noise_prefix: str = "",
+                 shift: Callable[[str, int | None], z3.ArithRef] | None = None):
+        self.enc = enc
+        self.inputs = inputs
+        self.noise_prefix = noise_prefix
+        self.shift = shift
+        self.vars: dict[str, Value] = dict(inputs)
+        self.draws: list[Draw] = []
+        self.current: dict[str, z3.ArithRef] = {}
+        self.slots: list[Value] = []
+        self.length: z3.ArithRef = z3.IntVal(0)
+        self.branches: list[tuple[n.Expr, z3.BoolRef, z3.BoolRef]] = []
+        """Every branch condition evaluated: (node, guard under which it was evaluated, its value)."""
+        self.loop_exits: list[tuple[n.Break, z3.BoolRef]] = []
+        self.running: list[z3.BoolRef] = []
+        self.active: z3.BoolRef = z3.BoolVal(True)
+        self.output_type = enc.mech.output_type
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def evaluator(self) -> ExprEval:
+        return ExprEval(self.enc, self.vars, {}, noise=self._noise_read)
+
+    def _noise_read(self, name: str, index: Value | None, node: n.Expr) -> Value | None:
+        if index is None and name in self.current:
+            return self.current[name]
+        return None
+
+    def eval(self, e: n.Expr) -> Value:
+        return self.evaluator().value(e)
+
+    # -- statements ---------------------------------------------------------------------------------
+    def execute(self) -> "Run":
+        self.block(self.enc.mech.node.body)
+        return self
+
+    def block(self, body: Iterable[n.Stmt]) -> None:
+        for s in body:
+            self.statement(s)
+
+    def set(self, name: str, value: Value) -> None:
+        old = self.vars.get(name)
+        if old is None:
+            self.vars[name] = value
+        else:
+            self.vars[name] = merge(self.active, value, old)
+
+    def statement(self, s: n.Stmt) -> None:
+        if z3.is_false(z3.simplify(self.active)):
+            return
+        if isinstance(s, n.Assign):
+            value = self.eval(s.value)
+            if s.index is None:
+                self.set(s.target, value)
+            else:
+                index = self.eval(s.index)
+                old = self.vars.get(s.target, ListV(()))
+                position = _concrete(index)
+                if position is not None:
+                    items = list(old.items)
+                    while len(items) <= position:
+                        items.append(default_value(self.enc.mech.variables[s.target].elem))
+                    items[position] = merge(self.active, value, items[position]) if position < len(old.items) else value
+                    self.vars[s.target] = ListV(tuple(items))
+                else:
+                    self.vars[s.target] = ListV(tuple(merge(z3.And(self.active, index == k), value, item)
+                                                      for k, item in enumerate(old.items)))
+        elif isinstance(s, n.Sample):
+            self.sample(s)
+        elif isinstance(s, n.If):
+            c = self.eval(s.condition)
+            self.branches.append((s.condition, self.active, c))
+            outer = self.active
+            self.active = z3.And(outer, c)
+            self.block(s.then)
+            self.active = z3.And(outer, z3.Not(c), *self._running_now())
+            self.block(s.orelse)
+            self.active = z3.And(outer, *self._running_now())
+        elif isinstance(s, n.For):
+            self.loop(s)
+        elif isinstance(s, n.Break):
+            self.loop_exits.append((s, self.active))
+            self.running[-1] = z3.And(self.running[-1], z3.Not(self.active))
+            self.active = z3.BoolVal(False)
+        elif isinstance(s, n.Output):
+            value = self.eval(s.value)
+            new_slots = []
+            for k, slot in enumerate(self.slots):
+                new_slots.append(merge(z3.And(self.active, self.length == k), value, slot))
+            new_slots.append(merge(z3.And(self.active, self.length == len(self.slots)), value,
+                                   default_value(self.output_type)))
+            self.slots = [z3.simplify(x) if z3.is_expr(x) else x for x in new_slots]
+            self.length = z3.simplify(z3.If(self.active, self.length + 1, self.length))
+        else:
+            raise EncodingError(f"unsupported statement {type(s).__name__}")
+
+    def _running_now(self) -> list[z3.BoolRef]:
+        return [self.running[-1]] if self.running else []
+
+    def loop(self, s: n.For) -> None:
+        lo, hi = _concrete(self.eval(s.lo)), _concrete(self.eval(s.hi))
+        if lo is None or hi is None:
+            raise EncodingError(f"the loop at line {s.span.line} has bounds that are not fixed by the length and "
+                                "the structural parameters")
+        outer = self.active
+        self.running.append(z3.BoolVal(True))
+        saved = self.vars.get(s.var)
+        for i in range(lo, hi):
+            self.vars[s.var] = z3.IntVal(i)
+            self.active = z3.And(outer, self.running[-1])
+            self.block(s.body)
+        self.running.pop()
+        self.active = outer
+        if saved is None:
+            self.vars.pop(s.var, None)
+        else:
+            self.vars[s.var] = saved
+
+    def sample(self, s: n.Sample) -> None:
+        site = self.enc.mech.site(s.var)
+        index = self.vars[site.loop.var].as_long() if site.loop is not None else None
+        base = self.enc.noise_symbol(s.var, index, site.distribution.integer, self.noise_prefix)
+        value = base if self.shift is None else base + self.shift(s.var, index)
+        self.current[s.var] = value
+        args = tuple(self.eval(a) for a in s.args)
+        self.draws.append(Draw(s.var, index, z3.simplify(self.active), base, s, args, dict(self.vars)))
+
+    @property
+    def output(self) -> OutputSeq:
+        return OutputSeq(tuple(self.slots), self.length)
+
+
+# -------------------------------------------------------------------------------------------- alignment
+
+
+class AlignmentEval:
+    """The local alignment φ_{D,D',ω} of a first run: lets, shifts ψ and the claim, read over its output ω."""
+
+    def __init__(self, enc: Encoding, run: Run):
+        self.enc = enc
+        self.run = run
+        self.prefix = run.noise_prefix
+        mech = enc.mech
+        env: dict[str, Value] = dict(enc.params)
+        for name in mech.constants:
+            if name in run.vars:
+                env[name] = run.vars[name]
+        self.env = env
+        self.ev = ExprEval(enc, env, enc.neighbour, noise=self._noise, out=run.output)
+        self.lets: dict[str, Value] = {}
+        if mech.alignment is not None:
+            for let in mech.alignment.lets:
+                value = self.ev.value(let.value)
+                self.lets[let.name] = value
+                env[let.name] = value
+        self._cache: dict[tuple[str, int | None], z3.ArithRef] = {}
+
+    def members(self, name: str) -> list[tuple[int | None, z3.ArithRef]]:
+        return sorted(((i, v) for (site, i), v in self.enc.noise.items() if site == self.prefix + name),
+                      key=lambda kv: -1 if kv[0] is None else kv[0])
+
+    def _noise(self, name: str, index: Value | None, node: n.Expr) -> Value | None:
+        site = self.enc.mech.site(name)
+        if site is None:
+            return None
+        members = self.members(name)
+        integer = site.distribution.integer
+        if index is None:
+            return members[0][1] if members else self.enc.noise_symbol(name, None, integer, self.prefix)
+        concrete = _concrete(index)
+        if concrete is not None:
+            return self.enc.noise_symbol(name, concrete, integer, self.prefix)
+        if not members:
+            raise EncodingError(f"noise family {name} has no members at this length")
+        result = members[-1][1]
+        for i, v in reversed(members[:-1]):
+            result = z3.If(index == i, v, result)
+        return result
+
+    def shift(self, name: str, index: int | None) -> z3.ArithRef:
+        """ψ for one noise member (0 when the alignment does not shift it)."""
+        key = (name, index)
+        if key in self._cache:
+            return self._cache[key]
+        shift = self.enc.mech.alignment.shift_of(name) if self.enc.mech.alignment else None
+        if shift is None:
+            value: z3.ArithRef = z3.IntVal(0)
+        else:
+            saved = self.env.get(shift.index_var) if shift.index_var else None
+            if shift.index_var:
+                self.env[shift.index_var] = z3.IntVal(index)
+            value = self.ev.arith(shift.shift)
+            if shift.index_var:
+                if saved is None:
+                    del self.env[shift.index_var]
+                else:
+                    self.env[shift.index_var] = saved
+        self._cache[key] = value
+        return value
+
+    def claim(self) -> z3.ArithRef:
+        return _real(self.ev.arith(self.enc.mech.claim))
+
+    def value(self, e: n.Expr) -> Value:
+        return self.ev.value(e)

@@ -1,0 +1,63 @@
+"""The one place solvers are made: fixed seed, deterministic resource limit, wall-clock timeout.
+
+A verdict comes from `check_valid`: the negation is unsat (proved), sat (refuted, with a model) or unknown
+(with z3's reason). z3 `unknown` is never turned into "proved".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+SEED = 7
+"""z3's random seed for every query, so that verdicts and models are the same on every run."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_ms: int = 10_000
+    """Wall-clock limit per query."""
+    rlimit: int = 20_000_000
+    """z3's deterministic resource limit per query: the same formula gives the same answer on any machine."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: str
+    """"proved", "refuted" or "unknown"."""
+    model: z3.ModelRef | None = None
+    reason: str = ""
+
+
+def make_solver(limits: Limits) -> z3.Solver:
+    solver = z3.Solver()
+    solver.set("random_seed", SEED)
+    solver.set("rlimit", limits.rlimit)
+    solver.set("timeout", limits.timeout_ms)
+    return solver
+
+
+def check_valid(assumptions: list[z3.BoolRef], claim: z3.BoolRef, limits: Limits) -> Answer:
+    """Is `claim` true whenever all `assumptions` hold?"""
+    solver = make_solver(limits)
+    solver.add(*assumptions)
+    solver.add(z3.Not(claim))
+    result = solver.check()
+    if result == z3.unsat:
+        return Answer("proved")
+    if result == z3.sat:
+        return Answer("refuted", solver.model())
+    return Answer("unknown", reason=solver.reason_unknown() or "unknown")
+
+
+def satisfiable(constraints: list[z3.BoolRef], limits: Limits) -> Answer:
+    """Is there a model of all `constraints`? ("refuted" carries it; "proved" means none exists.)"""
+    solver = make_solver(limits)
+    solver.add(*constraints)
+    result = solver.check()
+    if result == z3.sat:
+        return Answer("refuted", solver.model())
+    if result == z3.unsat:
+        return Answer("proved")
+    return Answer("unknown", reason=solver.reason_unknown() or "unknown")

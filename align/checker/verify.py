@@ -1,0 +1,493 @@
+"""Checker stage (obligations -> verdicts): discharge each Lemma 1 obligation with z3, length by length.
+
+For every length n = 1 .. max_length of the list parameters (and every value of the integer parameters that
+shape the program, within `requires`), the mechanism is executed symbolically twice — on (D, H) and on
+(D', φ(H)) — and each obligation becomes a validity query (design.md §1):
+
+- C4a  outputs of the two runs are equal;
+- C4c  Σ over the samples drawn on D of c_i·|ψ_i| is at most the claim evaluated at the output;
+- C4d  shifted noise with a restricted support stays in it (>= 0; integer shifts where needed);
+- C3   noise with no cost coefficient is not shifted;
+- C2   two runs on D with equal outputs draw the same samples (self-composition);
+- C4b  the noise-dependency graph of the shifts has no cycle for any output (`acyclic.py`).
+
+C1 (bounded loops) and C5 (discrete output reads) hold by construction: resolution rejects programs that
+break them. A refutation is the first length at which a query is satisfiable; its model becomes a
+counterexample in the spec's own names. An `unknown` answer is never promoted to "proved".
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from .. import nodes as n
+from ..obligations import Obligation, cost_coefficient, obligations
+from ..resolve import ResolvedMechanism, walk
+from ..symbolic import NotSymbolic, to_z3
+from ..types import ListType, TagType, TupleType
+from ..unparse import unparse
+from . import acyclic, mixture
+from .encode import (TAG_CODES, AlignmentEval, Draw, Encoding, EncodingError, ListV, OutputSeq, Run, TagV, TupV,
+                     _abs, _concrete, _real)
+from .solver import Answer, Limits, check_valid
+
+DEFAULT_MAX_LENGTH = 3
+
+
+@dataclass
+class Verdict:
+    """The outcome for one obligation."""
+
+    obligation: Obligation
+    status: str = "proved"
+    """proved | refuted | unknown."""
+    scope: str = ""
+    """For proved: "by construction", "for every input length" or "for lengths <= N"."""
+    seconds: float = 0.0
+    reason: str = ""
+    counterexample: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def fail(self, status: str, reason: str = "", counterexample: dict[str, Any] | None = None) -> None:
+        if self.status == "refuted":
+            return
+        if status == "refuted" or self.status == "proved":
+            self.status, self.reason, self.counterexample = status, reason, counterexample
+
+
+@dataclass(frozen=True)
+class Options:
+    max_length: int = DEFAULT_MAX_LENGTH
+    limits: Limits = Limits()
+
+
+# ------------------------------------------------------------------------------------------ entry point
+
+
+def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> list[Verdict]:
+    obs = obligations(mech)
+    if mech.mixture_sites:
+        return [mixture.verify(mech, obs[0])]
+    verdicts = {id(o): Verdict(o) for o in obs}
+    for o in obs:
+        if o.id in ("C1", "C5"):
+            verdicts[id(o)].scope = "by construction"
+    checked = [o for o in obs if o.id not in ("C1", "C5")]
+    lengths = _lengths(mech, options.max_length)
+    tried = 0
+    assumptions: set[str] = set()
+    for n_len in lengths:
+        for structural in _structural_values(mech, n_len):
+            enc = Encoding(mech, n_len, structural)
+            try:
+                if not _feasible(enc):
+                    continue
+                _check_length(mech, enc, checked, verdicts, options)
+            except EncodingError as error:
+                for o in checked:
+                    verdicts[id(o)].fail("unknown", f"length {n_len}: {error}")
+            assumptions |= enc.assumptions
+            tried += 1
+    _confirm(mech, [verdicts[id(o)] for o in checked])
+    bound = max(lengths) if lengths else 0
+    for o in checked:
+        v = verdicts[id(o)]
+        if v.status == "proved":
+            v.scope = f"for lengths <= {bound}" if _has_lists(mech) else "for all inputs"
+            if not tried:
+                v.fail("unknown", "no length satisfies `requires`")
+        if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
+            v.notes += sorted(assumptions)
+    # Shifting noise that has no cost coefficient has no finite cost: C4c cannot hold where C3 fails.
+    c3_failed = [o.site for o in obs if o.id == "C3" and verdicts[id(o)].status == "refuted"]
+    for o in obs:
+        if o.id == "C4c" and c3_failed and verdicts[id(o)].status == "proved":
+            verdicts[id(o)].fail("unknown", "the cost of shifting " + ", ".join(c3_failed) +
+                                 " is not defined: it is not Lipschitz (see C3); the other noise costs at most the claim")
+    return [verdicts[id(o)] for o in obs]
+
+
+def _confirm(mech: ResolvedMechanism, verdicts: list[Verdict]) -> None:
+    """Replay each refutation in the interpreter; one that rests on uninterpreted functions and does not
+    reproduce there is not a refutation of the real mechanism, so it becomes unknown."""
+    from .replay import replay
+
+    for v in verdicts:
+        if v.status != "refuted" or v.counterexample is None or v.obligation.id in ("C2", "C4b"):
+            continue
+        result = replay(mech, v.counterexample)
+        v.counterexample["replay"] = {"confirmed": result.confirmed, "detail": result.detail}
+        if result.confirmed:
+            v.notes.append("confirmed by replaying the counterexample in the interpreter: " + result.detail)
+        elif any("uninterpreted" in note for note in v.notes):
+            v.status, v.reason = "unknown", f"a z3 model that the interpreter does not reproduce ({result.detail})"
+        else:
+            v.notes.append("the floating-point replay does not reproduce this exact-arithmetic counterexample: "
+                           + result.detail)
+
+
+def _feasible(enc: Encoding) -> bool:
+    """Whether some parameters satisfy `requires` at this length (otherwise the length is skipped)."""
+    solver = z3.Solver()
+    solver.set("timeout", 5000)
+    solver.add(enc.requires())
+    return solver.check() != z3.unsat
+
+
+def overall_status(verdicts: list[Verdict]) -> str:
+    statuses = {v.status for v in verdicts}
+    return "refuted" if "refuted" in statuses else "unknown" if "unknown" in statuses else "proved"
+
+
+def _has_lists(mech: ResolvedMechanism) -> bool:
+    return any(isinstance(p.type, ListType) for p in mech.params)
+
+
+def _lengths(mech: ResolvedMechanism, max_length: int) -> list[int]:
+    return list(range(1, max_length + 1)) if _has_lists(mech) else [0]
+
+
+def _structural_names(mech: ResolvedMechanism) -> list[str]:
+    """Integer parameters that fix the shape of the unrolled program: loop bounds, k of top-k, ranges."""
+    ints = {p.name for p in mech.params if str(p.type) == "int"}
+    used: set[str] = set()
+    exprs: list[n.Expr] = []
+    from ..resolve import walk_statements
+    for s in walk_statements(mech.node.body):
+        if isinstance(s, n.For):
+            exprs += [s.lo, s.hi]
+        for value in _stmt_exprs(s):
+            for sub in walk(value):
+                if isinstance(sub, n.Call) and sub.func in ("top_k", "top_k_with_gaps"):
+                    exprs.append(sub.args[1])
+                if isinstance(sub, n.Range):
+                    exprs += [sub.lo, sub.hi]
+    if mech.alignment is not None:
+        for item in (*mech.alignment.lets, *mech.alignment.shifts):
+            value = item.value if isinstance(item, n.Let) else item.shift
+            for sub in walk(value):
+                if isinstance(sub, n.Range):
+                    exprs += [sub.lo, sub.hi]
+    constants = {s.target: s.value for s in mech.node.body if isinstance(s, n.Assign) and s.target in mech.constants}
+    seen: set[str] = set()
+    while exprs:
+        e = exprs.pop()
+        for sub in walk(e):
+            if isinstance(sub, n.Name) and not sub.primed:
+                if sub.id in ints:
+                    used.add(sub.id)
+                elif sub.id in constants and sub.id not in seen:
+                    seen.add(sub.id)
+                    exprs.append(constants[sub.id])
+    return sorted(used)
+
+
+def _stmt_exprs(s: n.Stmt) -> list[n.Expr]:
+    if isinstance(s, n.Assign):
+        return [s.value] + ([s.index] if s.index is not None else [])
+    if isinstance(s, n.Sample):
+        return list(s.args)
+    if isinstance(s, (n.If, n.While)):
+        return [s.condition]
+    if isinstance(s, n.Output):
+        return [s.value]
+    return []
+
+
+def _structural_values(mech: ResolvedMechanism, n_len: int) -> list[dict[str, int]]:
+    names = _structural_names(mech)
+    if not names:
+        return [{}]
+    result = []
+    for values in itertools.product(range(0, n_len + 2), repeat=len(names)):
+        candidate = dict(zip(names, values))
+        enc = Encoding(mech, n_len, candidate)
+        try:
+            req = enc.requires()
+        except EncodingError:
+            continue
+        solver = z3.Solver()
+        solver.set("timeout", 2000)
+        solver.add(req)
+        if solver.check() != z3.unsat:
+            result.append(candidate)
+    return result
+
+
+# ---------------------------------------------------------------------------------------- one length
+
+
+def _support(enc: Encoding, prefix: str = "") -> list[z3.BoolRef]:
+    """Each noise symbol lies in its distribution's support (and satisfies its parameters' constraints)."""
+    parts = []
+    for (name, index), symbol in enc.noise.items():
+        site = enc.mech.site(name[len(prefix):] if prefix and name.startswith(prefix) else name)
+        if site is None:
+            continue
+        d = site.distribution.name
+        if d in ("Exp", "Geo", "Bernoulli"):
+            parts.append(symbol >= 0)
+        if d == "Bernoulli":
+            parts.append(symbol <= 1)
+        if d == "Gamma":
+            parts.append(symbol > 0)
+    return parts
+
+
+def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],
+                  verdicts: dict[int, Verdict], options: Options) -> None:
+    limits = options.limits
+    run1 = Run(enc, enc.params).execute()
+    align = AlignmentEval(enc, run1)
+    inputs = dict(enc.params)
+    inputs.update(enc.neighbour)
+    run2 = Run(enc, inputs, shift=align.shift).execute()
+    base = [enc.requires(), enc.adjacency(), *_support(enc)]
+
+    def record(o: Obligation, answer: Answer, seconds: float, describe) -> None:
+        v = verdicts[id(o)]
+        v.seconds += seconds
+        if answer.status == "refuted":
+            cex = counterexample(enc, run1, run2, align, answer.model, o)
+            cex["why"] = describe(answer.model)
+            if enc.uninterpreted:
+                v.notes.append("the refutation involves " + ", ".join(sorted(enc.uninterpreted)) +
+                               " as uninterpreted functions; replay it to confirm")
+            v.fail("refuted", cex["why"], cex)
+        elif answer.status == "unknown":
+            v.fail("unknown", f"length {enc.n}: z3 says {answer.reason}")
+
+    for o in checked:
+        v = verdicts[id(o)]
+        if v.status == "refuted":
+            continue
+        start = time.perf_counter()
+        if o.id == "C4a":
+            answer = check_valid(base, run1.output.equal(run2.output), limits)
+            record(o, answer, time.perf_counter() - start,
+                   lambda model: _first_difference(model, run1.output, run2.output))
+        elif o.id == "C4c":
+            cost, terms = aligned_cost(enc, run1, align)
+            claim = align.claim()
+            answer = check_valid(base, cost <= claim, limits)
+            record(o, answer, time.perf_counter() - start,
+                   lambda model: f"aligned cost {_show(model, cost)} exceeds the claim {_show(model, claim)}")
+        elif o.id == "C4d":
+            conditions = support_conditions(run1, align)
+            answer = check_valid(base, z3.And([c for c, _ in conditions]), limits)
+            record(o, answer, time.perf_counter() - start,
+                   lambda model: _first_false(model, conditions))
+        elif o.id == "C3":
+            conditions = [(z3.Implies(d.guard, align.shift(d.site, d.index) == 0),
+                           f"{_member(d)} ({d.stmt.dist}, not Lipschitz) is shifted by "
+                           f"{{{_member(d)}}}")
+                          for d in run1.draws if d.site == o.site and not mech.site(d.site).distribution.lipschitz]
+            if not conditions:
+                continue
+            answer = check_valid(base, z3.And([c for c, _ in conditions]), limits)
+            record(o, answer, time.perf_counter() - start,
+                   lambda model: _first_false(model, conditions, align))
+        elif o.id == "C2":
+            answer, describe = _samples_determined(mech, enc, limits)
+            record(o, answer, time.perf_counter() - start, describe)
+        elif o.id == "C4b":
+            answer, describe, note = acyclic.check(mech, enc, run1, align, base, limits)
+            v.notes = [x for x in v.notes if not x.startswith("an order")] + ([note] if note else [])
+            record(o, answer, time.perf_counter() - start, describe)
+
+
+def _member(d: Draw) -> str:
+    return d.site if d.index is None else f"{d.site}[{d.index}]"
+
+
+def aligned_cost(enc: Encoding, run: Run, align: AlignmentEval) -> tuple[z3.ArithRef, list[tuple[Draw, z3.ArithRef]]]:
+    """Σ over the samples drawn in `run` of c_i·|ψ_i| (Definition 7), with c_i from the design table."""
+    terms = []
+    for d in run.draws:
+        site = enc.mech.site(d.site)
+        psi = align.shift(d.site, d.index)
+        if z3.is_int_value(z3.simplify(psi)) and z3.simplify(psi).as_long() == 0:
+            continue
+        if site.distribution.cost is None:
+            continue  # no cost coefficient: C3 decides whether it is shifted at all
+        c = _cost_term(enc, site, d)
+        terms.append((d, z3.If(d.guard, c * _abs(_real(psi)), 0)))
+    return (z3.Sum([t for _, t in terms]) if terms else z3.RealVal(0)), terms
+
+
+def _cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:
+    if site.distribution.cost is None:
+        # Not Lipschitz: no finite coefficient. C3 fails separately; the cost has no bound.
+        return enc.function("unbounded_cost")(z3.RealVal(0))
+    coefficient = cost_coefficient(site)
+    if coefficient is None:
+        raise EncodingError(f"the cost coefficient of {site.display} is not symbolic")
+
+    def lookup(name: str):
+        if name in d.env:
+            return _real(d.env[name])
+        if name in enc.params:
+            return _real(enc.params[name])
+        raise NotSymbolic(name)
+
+    try:
+        return _real(to_z3(coefficient, lookup, enc.function))
+    except NotSymbolic as error:
+        raise EncodingError(f"cannot encode the cost coefficient of {site.display}: {error}") from None
+
+
+def support_conditions(run: Run, align: AlignmentEval) -> list[tuple[z3.BoolRef, str]]:
+    conditions = []
+    for d in run.draws:
+        site = run.enc.mech.site(d.site)
+        shift = run.enc.mech.alignment.shift_of(d.site) if run.enc.mech.alignment else None
+        if shift is None:
+            continue
+        psi = align.shift(d.site, d.index)
+        if site.distribution.nonnegative:
+            conditions.append((z3.Implies(d.guard, _real(d.value) + _real(psi) >= 0),
+                               f"{_member(d)}' = {_member(d)} + ψ is negative"))
+        if site.distribution.integer_shifts:
+            conditions.append((z3.Implies(d.guard, z3.IsInt(_real(psi))),
+                               f"the shift of {_member(d)} is not an integer"))
+    return conditions
+
+
+def _samples_determined(mech: ResolvedMechanism, enc: Encoding, limits: Limits):
+    """C2 by self-composition: two runs on the same D whose outputs agree draw the same samples."""
+    run_a = Run(enc, enc.params, noise_prefix="A.").execute()
+    run_b = Run(enc, enc.params, noise_prefix="B.").execute()
+    pairs = list(zip(run_a.draws, run_b.draws))
+    same = z3.And([a.guard == b.guard for a, b in pairs]) if pairs else z3.BoolVal(True)
+    base = [enc.requires(), *_support(enc)]
+    answer = check_valid(base + [run_a.output.equal(run_b.output)], same, limits)
+
+    def describe(model):
+        for a, b in pairs:
+            if not z3.is_true(model.eval(a.guard == b.guard, model_completion=True)):
+                return (f"two runs on the same input with the same output differ on whether {_member(a)} is drawn "
+                        f"(line {a.stmt.span.line})")
+        return "the samples drawn are not determined by the output"
+
+    return answer, describe
+
+
+# ----------------------------------------------------------------------------------------- counterexamples
+
+
+def _number(model: z3.ModelRef, term: z3.ExprRef) -> Any:
+    value = model.eval(term, model_completion=True)
+    if z3.is_int_value(value):
+        return value.as_long()
+    if z3.is_rational_value(value):
+        f = Fraction(value.numerator_as_long(), value.denominator_as_long())
+        return f.numerator if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+    if z3.is_algebraic_value(value):
+        return float(value.approx(20).as_decimal(17).rstrip("?"))
+    if z3.is_true(value):
+        return True
+    if z3.is_false(value):
+        return False
+    return str(value)
+
+
+def _show(model: z3.ModelRef, term: z3.ExprRef) -> str:
+    v = _number(model, term)
+    if isinstance(v, str) and "/" in v:
+        p, q = v.split("/")
+        return f"{v} ≈ {int(p) / int(q):.6g}"
+    return str(v)
+
+
+def _concrete_value(model: z3.ModelRef, value: Any) -> Any:
+    if isinstance(value, ListV):
+        return [_concrete_value(model, v) for v in value.items]
+    if isinstance(value, TupV):
+        return [_concrete_value(model, v) for v in value.items]
+    if isinstance(value, TagV):
+        code = _number(model, value.code)
+        names = {c: t for t, c in TAG_CODES.items()}
+        tag = names.get(code, "?")
+        fields = [_concrete_value(model, f) for f in value.fields(tag)]
+        return {"tag": tag, "payload": fields} if fields else {"tag": tag}
+    if z3.is_expr(value):
+        return _number(model, value)
+    return str(value)
+
+
+def output_value(model: z3.ModelRef, out: OutputSeq) -> list:
+    length = _number(model, out.length)
+    return [_concrete_value(model, out.slots[k]) for k in range(int(length))]
+
+
+def counterexample(enc: Encoding, run1: Run, run2: Run, align: AlignmentEval, model: z3.ModelRef,
+                   o: Obligation) -> dict[str, Any]:
+    mech = enc.mech
+    args = {name: _concrete_value(model, value) for name, value in enc.params.items()}
+    neighbour = {name: _concrete_value(model, value) for name, value in enc.neighbour.items()}
+    noise: dict[str, Any] = {}
+    for site in mech.noise:
+        draws = [d for d in run1.draws if d.site == site.name]
+        if site.family:
+            size = max((d.index for d in draws), default=-1) + 1
+            values: list[Any] = [None] * size
+            for d in draws:
+                if z3.is_true(model.eval(d.guard, model_completion=True)):
+                    values[d.index] = _number(model, d.value)
+            noise[site.name] = values
+        else:
+            drawn = [d for d in draws if z3.is_true(model.eval(d.guard, model_completion=True))]
+            noise[site.name] = _number(model, drawn[0].value) if drawn else None
+    shifts: dict[str, Any] = {}
+    for site in mech.noise:
+        draws = [d for d in run1.draws if d.site == site.name and
+                 z3.is_true(model.eval(d.guard, model_completion=True))]
+        if site.family:
+            size = max((d.index for d in run1.draws if d.site == site.name), default=-1) + 1
+            values = [None] * size
+            for d in draws:
+                values[d.index] = _number(model, align.shift(d.site, d.index))
+            shifts[site.name] = values
+        elif draws:
+            shifts[site.name] = _number(model, align.shift(site.name, None))
+    return {
+        "format": "align-counterexample/1",
+        "spec": mech.node.span.path,
+        "mechanism": mech.name,
+        "obligation": o.id,
+        "length": enc.n,
+        "args": args,
+        "neighbour": neighbour,
+        "noise": noise,
+        "shifts": shifts,
+        "output": output_value(model, run1.output),
+        "aligned_output": output_value(model, run2.output),
+        "claim": _number(model, align.claim()) if o.id == "C4c" else None,
+    }
+
+
+def _first_difference(model: z3.ModelRef, a: OutputSeq, b: OutputSeq) -> str:
+    out_a, out_b = output_value(model, a), output_value(model, b)
+    if len(out_a) != len(out_b):
+        return f"the output on D has {len(out_a)} item(s), the aligned run on D' has {len(out_b)}"
+    for k, (x, y) in enumerate(zip(out_a, out_b)):
+        if x != y:
+            return f"output {k} differs: {x} on D, {y} on D' with the aligned noise"
+    return "the outputs differ"
+
+
+def _first_false(model: z3.ModelRef, conditions: list[tuple[z3.BoolRef, str]], align: AlignmentEval | None = None) -> str:
+    for condition, text in conditions:
+        if not z3.is_true(model.eval(condition, model_completion=True)):
+            return text
+    return "a condition fails"
+
+
+def model_value(model: z3.ModelRef, term) -> Any:
+    return _concrete_value(model, term)

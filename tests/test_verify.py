@@ -1,0 +1,148 @@
+"""The checker: every spec gets its header's expected verdict; every refutation is confirmed by replay."""
+
+from __future__ import annotations
+
+import io
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import sympy
+
+from align.checker.mixture import _sample_parameters, _sympy
+from align.checker.solver import Limits
+from align.checker.verify import Options, overall_status, verify_mechanism
+from align.cli import main
+from align.expectations import read_expectations
+from align.parse import parse_source, read_source
+from align.resolve import resolve
+from align.span import Source
+from align.symbolic import symbol
+
+from .conftest import ROOT, SPECS, corpus
+
+FILES = corpus()
+IDS = [str(p.relative_to(SPECS)) for p in FILES]
+
+
+@lru_cache(maxsize=None)
+def verified(path: Path):
+    source = read_source(str(path.relative_to(ROOT)))
+    mech = resolve(parse_source(source)).mechanisms[0]
+    return source, mech, verify_mechanism(mech, Options(max_length=3))
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_spec_gets_its_expected_verdict(path: Path):
+    source, mech, verdicts = verified(path)
+    status = overall_status(verdicts)
+    by_id: dict[str, list] = {}
+    for v in verdicts:
+        by_id.setdefault(v.obligation.id, []).append(v)
+    for e in read_expectations(source):
+        if e.kind == "proved":
+            assert status == "proved", [(v.obligation.id, v.status, v.reason) for v in verdicts]
+        elif e.kind == "not-proved":
+            assert any(v.status == "refuted" for v in by_id[e.obligation]), \
+                [(v.obligation.id, v.status, v.reason) for v in verdicts]
+        elif e.kind == "mixture-rule":
+            (mix,) = verdicts
+            assert mix.obligation.id == "MIX" and mix.status == "proved", (mix.status, mix.reason)
+            expected = _sympy(e.value, {})
+            # A decimal expectation is the exact value rounded up in its last digit.
+            tolerance = 1e-12
+            if expected.is_number:
+                digits = len(str(sympy.Rational(str(e.value.value)).evalf(20)).split(".")[-1].rstrip("0"))
+                tolerance = 10.0 ** -digits if digits else 1e-12
+            for point in _sample_parameters(mech, 4, seed=1) or [{}]:
+                subs = {symbol(k): sympy.Rational(str(v)) for k, v in point.items()}
+                rule = float(mix.rule_value.subs(subs).evalf(30))
+                value = float(expected.subs(subs).evalf(30))
+                assert rule <= value + 1e-12 and rule == pytest.approx(value, rel=1e-12, abs=tolerance)
+    for v in verdicts:
+        assert v.status != "proved" or v.scope, "a proof says what it covers"
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_every_refutation_really_breaks_its_obligation(path: Path):
+    _, mech, verdicts = verified(path)
+    for v in verdicts:
+        if v.status != "refuted":
+            continue
+        cex = v.counterexample
+        assert cex is not None and cex["obligation"] == v.obligation.id
+        if v.obligation.id == "C4b":
+            # Acyclicity is not a property of one run: the witness is a self-dependent shift or a cycle.
+            assert "depends on" in cex["why"] or "cycle" in cex["why"], cex["why"]
+        elif v.obligation.id == "MIX":
+            assert cex["claim"] < cex["epsilon"]
+        elif v.obligation.id != "C2":
+            # Replayed with the interpreter's plain floating-point evaluation of the spec.
+            assert cex["replay"]["confirmed"], cex["replay"]
+
+
+def test_sound_specs_are_proved_with_symbolic_parameters():
+    _, mech, verdicts = verified(SPECS / "freegap" / "alg2_svt_gap.dp")
+    assert overall_status(verdicts) == "proved"
+    assert {v.scope for v in verdicts} == {"by construction", "for lengths <= 3"}
+
+
+def _mutant(*replacements: tuple[str, str]):
+    text = (SPECS / "freegap" / "alg2_svt_gap.dp").read_text()
+    for old, new in replacements:
+        assert old in text
+        text = text.replace(old, new)
+    return resolve(parse_source(Source("mutant.dp", text))).mechanisms[0]
+
+
+@pytest.mark.parametrize("change,failing", [
+    (("privacy eps", "privacy eps / 2"), "C4c"),
+    (("xi[i]' = xi[i] + (out[i] is TOP ? 1 + q[i] - q'[i] : 0)", "xi[i]' = xi[i]"), "C4a"),
+    (("eta' = eta + 1", "eta' = eta"), "C4a"),
+    (("if cost > eps - eps1 { break }", ""), "C4c"),
+    ((("xi ~ Lap(2 / eps1)", "xi ~ Exp(2 / eps1)"), ("? 1 + q[i] - q'[i] :", "? q[i] - q'[i] :")), "C4d"),
+    ((("xi ~ Lap(2 / eps1)", "xi ~ Gumbel(0, 2 / eps1)"),), "C3"),
+])
+def test_broken_variants_are_refuted(change, failing):
+    change = change if isinstance(change[0], tuple) else (change,)
+    verdicts = verify_mechanism(_mutant(*change), Options(max_length=2))
+    refuted = {v.obligation.id for v in verdicts if v.status == "refuted"}
+    assert failing in refuted
+
+
+def test_unknown_is_never_proved():
+    mech = _mutant(("privacy eps", "privacy eps"))
+    verdicts = verify_mechanism(mech, Options(max_length=2, limits=Limits(timeout_ms=10_000, rlimit=1)))
+    assert overall_status(verdicts) == "unknown"
+    assert all(v.status in ("unknown", "proved") for v in verdicts)
+    assert {v.obligation.id for v in verdicts if v.status == "proved"} <= {"C1", "C5", "C3"}
+
+
+def test_verify_command_exit_codes_and_counterexample_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    def run(*argv):
+        out, err = io.StringIO(), io.StringIO()
+        return main(list(argv), out, err), out.getvalue(), err.getvalue()
+
+    code, out, _ = run("verify", "--max-length", "2", "specs/freegap/alg2_svt_gap.dp")
+    assert code == 0 and "verdict      proved" in out
+    cex_path = tmp_path / "cex.json"
+    code, out, _ = run("verify", "--max-length", "2", "--counterexample", str(cex_path),
+                       "specs/incorrect/svt_stoddard_no_query_noise.dp")
+    assert code == 1 and "C4a        refuted" in out
+    data = json.loads(cex_path.read_text())
+    assert data["format"] == "align-counterexample/1" and data["obligation"] == "C4a"
+    # The interpreter replays the file and sees the alignment fail on it.
+    code, out, _ = run("run", "specs/incorrect/svt_stoddard_no_query_noise.dp", "--noise-file", str(cex_path),
+                       "--aligned")
+    assert code == 1, out
+    code, out, _ = run("verify", "--output-format", "json", "--max-length", "2",
+                       "specs/freegap/example1_laplace.dp", "tests/diagnostics/undefined_name.dp")
+    assert code == 2
+    doc = json.loads(out)
+    assert doc["files"][0]["mechanisms"][0]["status"] == "proved" and not doc["files"][1]["ok"]
+    code, out, _ = run("verify", "--output-format", "concise", "specs/r2dp/gamma.dp")
+    assert code == 0 and out.startswith("specs/r2dp/gamma.dp:12:11: mechanism gamma: proved: MIX=proved")
