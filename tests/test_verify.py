@@ -82,8 +82,22 @@ def test_every_refutation_really_breaks_its_obligation(path: Path):
             assert cex["replay"]["confirmed"], cex["replay"]
 
 
-def test_sound_specs_are_proved_with_symbolic_parameters():
-    _, mech, verdicts = verified(SPECS / "freegap" / "alg2_svt_gap.dp")
+SVT_FAMILY = ["freegap/alg1_adaptive_svt_gap.dp", "freegap/alg1_adaptive_svt_gap_monotone.dp",
+              "freegap/alg2_svt_gap.dp", "freegap/alg3_adaptive_svt_gap_exp.dp", "freegap/alg3_adaptive_svt_gap_geo.dp",
+              "dworkroth/above_threshold.dp", "dworkroth/sparse.dp", "dworkroth/numeric_sparse.dp"]
+
+
+@pytest.mark.parametrize("name", SVT_FAMILY)
+def test_the_svt_family_is_proved_for_every_input_length(name: str):
+    _, mech, verdicts = verified(SPECS / name)
+    assert overall_status(verdicts) == "proved"
+    assert {v.scope for v in verdicts} == {"by construction", "for every input length"}, \
+        [(v.obligation.id, v.scope, v.notes) for v in verdicts]
+    assert any(note.startswith("loop invariant:") for v in verdicts for note in v.notes)
+
+
+def test_top_k_proofs_are_bounded_and_say_so():
+    _, mech, verdicts = verified(SPECS / "freegap" / "alg4_noisy_top_k_gap.dp")
     assert overall_status(verdicts) == "proved"
     assert {v.scope for v in verdicts} == {"by construction", "for lengths <= 3"}
 
@@ -101,6 +115,7 @@ def _mutant(*replacements: tuple[str, str]):
     (("xi[i]' = xi[i] + (out[i] is TOP ? 1 + q[i] - q'[i] : 0)", "xi[i]' = xi[i]"), "C4a"),
     (("eta' = eta + 1", "eta' = eta"), "C4a"),
     (("if cost > eps - eps1 { break }", ""), "C4c"),
+    (("if cost > eps - eps1 { break }", "if cost > eps { break }"), "C4c"),
     ((("xi ~ Lap(2 / eps1)", "xi ~ Exp(2 / eps1)"), ("? 1 + q[i] - q'[i] :", "? q[i] - q'[i] :")), "C4d"),
     ((("xi ~ Lap(2 / eps1)", "xi ~ Gumbel(0, 2 / eps1)"),), "C3"),
 ])
@@ -146,3 +161,14 @@ def test_verify_command_exit_codes_and_counterexample_file(tmp_path: Path, monke
     assert doc["files"][0]["mechanisms"][0]["status"] == "proved" and not doc["files"][1]["ok"]
     code, out, _ = run("verify", "--output-format", "concise", "specs/r2dp/gamma.dp")
     assert code == 0 and out.startswith("specs/r2dp/gamma.dp:12:11: mechanism gamma: proved: MIX=proved")
+
+
+def test_induction_does_not_prove_what_fails_for_long_inputs():
+    from align.checker import induction
+    from align.checker.verify import _cost_term, _support
+
+    mech = _mutant(("if cost > eps - eps1 { break }", "if cost > eps { break }"))
+    result = induction.prove(mech, Limits(), _cost_term, _support)
+    assert result.proved["C4c"] is not None
+    mech = _mutant(("privacy eps", "privacy eps"))
+    assert induction.prove(mech, Limits(), _cost_term, _support).proved["C4c"] is None

@@ -249,3 +249,14 @@ def _topological(members: list[Member], edges: set[tuple[Member, Member]]) -> li
         order += ready
         remaining = [a for a in remaining if a not in ready]
     return order
+
+
+def reads_no_noise(mech: ResolvedMechanism) -> bool:
+    """No shift (nor any let) mentions a noise variable: every order of the noise is a valid one, at any length."""
+    if mech.alignment is None:
+        return True
+    noise = {s.name for s in mech.noise}
+    from ..resolve import walk
+
+    exprs = [s.shift for s in mech.alignment.shifts] + [let.value for let in mech.alignment.lets]
+    return not any(isinstance(x, n.Name) and not x.primed and x.id in noise for e in exprs for x in walk(e))

@@ -65,6 +65,33 @@ class SetV:
 
 
 @dataclass(frozen=True)
+class LoopList:
+    """A list parameter seen from one abstract loop iteration: only its element at the loop index is known."""
+
+    here: z3.ArithRef
+    length: z3.ArithRef
+    index: z3.ArithRef
+
+    def at(self, index: z3.ArithRef) -> z3.ArithRef:
+        if not index.eq(self.index):
+            raise EncodingError("an inductive proof reads list parameters only at the loop index")
+        return self.here
+
+
+@dataclass(frozen=True)
+class IterOutput:
+    """`out` seen from one abstract loop iteration: out[i] is this iteration's output."""
+
+    slot: object
+    index: z3.ArithRef
+
+    def select(self, index: z3.ArithRef) -> object:
+        if not index.eq(self.index):
+            raise EncodingError("an inductive proof reads the output only at the loop index")
+        return self.slot
+
+
+@dataclass(frozen=True)
 class RangeV:
     lo: z3.ArithRef
     hi: z3.ArithRef
@@ -215,7 +242,7 @@ class Encoding:
     def noise_symbol(self, name: str, index: int | None, integer: bool, prefix: str = "") -> z3.ArithRef:
         key = (prefix + name, index)
         if key not in self.noise:
-            label = self.prefix + prefix + (f"{name}[{index}]" if index is not None else name)
+            label = self.prefix + prefix + (name if index is None else f"{name}[i]" if index == -1 else f"{name}[{index}]")
             self.noise[key] = z3.Int(label) if integer else z3.Real(label)
             if not integer:
                 self.continuous.add(label)
@@ -421,10 +448,12 @@ class ExprEval:
         b = self.value(base)
         if isinstance(b, TupV):
             return b.items[int(e.index.value)]  # resolution guarantees an integer literal
-        if isinstance(b, OutputSeq):
+        if isinstance(b, (OutputSeq, IterOutput)):
             return b.select(self.arith(e.index))
         if isinstance(b, ListV):
             return select(b.items, self.arith(e.index), self.enc)
+        if isinstance(b, LoopList):
+            return b.at(self.arith(e.index))
         raise EncodingError(f"cannot index a {type(b).__name__}")
 
     def _TupleLit(self, e: n.TupleLit) -> Value:
@@ -512,6 +541,8 @@ def _b_len(ev: ExprEval, e: n.Call) -> Value:
         return v.length
     if isinstance(v, ListV):
         return z3.IntVal(len(v.items))
+    if isinstance(v, LoopList):
+        return v.length
     raise EncodingError("len of a non-list")
 
 
@@ -673,6 +704,10 @@ class Draw:
     """The program variables when the sample was drawn (cost coefficients are read in it)."""
 
 
+CURRENT = -1
+"""The loop index of the noise member drawn in the abstract iteration of an inductive proof."""
+
+
 class Run:
     """One symbolic execution: on D with H (`shift` None) or on D' with φ(H) (`shift` gives ψ per draw)."""
 
@@ -795,7 +830,11 @@ class Run:
 
     def sample(self, s: n.Sample) -> None:
         site = self.enc.mech.site(s.var)
-        index = self.vars[site.loop.var].as_long() if site.loop is not None else None
+        index = None
+        if site.loop is not None:
+            index = _concrete(self.vars[site.loop.var])
+            if index is None:
+                index = CURRENT  # the member of the abstract iteration of an inductive proof
         base = self.enc.noise_symbol(s.var, index, site.distribution.integer, self.noise_prefix)
         value = base if self.shift is None else base + self.shift(s.var, index)
         self.current[s.var] = value

@@ -96,10 +96,15 @@ def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> l
             tried += 1
     _confirm(mech, [verdicts[id(o)] for o in checked])
     bound = max(lengths) if lengths else 0
+    unbounded = _induction(mech, options, checked, verdicts) if _has_lists(mech) else {}
     for o in checked:
         v = verdicts[id(o)]
         if v.status == "proved":
-            v.scope = f"for lengths <= {bound}" if _has_lists(mech) else "for all inputs"
+            key = f"C3:{o.site}" if o.id == "C3" else o.id
+            if key in unbounded and unbounded[key] is None:
+                v.scope = "for every input length"
+            else:
+                v.scope = f"for lengths <= {bound}" if _has_lists(mech) else "for all inputs"
             if not tried:
                 v.fail("unknown", "no length satisfies `requires`")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
@@ -111,6 +116,32 @@ def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> l
             verdicts[id(o)].fail("unknown", "the cost of shifting " + ", ".join(c3_failed) +
                                  " is not defined: it is not Lipschitz (see C3); the other noise costs at most the claim")
     return [verdicts[id(o)] for o in obs]
+
+
+def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
+               verdicts: dict[int, Verdict]) -> dict[str, str | None]:
+    """The obligations proved for every length by induction over the main loop (`induction.py`)."""
+    from . import induction
+
+    if any(verdicts[id(o)].status != "proved" for o in checked):
+        return {}
+    start = time.perf_counter()
+    try:
+        result = induction.prove(mech, options.limits, _cost_term, _support)
+    except induction.NotInductive as error:
+        for o in checked:
+            verdicts[id(o)].notes.append(f"no proof for every length: {error}")
+        return {}
+    finally:
+        elapsed = time.perf_counter() - start
+    acyclic_everywhere = acyclic.reads_no_noise(mech)
+    result.proved["C4b"] = None if acyclic_everywhere else "shifts read noise"
+    share = elapsed / max(1, len(checked))
+    for o in checked:
+        verdicts[id(o)].seconds += share
+        if o.id in ("C4a", "C4c") and result.invariant:
+            verdicts[id(o)].notes.append("loop invariant: " + "; ".join(result.invariant))
+    return result.proved
 
 
 def _confirm(mech: ResolvedMechanism, verdicts: list[Verdict]) -> None:

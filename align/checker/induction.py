@@ -1,0 +1,570 @@
+"""Unbounded proofs: Lemma 1's obligations for every input length, by induction over the main loop.
+
+Applies to mechanisms of the SVT shape: statements without loops (the prefix), then one loop
+`for i in 0 .. len(q)` over the queries, and nothing after it. Inside the loop, list parameters are read at
+the loop index only (q[i], q'[i]), noise drawn in the loop is a family indexed by i, and the alignment reads
+the output at the loop index only (out[i]); each iteration that runs outputs exactly one item.
+
+The proof runs the prefix twice (on D with H and on D' with φ(H)), then one *abstract* iteration from a
+symbolic loop-head state of both runs and of the aligned cost so far. A loop invariant is found by Houdini
+elimination over candidates of the shapes that LightDP/ShadowDP-style proofs use, built from the program:
+
+- a loop-carried variable has the same value in both runs (x' = x), or keeps its distance at entry
+  (x' - x = d, e.g. the noisy threshold, T̃' = T̃ + 1);
+- the aligned cost so far is at most a program variable that tracks the budget (aligned_cost <= cost), or
+  at most the claim;
+- the negation of every `break` condition holds at the loop head (cost <= eps - eps1);
+- `invariant` clauses written in the alignment block (aligned_cost, primed names = the aligned run).
+
+Candidates that do not hold at entry, or are not preserved by an iteration that continues, are dropped until
+the rest is inductive. The obligations then become facts about one iteration (C4a: equal outputs and the
+same decision to stop; C4c: aligned cost within the claim at every head and after a `break`; C4d, C3: the
+shifts of the iteration), plus the prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from .. import nodes as n
+from ..resolve import ResolvedMechanism, walk, walk_statements
+from ..types import INT, REAL, ListType
+from .encode import (CURRENT, Encoding, EncodingError, ExprEval, IterOutput, LoopList, OutputSeq, Run, _real,
+                     default_value, equal)
+from .solver import Limits, check_valid
+
+
+class NotInductive(Exception):
+    """The mechanism does not have the shape an inductive proof needs (the bounded verdict stands)."""
+
+
+@dataclass
+class Inductive:
+    """What the induction proved: obligation ids mapped to None (proved) or the reason it could not."""
+
+    proved: dict[str, str | None] = field(default_factory=dict)
+    invariant: list[str] = field(default_factory=list)
+
+
+def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
+    body = list(mech.node.body)
+    loops = [k for k, s in enumerate(body) if isinstance(s, n.For)]
+    if len(loops) != 1 or loops[0] != len(body) - 1:
+        raise NotInductive("the body is not a prefix followed by one loop")
+    loop = body[-1]
+    prefix = body[:-1]
+    if any(isinstance(s, (n.For, n.While)) for s in walk_statements(loop.body)):
+        raise NotInductive("the loop is nested")
+    if not (isinstance(loop.lo, n.Number) and loop.lo.value == 0 and isinstance(loop.hi, n.Call)
+            and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.Name)):
+        raise NotInductive("the loop is not `for i in 0 .. len(q)`")
+    if any(isinstance(s, n.Assign) and s.index is not None for s in walk_statements(loop.body)):
+        raise NotInductive("the loop builds a list")
+    for p in mech.params:
+        for adj in p.adjacency:
+            if adj.kind == "l1":
+                raise NotInductive("L1 adjacency is not local to one iteration")
+    return prefix, loop
+
+
+class _Product:
+    """One abstract iteration of the two runs from a symbolic head state."""
+
+    def __init__(self, mech: ResolvedMechanism, loop: n.For, carried: list[str], enc: Encoding,
+                 entry1: dict, entry2: dict, constants: dict):
+        self.mech = mech
+        self.enc = enc
+        self.i = z3.Int("%i")
+        self.n = z3.Int("%n")
+        self.monotone = z3.Bool("%up")
+        self.head1 = {x: _fresh_like(entry1[x], f"{x}@1") for x in carried}
+        self.head2 = {x: _fresh_like(entry2[x], f"{x}@2") for x in carried}
+        self.acost = z3.Real("%aligned_cost")
+        self.ghost_head = {t: z3.Int(f"#{t}@1") for t in sorted(mech.output_tags)}
+        self.witness_primed: dict = {}
+        self._witness_base: dict = {}
+        inputs1, inputs2, self.adjacent = self._inputs()
+        self.inputs1, self.inputs2 = inputs1, inputs2
+        base1 = {**constants, **{k: v for k, v in entry1.items() if k not in carried}, **inputs1}
+        base2 = {**constants, **{k: v for k, v in entry2.items() if k not in carried}, **inputs2}
+        self.run1 = Run(enc, {**base1, **self.head1, loop.var: self.i})
+        self.run1.running.append(z3.BoolVal(True))
+        self.run1.block(loop.body)
+        self.align = _IterAlignment(self, inputs1, inputs2, constants)
+        self.run2 = Run(enc, {**base2, **self.head2, loop.var: self.i}, shift=self.align.shift)
+        self.run2.running.append(z3.BoolVal(True))
+        self.run2.block(loop.body)
+        self.continues1, self.continues2 = self.run1.running[-1], self.run2.running[-1]
+
+    def current_is(self, tag: str):
+        from .encode import tag_code
+
+        slot = self.run1.slots[0] if self.run1.slots else None
+        if slot is None:
+            return z3.BoolVal(False)
+        return z3.And(self.run1.length >= 1, slot.code == tag_code(tag))
+
+    def witness_env(self, name: str) -> dict:
+        """Parameters seen at a witness index j (with its own adjacency constraints)."""
+        j = z3.Int(name + "#j")
+        env = {}
+        primed = {}
+        for p in self.mech.params:
+            if isinstance(p.type, ListType):
+                here = _scalar(f"{p.name}[{name}#j]", p.type.elem)
+                env[p.name] = LoopList(here, self.n, j)
+                if not p.public:
+                    there = _scalar(f"{p.name}'[{name}#j]", p.type.elem)
+                    primed[p.name] = LoopList(there, self.n, j)
+                    for adj in p.adjacency:
+                        if adj.kind == "pointwise":
+                            bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound)
+                            self.enc.side.append(z3.If(here >= there, here - there, there - here) <= bound)
+                        elif adj.kind == "monotone":
+                            self.enc.side.append(z3.If(self.monotone, here <= there, here >= there))
+            else:
+                env[p.name] = self.enc.params[p.name]
+                if p.name in self.enc.neighbour:
+                    primed[p.name] = self.enc.neighbour[p.name]
+        self.enc.side.extend([j >= 0, j < self.n])
+        self.witness_primed = primed
+        return env
+
+    def _inputs(self):
+        inputs1, inputs2, adjacent = {}, {}, []
+        for p in self.mech.params:
+            value = self.enc.params[p.name]
+            if isinstance(p.type, ListType):
+                here = _scalar(f"{p.name}[i]", p.type.elem)
+                inputs1[p.name] = LoopList(here, self.n, self.i)
+                if not p.public:
+                    there = _scalar(f"{p.name}'[i]", p.type.elem)
+                    inputs2[p.name] = LoopList(there, self.n, self.i)
+                    for adj in p.adjacency:
+                        bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound) \
+                            if adj.bound is not None else None
+                        if adj.kind == "pointwise":
+                            adjacent.append(z3.If(here >= there, here - there, there - here) <= bound)
+                        elif adj.kind == "monotone":
+                            adjacent.append(z3.If(self.monotone, here <= there, here >= there))
+                else:
+                    inputs2[p.name] = inputs1[p.name]
+            else:
+                inputs1[p.name] = value
+                inputs2[p.name] = self.enc.neighbour.get(p.name, value)
+                for adj in p.adjacency:
+                    if adj.kind == "scalar":
+                        bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound)
+                        there = inputs2[p.name]
+                        adjacent.append(z3.If(value >= there, value - there, there - value) <= bound)
+        return inputs1, inputs2, adjacent
+
+    def iteration_cost(self, cost_term) -> z3.ArithRef:
+        terms = []
+        for d in self.run1.draws:
+            psi = self.align.shift(d.site, d.index)
+            site = self.mech.site(d.site)
+            if site.distribution.cost is None:
+                continue
+            terms.append(z3.If(d.guard, cost_term(self.enc, site, d) * z3.If(_real(psi) >= 0, _real(psi), -_real(psi)), 0))
+        return z3.Sum(terms) if terms else z3.RealVal(0)
+
+
+class _InductiveEval(ExprEval):
+    """Alignment expressions seen from the abstract iteration: two comprehension shapes over the whole run
+    have exact abstractions here; any other comprehension over a run-dependent range is not supported."""
+
+    def __init__(self, product: "_Product", *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.product = product
+
+    def _Comprehension(self, e: n.Comprehension):
+        p = self.product
+        d = e.domain
+        if isinstance(d, n.Range):
+            lo, hi = self.arith(d.lo), self.arith(d.hi)
+            starts_at_zero = z3.is_true(z3.simplify(lo == 0))
+            # count(l in 0 .. i + 1: out[l] is TAG): the ghost counter of TAG plus this iteration's output.
+            if e.func == "count" and starts_at_zero and isinstance(e.body, n.TagTest) and \
+                    isinstance(e.body.value, n.Index) and isinstance(e.body.value.base, n.Name) and \
+                    e.body.value.base.id == "out" and isinstance(e.body.value.index, n.Name) and \
+                    e.body.value.index.id == e.var and e.condition is None and e.excluded is None:
+                ghost = p.ghost_head[e.body.tag]
+                if z3.is_true(z3.simplify(hi == p.i + 1)):
+                    return ghost + z3.If(p.current_is(e.body.tag), 1, 0)
+                if z3.is_true(z3.simplify(hi == p.i)):
+                    return ghost
+            # all/any(l in 0 .. len(q): P(l)) over list parameters: a fresh truth value A with
+            # A => P(i) and not A => not P(j) for a witness j (dually for any): exact for every run.
+            if e.func in ("all", "any") and starts_at_zero and z3.is_true(z3.simplify(hi == p.n)) \
+                    and e.condition is None and e.excluded is None:
+                name = f"%{e.func}@{e.span.line}:{e.span.column}"
+                value = z3.Bool(name)
+                here = self._body_at(e, p.i, self.env)
+                there = self._body_at(e, z3.Int(name + "#j"), p.witness_env(name))
+                if e.func == "all":
+                    p.enc.side.extend([z3.Implies(value, here), z3.Implies(z3.Not(value), z3.Not(there))])
+                else:
+                    p.enc.side.extend([z3.Implies(z3.Not(value), z3.Not(here)), z3.Implies(value, there)])
+                return value
+        raise EncodingError(f"`{e.func}` over a range that grows with the input has no inductive encoding")
+
+    def _body_at(self, e: n.Comprehension, index, env: dict):
+        saved_env, saved_primed = self.env, self.primed
+        self.env = {**env, e.var: index}
+        if env is not saved_env:
+            self.primed = {k: v for k, v in self.product.witness_primed.items()}
+        try:
+            return self.value(e.body)
+        finally:
+            self.env, self.primed = saved_env, saved_primed
+
+
+class _IterAlignment:
+    """ψ for the members drawn in the abstract iteration (and for the prefix's scalar noise)."""
+
+    def __init__(self, product: _Product, inputs1: dict, inputs2: dict, constants: dict):
+        self.product = product
+        enc = product.enc
+        env = {**constants, **inputs1}
+        primed = dict(inputs2)
+        out = IterOutput(product.run1.slots[0] if product.run1.slots else default_value(enc.mech.output_type),
+                         product.i)
+        self.ev = _InductiveEval(product, enc, env, primed, noise=self._noise, out=out)
+        self.env = env
+        mech = enc.mech
+        if mech.alignment is not None:
+            for let in mech.alignment.lets:
+                env[let.name] = self.ev.value(let.value)
+
+    def _noise(self, name: str, index, node):
+        site = self.product.mech.site(name)
+        if site is None:
+            return None
+        enc = self.product.enc
+        if index is None:
+            if site.family:
+                raise EncodingError("a family read without index")
+            return enc.noise_symbol(name, None, site.distribution.integer)
+        if not index.eq(self.product.i):
+            raise EncodingError("an inductive proof reads noise families only at the loop index")
+        return enc.noise_symbol(name, CURRENT, site.distribution.integer)
+
+    def shift(self, name: str, index) -> z3.ArithRef:
+        shift = self.product.mech.alignment.shift_of(name) if self.product.mech.alignment else None
+        if shift is None:
+            return z3.IntVal(0)
+        if shift.index_var:
+            saved = self.env.get(shift.index_var)
+            self.env[shift.index_var] = self.product.i
+            try:
+                return self.ev.arith(shift.shift)
+            finally:
+                if saved is None:
+                    del self.env[shift.index_var]
+                else:
+                    self.env[shift.index_var] = saved
+        return self.ev.arith(shift.shift)
+
+
+def _scalar(name: str, t) -> z3.ExprRef:
+    return z3.Int(name) if t == INT else z3.Real(name)
+
+
+def _fresh_like(value, name: str):
+    if z3.is_int(value):
+        return z3.Int(name)
+    if z3.is_bool(value):
+        return z3.Bool(name)
+    if z3.is_expr(value):
+        return z3.Real(name)
+    raise NotInductive(f"loop-carried variable {name} is not a number")
+
+
+def prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Inductive:
+    """Try the inductive proof; raises NotInductive when the shape does not fit."""
+    try:
+        return _prove(mech, limits, cost_term, support_of)
+    except (EncodingError, IndexError, KeyError) as error:
+        raise NotInductive(str(error)) from None
+
+
+def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Inductive:
+    prefix, loop = _shape(mech)
+    if mech.alignment is None:
+        raise NotInductive("no alignment")
+    if any(isinstance(sub, n.Name) and sub.id == "out" for sub in walk(mech.claim)):
+        raise NotInductive("the claim depends on the output")
+    assigned = {s.target for s in walk_statements(loop.body) if isinstance(s, n.Assign)}
+    enc = Encoding(mech, 1, {})
+    # The prefix on D and on D' (with the shifts of its scalar noise).
+    try:
+        pre1 = Run(enc, enc.params)
+        pre1.block(prefix)
+    except EncodingError as error:
+        raise NotInductive(str(error)) from None
+    constants = {c: pre1.vars[c] for c in mech.constants if c in pre1.vars}
+    before = set(pre1.vars)
+    carried = sorted(x for x in assigned if x in before)
+    result = Inductive()
+    try:
+        probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants)
+    except (EncodingError, IndexError) as error:
+        raise NotInductive(str(error)) from None
+    inputs2 = {p: v for p, v in probe.align.ev.primed.items()}
+
+    def prefix_shift(name: str, index):
+        return probe.align.shift(name, index) if index is None else z3.IntVal(0)
+
+    pre2_inputs = {**enc.params, **{k: v for k, v in enc.neighbour.items()}}
+    pre2 = Run(enc, pre2_inputs, shift=prefix_shift)
+    pre2.block(prefix)
+    product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants)
+    base = [enc.requires(), *product.adjacent, *support_of(enc), product.i >= 0, product.i < product.n]
+    entry_cost = _prefix_cost(pre1, probe, cost_term)
+    claim = _real(ExprEval(enc, {**enc.params, **constants}, {}).arith(mech.claim))
+    head_state = {**{f"{x}@1": product.head1[x] for x in carried}, **{f"{x}@2": product.head2[x] for x in carried}}
+
+    # Candidate invariants: (text, formula over the head state, formula at entry, formula after the iteration).
+    def at(state1: dict, state2: dict, acost, index, ghosts) -> dict:
+        return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts}
+
+    from .encode import tag_code
+
+    entry_ghosts = {t: z3.Sum([z3.If(z3.And(k < pre1.length, slot.code == tag_code(t)), 1, 0)
+                               for k, slot in enumerate(pre1.slots)]) if pre1.slots else z3.IntVal(0)
+                    for t in product.ghost_head}
+    after_ghosts = {t: g + z3.If(product.current_is(t), 1, 0) for t, g in product.ghost_head.items()}
+    entry = at(pre1.vars, pre2.vars, entry_cost, z3.IntVal(0), entry_ghosts)
+    head = at(product.head1, product.head2, product.acost, product.i, product.ghost_head)
+    after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
+               after_ghosts)
+    step = _iteration_cost_bound(mech, product, cost_term)
+    candidates = []
+    for x in carried:
+        if not z3.is_expr(pre1.vars[x]) or z3.is_bool(pre1.vars[x]):
+            continue
+        candidates.append((f"{x}' = {x}", lambda s, x=x: s["s2"][x] == s["s1"][x]))
+        distance = z3.simplify(_real(pre2.vars[x]) - _real(pre1.vars[x]))
+        if not (z3.is_rational_value(distance) and distance.as_fraction() == 0):
+            candidates.append((f"{x}' - {x} = {distance}",
+                               lambda s, x=x, d=distance: _real(s["s2"][x]) - _real(s["s1"][x]) == d))
+        candidates.append((f"aligned_cost <= {x}", lambda s, x=x: s["acost"] <= _real(s["s1"][x])))
+        if z3.is_int(pre1.vars[x]) and step is not None:
+            step_text = " ".join(str(z3.simplify(step)).split())
+            candidates.append((f"aligned_cost <= (its value at entry) + ({x} - {x} at entry)·b, b = {step_text}",
+                               lambda s, x=x: s["acost"] <= entry_cost + _real(s["s1"][x] - pre1.vars[x]) * step))
+        if z3.is_int(pre1.vars[x]):
+            for t in product.ghost_head:
+                offset = z3.simplify(pre1.vars[x] - entry_ghosts[t])
+                candidates.append((f"{x} = (number of {t} outputs so far) + {offset}",
+                                   lambda s, x=x, t=t, o=offset: s["s1"][x] == s["g"][t] + o))
+                candidates.append((f"number of {t} outputs so far <= {x}", lambda s, x=x, t=t: s["g"][t] <= s["s1"][x]))
+    candidates.append(("aligned_cost <= claim", lambda s: s["acost"] <= claim))
+    candidates.append(("aligned_cost <= its value at entry", lambda s: s["acost"] <= entry_cost))
+    for s in walk_statements(loop.body):
+        if isinstance(s, n.If) and len(s.then) == 1 and isinstance(s.then[0], n.Break) and not s.orelse:
+            cond = s.condition
+            candidates.append((f"not ({_text(cond)})", lambda st, c=cond: z3.Not(_eval_in(enc, st["s1"], constants, c))))
+    candidates.append(("aligned_cost >= 0", lambda s: s["acost"] >= 0))
+    # Houdini: keep what holds at entry and is preserved by an iteration that continues.
+    alive = [c for c in candidates if check_valid(_entry_assumptions(enc, pre1, pre2, base), c[1](entry),
+                                                   limits).status == "proved"]
+    changed = True
+    while changed:
+        changed = False
+        assume = base + [c[1](head) for c in alive] + [product.continues1]
+        for c in list(alive):
+            if check_valid(assume, c[1](after), limits).status != "proved":
+                alive.remove(c)
+                changed = True
+                break
+    result.invariant = [text for text, _ in alive]
+    inv = [c[1](head) for c in alive]
+    assume = base + inv
+
+    # C4a: each iteration outputs one item, the same in both runs, and both runs stop together.
+    one = z3.And(product.run1.length == 1, product.run2.length == 1)
+    same = z3.And(equal(product.run1.slots[0], product.run2.slots[0]) if product.run1.slots and
+                  product.run2.slots else z3.BoolVal(False), product.continues1 == product.continues2)
+    prefix_same = OutputSeq(tuple(pre1.slots), pre1.length).equal(OutputSeq(tuple(pre2.slots), pre2.length)) \
+        if pre1.slots else z3.BoolVal(True)
+    c4a = check_valid(assume, z3.And(one, same), limits).status == "proved" and \
+        check_valid(_entry_assumptions(enc, pre1, pre2, base), prefix_same, limits).status == "proved"
+    result.proved["C4a"] = None if c4a else "the iteration's outputs could not be shown equal from the invariant"
+    # C4c: within the claim at every loop head (the loop may end there) and right after a `break`.
+    # At a head the loop may end (i = n), so this check does not assume i < n.
+    at_head = [f for f in assume if not f.eq(product.i < product.n)] + [product.i <= product.n]
+    c4c = check_valid(at_head, product.acost <= claim, limits).status == "proved" and \
+        check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits).status == "proved" and \
+        check_valid(_entry_assumptions(enc, pre1, pre2, base), entry_cost <= claim, limits).status == "proved"
+    result.proved["C4c"] = None if c4c else "the aligned cost could not be bounded by the claim from the invariant"
+    # C4d and C3: the shifts of the iteration's draws and of the prefix's draws.
+    conditions = []
+    for run, align in ((pre1, probe.align), (product.run1, product.align)):
+        for d in run.draws:
+            site = mech.site(d.site)
+            psi = _real(align.shift(d.site, d.index if d.index == CURRENT else None))
+            if site.distribution.nonnegative and mech.alignment.shift_of(d.site) is not None:
+                conditions.append(("C4d", z3.Implies(d.guard, _real(d.value) + psi >= 0)))
+            if site.distribution.integer_shifts and mech.alignment.shift_of(d.site) is not None:
+                conditions.append(("C4d", z3.Implies(d.guard, z3.IsInt(psi))))
+            if not site.distribution.lipschitz:
+                conditions.append((f"C3:{d.site}", z3.Implies(d.guard, psi == 0)))
+    for key in {k for k, _ in conditions} | {"C4d"} | {f"C3:{s.name}" for s in mech.noise}:
+        formulas = [f for k, f in conditions if k == key]
+        ok = not formulas or check_valid(assume, z3.And(formulas), limits).status == "proved"
+        result.proved[key] = None if ok else "not shown for every iteration"
+    result.proved["C2"] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of)
+    return result
+
+
+def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of) -> str | None:
+    """C2 by induction on a self-composition: two runs on the same D whose outputs agree draw the same samples.
+    The invariant keeps the loop-carried variables that provably agree between the two runs."""
+    runs = []
+    for tag in ("A.", "B."):
+        pre = Run(enc, enc.params, noise_prefix=tag)
+        pre.block(prefix)
+        runs.append(pre)
+    pre_a, pre_b = runs
+    i, n_len = z3.Int("%i"), z3.Int("%n")
+    inputs = {}
+    for p in mech.params:
+        if isinstance(p.type, ListType):
+            inputs[p.name] = LoopList(_scalar(f"{p.name}[i]", p.type.elem), n_len, i)
+        else:
+            inputs[p.name] = enc.params[p.name]
+    heads = [{x: _fresh_like(pre.vars[x], f"{x}@{tag}") for x in carried} for pre, tag in ((pre_a, "A"), (pre_b, "B"))]
+    iters = []
+    for pre, head, tag in ((pre_a, heads[0], "A."), (pre_b, heads[1], "B.")):
+        state = {**constants, **{k: v for k, v in pre.vars.items() if k not in carried}, **inputs, **head, loop.var: i}
+        run = Run(enc, state, noise_prefix=tag)
+        run.running.append(z3.BoolVal(True))
+        run.block(loop.body)
+        iters.append(run)
+    a, b = iters
+    base = [enc.requires(), *support_of(enc), i >= 0, i < n_len]
+    same_prefix_out = OutputSeq(tuple(pre_a.slots), pre_a.length).equal(OutputSeq(tuple(pre_b.slots), pre_b.length)) \
+        if pre_a.slots else z3.BoolVal(True)
+    same_iter_out = z3.And(a.length == b.length, *(z3.Implies(k < a.length, equal(x, y))
+                                                   for k, (x, y) in enumerate(zip(a.slots, b.slots))))
+    alive = [x for x in carried if z3.is_expr(pre_a.vars[x]) and not z3.is_bool(pre_a.vars[x]) and
+             check_valid(base + [same_prefix_out], pre_a.vars[x] == pre_b.vars[x], limits).status == "proved"]
+    changed = True
+    while changed:
+        changed = False
+        assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out, a.running[-1]]
+        for x in list(alive):
+            if check_valid(assume, a.vars[x] == b.vars[x], limits).status != "proved":
+                alive.remove(x)
+                changed = True
+                break
+    assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out]
+    guards = [da.guard == db.guard for da, db in zip(a.draws, b.draws)]
+    prefix_guards = [da.guard == db.guard for da, db in zip(pre_a.draws, pre_b.draws)]
+    ok = check_valid(assume, z3.And(*guards, a.running[-1] == b.running[-1]), limits).status == "proved" and \
+        check_valid(base + [same_prefix_out], z3.And(prefix_guards) if prefix_guards else z3.BoolVal(True),
+                    limits).status == "proved"
+    return None if ok else "the draws of an iteration could not be shown to be determined by the output"
+
+
+def _entry_assumptions(enc: Encoding, pre1: Run, pre2: Run, base: list) -> list:
+    return [enc.requires(), *base[1:]]
+
+
+def _prefix_cost(pre1: Run, probe: _Product, cost_term) -> z3.ArithRef:
+    terms = []
+    for d in pre1.draws:
+        site = probe.mech.site(d.site)
+        if site.distribution.cost is None:
+            continue
+        psi = _real(probe.align.shift(d.site, None))
+        terms.append(z3.If(d.guard, cost_term(probe.enc, site, d) * z3.If(psi >= 0, psi, -psi), 0))
+    return z3.Sum(terms) if terms else z3.RealVal(0)
+
+
+def _eval_in(enc: Encoding, state: dict, constants: dict, e: n.Expr):
+    return ExprEval(enc, {**enc.params, **constants, **state}, {}).value(e)
+
+
+def _text(e: n.Expr) -> str:
+    from ..unparse import unparse
+
+    return unparse(e)
+
+
+def _iteration_cost_bound(mech: ResolvedMechanism, product: "_Product", cost_term) -> z3.ArithRef | None:
+    """Σ over the iteration's sampling sites of c·(a bound on |ψ|), for the template
+    aligned_cost <= a + b·counter; None when some shift has no syntactic bound."""
+    total = []
+    seen = set()
+    for d in product.run1.draws:
+        if d.site in seen:
+            continue
+        seen.add(d.site)
+        shift = mech.alignment.shift_of(d.site)
+        if shift is None or not mech.site(d.site).distribution.lipschitz:
+            continue
+        bound = _shift_bound(mech, product, shift.shift)
+        if bound is None:
+            return None
+        total.append(cost_term(product.enc, mech.site(d.site), d) * bound)
+    return z3.Sum(total) if total else None
+
+
+def _shift_bound(mech: ResolvedMechanism, product: "_Product", e: n.Expr) -> z3.ArithRef | None:
+    """An upper bound of |e| from its shape: constants, conditionals, and x - x' paired by adjacency."""
+    if isinstance(e, n.Conditional):
+        a, b = _shift_bound(mech, product, e.then), _shift_bound(mech, product, e.orelse)
+        return None if a is None or b is None else z3.If(a >= b, a, b)
+    terms: list[tuple[int, n.Expr]] = []
+
+    def flatten(x: n.Expr, sign: int) -> None:
+        if isinstance(x, n.Binary) and x.op in "+-":
+            flatten(x.left, sign)
+            flatten(x.right, sign if x.op == "+" else -sign)
+        elif isinstance(x, n.Unary) and x.op == "-":
+            flatten(x.operand, -sign)
+        else:
+            terms.append((sign, x))
+
+    flatten(e, 1)
+    total = z3.RealVal(0)
+    used: set[int] = set()
+    for k, (sign, term) in enumerate(terms):
+        if k in used:
+            continue
+        if isinstance(term, n.Number):
+            total = total + z3.RealVal(abs(term.value))
+            continue
+        if isinstance(term, n.Conditional):
+            bound = _shift_bound(mech, product, term)
+            if bound is None:
+                return None
+            total = total + bound
+            continue
+        base = term.base if isinstance(term, n.Index) else term
+        if not isinstance(base, n.Name):
+            return None
+        partner = next((j for j, (s2, t2) in enumerate(terms) if j not in used and j != k and s2 == -sign and
+                        _same_place(term, t2) and (isinstance(t2, n.Index) and t2.base.primed or
+                                                   isinstance(t2, n.Name) and t2.primed) != base.primed), None)
+        param = mech.param(base.id)
+        if partner is None or param is None or not param.adjacency:
+            return None
+        adj = next((a for a in param.adjacency if a.kind in ("pointwise", "scalar")), None)
+        if adj is None:
+            return None
+        used.add(partner)
+        total = total + _real(ExprEval(product.enc, dict(product.enc.params), {}).arith(adj.bound))
+    return total
+
+
+def _same_place(a: n.Expr, b: n.Expr) -> bool:
+    from ..unparse import unparse
+
+    strip = lambda x: unparse(x).replace("'", "")
+    return strip(a) == strip(b)
