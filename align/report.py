@@ -204,7 +204,7 @@ def _status(style: Style, status: str) -> str:
 
 
 def _requires_text(mech: ResolvedMechanism) -> str:
-    return ", ".join(unparse(r) for r in mech.requires) or "any parameters"
+    return ", ".join(unparse(r) for r in mech.requires) or "values"
 
 
 def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, style: Style = Style(False)) -> str:

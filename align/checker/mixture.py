@@ -276,7 +276,8 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
         return verdict
     verdict.notes.append(f"rule: R²DP Theorem 4.1{' / Corollary 4.2' if len(mix.mixing) > 1 else ''}, "
                          f"u = 1/scale = {show(mix.u)}, Δ = {show(mix.delta)}")
-    verdict.notes.append(f"ε of the rule = {show(rule)}")
+    rule_text = f"{float(rule.evalf(30)):.12g}" if rule.is_number else show(rule)
+    verdict.notes.append(f"ε of the rule = {rule_text}")
     points = _sample_parameters(mech, 6)
     exact = _identical(claim, rule)
     difference = claim - rule
