@@ -71,6 +71,10 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
 
     add_run_arguments(sub.add_parser("run", help="run a mechanism: sample it, replay noise, test its alignment",
                                      description=RUN_DESCRIPTION))
+    from .stats.command import DESCRIPTION as TEST_DESCRIPTION, add_test_arguments
+
+    add_test_arguments(sub.add_parser("test", help="search for a privacy violation by likelihood-ratio tests",
+                                      description=TEST_DESCRIPTION))
     return parser
 
 
@@ -189,6 +193,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             from .interp.command import run_command  # numpy and scipy load only for `run`
 
             return run_command(args, stdout, stderr)
+        if args.command == "test":
+            from .stats.command import test_command  # numpy and scipy load only for `test`
+
+            return test_command(args, stdout, stderr)
         raise AssertionError(f"unhandled command {args.command}")
     except SystemExit as exit_:
         return int(exit_.code) if isinstance(exit_.code, int) else ExitCode.ERROR

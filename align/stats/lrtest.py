@@ -1,0 +1,346 @@
+"""Statistics (the search): input pairs x output events, tested sequentially, in parallel and reproducibly.
+
+For each round k (sizes n_k = base * 2^k, up to `samples`) and each input pair (D, D'):
+
+1. selection: draw n_k samples of M(D) and of M(D') and rank candidate events (events.py) by a
+   Clopper–Pearson lower bound on the loss, in both directions (so each pair is tried in both orders);
+2. test: on FRESH samples (independent seeds; Poissonised sizes N ~ Poisson(n_k), see bounds.py) count the
+   `top` best events and compute the exact p-value of H0: P[M(D) in E] <= e^eps P[M(D') in E].
+
+Every p-value is multiplied by the number of tests the whole search may run (rounds x pairs x top:
+Bonferroni, fixed in advance, so stopping early is allowed); a violation is confirmed when an adjusted p-value
+is <= alpha, and the search stops at the end of that round. The epsilon lower bounds are computed at level
+alpha / (number of tests), so all of them hold simultaneously with probability >= 1 - alpha.
+
+Seeds: the (round k, pair i) unit draws from SeedSequence(seed, spawn_key=(k, i)) and its spawned children
+(selection D, selection D', test D, test D', sizes), so a unit's counts depend only on (seed, k, i): the same
+seed gives the same counts whether units run in this process, in threads or in a process pool (`executor`;
+a Dask `Client.get_executor()` works the same way).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..diagnostics import SpecError, diag
+from ..resolve import ResolvedMechanism
+from ..types import INT, ListType
+from .bounds import epsilon_lower_bound, p_value
+from .events import Candidate, Event, Layout, candidates
+
+
+# ------------------------------------------------------------------------------------------------ pairs
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Values of the private parameters on D and on D' (the public ones are the user's)."""
+
+    name: str
+    d: Mapping[str, Any]
+    d_prime: Mapping[str, Any]
+
+
+def _pattern_lists(length: int, c: float, l1: bool) -> list[tuple[str, list[float], list[float]]]:
+    """StatDP's patterns (Ding et al., CCS 2018, Section 5.1) with the adjacency bound c as the unit change."""
+    n, h = length, length // 2 if length > 1 else 1
+    base = [c] * n
+    if l1:
+        result = [("one above", base, [2 * c] + base[1:]), ("last above", base, base[:-1] + [2 * c]),
+                  ("zeros, one above", [0.0] * n, [c] + [0.0] * (n - 1))]
+        if n >= 2:
+            result.append(("split", base, [1.5 * c, 1.5 * c] + base[2:]))
+        return result
+    result = [
+        ("one above", base, [2 * c] + base[1:]),
+        ("one below", base, [0.0] + base[1:]),
+        ("one above, rest below", base, [2 * c] + [0.0] * (n - 1)),
+        ("one below, rest above", base, [0.0] + [2 * c] * (n - 1)),
+        ("half above, half below", base, [2 * c] * h + [0.0] * (n - h)),
+        ("all above", base, [2 * c] * n),
+        ("all above but last", base, [2 * c] * (n - 1) + [c]),
+        ("x-shape", [c] * h + [0.0] * (n - h), [0.0] * h + [c] * (n - h)),
+        ("one dominant", [c * n] + [0.0] * (n - 1), [c * n - c] + [c] * (n - 1)),
+    ]
+    return result
+
+
+def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int) -> list[Pair]:
+    """The candidate pairs for the private parameters: StatDP's patterns at the adjacency bound.
+
+    A pair that violates `requires` or the adjacency is dropped later (`valid_pairs`).
+    """
+    from ..interp.scalar import Interpreter
+
+    it = Interpreter(mech, trace=False)
+    it.env = dict(public)
+    private = [p for p in mech.params if not p.public]
+    per_param: dict[str, list[tuple[str, Any, Any]]] = {}
+    for p in private:
+        bounds = [(a.kind, float(it.ev(a.bound))) for a in p.adjacency if a.bound is not None]
+        kind, c = min(bounds, key=lambda kc: kc[1]) if bounds else ("pointwise", 1.0)
+        is_int = (p.type.elem if isinstance(p.type, ListType) else p.type) == INT
+        cast = (lambda v: int(round(v))) if is_int else float
+        if isinstance(p.type, ListType):
+            rows = _pattern_lists(length, c, l1=kind == "l1")
+            per_param[p.name] = [(name, [cast(x) for x in a], [cast(x) for x in b]) for name, a, b in rows]
+        else:
+            per_param[p.name] = [("shift", cast(0.0), cast(c)), ("shift up", cast(c), cast(2 * c))]
+    names: list[str] = []
+    for rows in per_param.values():
+        for name, _, _ in rows:
+            if name not in names:
+                names.append(name)
+    pairs = []
+    for name in names:
+        d, d2 = {}, {}
+        for p in private:
+            row = next((r for r in per_param[p.name] if r[0] == name), per_param[p.name][0])
+            d[p.name], d2[p.name] = row[1], row[2]
+        pairs.append(Pair(name, d, d2))
+    return pairs
+
+
+def valid_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: Sequence[Pair]) -> list[Pair]:
+    from ..interp.runner import prepare_arguments, prepare_neighbour
+
+    result = []
+    for pair in pairs:
+        try:
+            args = prepare_arguments(mech, {**public, **pair.d})
+            prepare_arguments(mech, {**public, **pair.d_prime})
+            prepare_neighbour(mech, args, dict(pair.d_prime))
+        except SpecError:
+            continue
+        result.append(pair)
+    return result
+
+
+# ------------------------------------------------------------------------------------------ the units
+
+
+@dataclass(frozen=True)
+class SpecRef:
+    """How a worker finds the mechanism (resolved mechanisms do not pickle): a file and a mechanism name."""
+
+    path: str
+    mechanism: str
+
+
+@lru_cache(maxsize=8)
+def _load(ref: SpecRef) -> ResolvedMechanism:
+    from ..parse import parse_source, read_source
+    from ..resolve import resolve
+
+    spec = resolve(parse_source(read_source(ref.path)))
+    return next(m for m in spec.mechanisms if m.name == ref.mechanism)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One (round, pair): selection then test."""
+
+    ref: SpecRef
+    args: Mapping[str, Any]
+    """All parameters on D."""
+    args_prime: Mapping[str, Any]
+    """All parameters on D'."""
+    n: int
+    seed: int
+    round: int
+    pair: int
+    top: int
+    eps: float
+    """The claimed epsilon (ranks the candidates)."""
+
+
+@dataclass(frozen=True)
+class Tested:
+    """One event tested on the fresh sample of one unit."""
+
+    candidate: Candidate
+    c1: int
+    """Count in the first sample (D when forward, D' otherwise) ..."""
+    n1: int
+    """... of this many samples (a Poisson draw of mean `mean`)."""
+    c2: int
+    n2: int
+    mean: int
+    """The Poisson mean of both sample sizes."""
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    round: int
+    pair: int
+    tested: tuple[Tested, ...]
+    samples: int
+    """Samples drawn by the unit (selection and test, both sides)."""
+
+
+def run_unit(unit: Unit) -> UnitResult:
+    """Selection and test of one (round, pair); a pure function of the unit (module level: it pickles)."""
+    from ..interp.outputs import DiscreteKeys
+    from ..interp.runner import sample
+    from ..interp.vector import tag_table
+
+    mech = _load(unit.ref)
+    root = np.random.SeedSequence(unit.seed, spawn_key=(unit.round, unit.pair))
+    sel1, sel2, test1, test2, sizes = root.spawn(5)
+    s1 = sample(mech, unit.args, unit.n, sel1)
+    s2 = sample(mech, unit.args_prime, unit.n, sel2)
+    layout = Layout.of(s1, max(1, s1.positions, s2.positions))
+    describe = DiscreteKeys(mech.output_type, tag_table(mech))
+    chosen = candidates(layout, describe, layout.keys(s1), layout.reals(s1), layout.keys(s2), layout.reals(s2),
+                        unit.top, unit.eps)
+    size_rng = np.random.Generator(np.random.PCG64(sizes))
+    m1, m2 = (int(x) for x in size_rng.poisson(unit.n, size=2))
+    f1 = sample(mech, unit.args, m1, test1)
+    f2 = sample(mech, unit.args_prime, m2, test2)
+    k1, r1, k2, r2 = layout.keys(f1), layout.reals(f1), layout.keys(f2), layout.reals(f2)
+    tested = []
+    for cand in chosen:
+        a = int(cand.event.contains(k1, r1).sum())
+        b = int(cand.event.contains(k2, r2).sum())
+        if cand.forward:
+            tested.append(Tested(cand, a, m1, b, m2, unit.n))
+        else:
+            tested.append(Tested(cand, b, m2, a, m1, unit.n))
+    return UnitResult(unit.round, unit.pair, tuple(tested), 2 * unit.n + m1 + m2)
+
+
+# ------------------------------------------------------------------------------------------ the search
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One tested (pair, event) with its statistics."""
+
+    pair: Pair
+    event: Event
+    forward: bool
+    c1: int
+    n1: int
+    c2: int
+    n2: int
+    p_value: float
+    """Raw exact p-value of H0: P1 <= e^eps P2."""
+    adjusted_p: float
+    """Bonferroni-adjusted: min(1, p * tests)."""
+    epsilon_lower_bound: float
+    """ln lcb(P1) - ln ucb(P2) at level alpha / tests (simultaneous with all others)."""
+
+    @property
+    def support_mismatch(self) -> bool:
+        return self.c1 > 0 and self.c2 == 0
+
+
+@dataclass
+class Result:
+    claimed_epsilon: float
+    alpha: float
+    seed: int
+    tests: int
+    """Bonferroni factor: rounds x pairs x events per pair."""
+    pairs: list[Pair]
+    samples: int = 0
+    """Samples drawn in all (selection and test, D and D')."""
+    rounds: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def witness(self) -> Finding | None:
+        """The finding with the smallest p-value (ties: the larger bound)."""
+        if not self.findings:
+            return None
+        return min(self.findings, key=lambda f: (f.adjusted_p, -f.epsilon_lower_bound))
+
+    @property
+    def strongest(self) -> Finding | None:
+        """The finding with the largest epsilon lower bound."""
+        if not self.findings:
+            return None
+        return max(self.findings, key=lambda f: f.epsilon_lower_bound)
+
+    @property
+    def violation(self) -> bool:
+        w = self.witness
+        return w is not None and w.adjusted_p <= self.alpha
+
+
+def round_sizes(base: int, samples: int) -> list[int]:
+    sizes, n = [], max(1, base)
+    while True:
+        sizes.append(min(n, samples))
+        if n >= samples:
+            return sizes
+        n *= 2
+
+
+def claimed_epsilon(mech: ResolvedMechanism, args: Mapping[str, Any]) -> float:
+    from ..interp.errors import RunError
+    from ..interp.scalar import Interpreter
+    from ..unparse import unparse
+
+    it = Interpreter(mech, trace=False)
+    it.env = dict(args)
+    try:
+        return float(it.ev(mech.claim))
+    except (RunError, KeyError, LookupError, TypeError):
+        raise SpecError([diag("claim-reads-output", mech.claim.span, claim=unparse(mech.claim))]) from None
+
+
+def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: int = 64_000, base: int = 2_000,
+           alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
+           extra_pairs: Sequence[Pair] = (), patterns: bool = True, stop_early: bool = True,
+           progress: Callable[[str], None] | None = None) -> Result:
+    """Search for a violation of the mechanism's claim; see the module docstring.
+
+    `public`: values of the public parameters (the private ones come from the pairs). `extra_pairs` (the
+    user's D and D', a checker counterexample's) are tried first, then StatDP's patterns unless `patterns` is
+    False. Raises SpecError for bad arguments or no valid pair.
+    """
+    from ..interp.runner import prepare_arguments
+
+    from ..interp.values import convert_arguments
+
+    mech = _load(ref)
+    public_names = {p.name for p in mech.params if p.public}
+    public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
+    candidates_ = list(extra_pairs) + (input_pairs(mech, public, length) if patterns else [])
+    pairs = valid_pairs(mech, public, candidates_)
+    if not pairs:
+        raise SpecError([diag("no-input-pair", mech.node.name_span, mechanism=mech.name, length=length)])
+    args0 = prepare_arguments(mech, {**public, **pairs[0].d})
+    eps = claimed_epsilon(mech, args0)
+    sizes = round_sizes(base, samples)
+    tests = len(sizes) * len(pairs) * top
+    result = Result(eps, alpha, seed, tests, pairs)
+    delta = alpha / tests
+    arguments = [(prepare_arguments(mech, {**public, **p.d}), prepare_arguments(mech, {**public, **p.d_prime}))
+                 for p in pairs]
+    for k, n in enumerate(sizes):
+        units = [Unit(ref, a, a2, n, seed, k, i, top, eps) for i, (a, a2) in enumerate(arguments)]
+        outcomes = list(executor.map(run_unit, units)) if executor is not None else [run_unit(u) for u in units]
+        result.rounds = k + 1
+        for outcome in outcomes:
+            result.samples += outcome.samples
+            pair = pairs[outcome.pair]
+            for t in outcome.tested:
+                p = p_value(t.c1, t.mean, t.c2, t.mean, eps)
+                bound = float(epsilon_lower_bound(t.c1, t.n1, t.c2, t.n2, delta))
+                d, d2 = (pair.d, pair.d_prime) if t.candidate.forward else (pair.d_prime, pair.d)
+                result.findings.append(Finding(Pair(pair.name, d, d2), t.candidate.event, t.candidate.forward,
+                                               t.c1, t.n1, t.c2, t.n2, p, min(1.0, p * tests), bound))
+        if progress is not None:
+            w = result.witness
+            progress(f"round {k + 1}/{len(sizes)}: {n} samples per side, smallest adjusted p = "
+                     f"{w.adjusted_p:.3g}" if w else f"round {k + 1}/{len(sizes)}")
+        if stop_early and result.violation:
+            break
+    return result

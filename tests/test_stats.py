@@ -1,0 +1,84 @@
+"""align/stats/bounds.py: the exact test and the Clopper–Pearson bounds hold their stated error rates.
+
+Each check draws many synthetic binomial/Poisson experiments with a fixed seed and compares the rate of false
+statements with the nominal level, allowing three binomial standard deviations for the finite repetitions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from align.stats.bounds import clopper_pearson, epsilon_lower_bound, lower_bound, p_value, upper_bound
+
+REPS = 4000
+
+
+def _allowed(rate: float, reps: int = REPS) -> float:
+    return rate + 3 * math.sqrt(rate * (1 - rate) / reps)
+
+
+@pytest.mark.parametrize("p,n", [(0.3, 200), (0.01, 1000), (0.9, 50)])
+def test_clopper_pearson_one_sided_bounds_cover(p, n):
+    rng = np.random.default_rng(1)
+    c = rng.binomial(n, p, size=REPS)
+    assert np.mean(lower_bound(c, n, 0.05) > p) <= _allowed(0.05)
+    assert np.mean(upper_bound(c, n, 0.05) < p) <= _allowed(0.05)
+
+
+def test_clopper_pearson_extremes_and_two_sided():
+    assert lower_bound(0, 100, 0.05) == 0.0
+    assert upper_bound(100, 100, 0.05) == 1.0
+    assert upper_bound(0, 100, 0.05) == pytest.approx(1 - 0.05 ** (1 / 100))
+    lo, hi = clopper_pearson(10, 100)
+    assert lo == pytest.approx(lower_bound(10, 100, 0.025), rel=1e-6)
+    assert hi == pytest.approx(upper_bound(10, 100, 0.025), rel=1e-6)
+
+
+@pytest.mark.parametrize("p2,eps", [(0.01, 0.5), (0.05, 1.0), (0.002, 2.0)])
+def test_p_value_is_valid_on_the_boundary_of_h0(p2, eps):
+    """Poissonised counts with P1 = e^eps P2 (the least favourable case): reject at 5% at most 5% of the time."""
+    rng = np.random.default_rng(2)
+    n, reps = 5000, 20000
+    p1 = math.exp(eps) * p2
+    sizes = rng.poisson(n, size=(reps, 2))
+    c1, c2 = rng.binomial(sizes[:, 0], p1), rng.binomial(sizes[:, 1], p2)
+    pvalues = np.asarray([p_value(int(a), n, int(b), n, eps) for a, b in zip(c1, c2)])
+    assert np.mean(pvalues <= 0.05) <= _allowed(0.05, reps)
+    assert np.mean(pvalues <= 0.01) <= _allowed(0.01, reps)
+
+
+def test_p_value_has_power_against_a_larger_loss():
+    rng = np.random.default_rng(3)
+    n, eps, p2 = 20000, 0.5, 0.01
+    p1 = math.exp(2 * eps) * p2
+    small = [p_value(int(rng.binomial(rng.poisson(n), p1)), n, int(rng.binomial(rng.poisson(n), p2)), n, eps)
+             for _ in range(200)]
+    assert np.mean(np.asarray(small) <= 0.05) > 0.95
+
+
+def test_p_value_extremes():
+    assert p_value(0, 100, 5, 100, 1.0) == 1.0
+    assert p_value(50, 1000, 0, 1000, 1.0) < 1e-6  # support mismatch
+    assert 0 < p_value(10, 1000, 0, 1000, 1000.0) <= 1.0  # a huge claimed eps stays finite
+
+
+def test_epsilon_lower_bound_covers_the_true_loss():
+    rng = np.random.default_rng(4)
+    n, p1, p2 = 3000, 0.05, 0.02
+    true = math.log(p1 / p2)
+    c1, c2 = rng.binomial(n, p1, size=REPS), rng.binomial(n, p2, size=REPS)
+    bounds = epsilon_lower_bound(c1, n, c2, n, 0.05)
+    assert np.mean(bounds > true) <= _allowed(0.05)
+    assert np.median(bounds) > 0.3  # and it is informative
+
+
+def test_support_mismatch_bound_is_finite_and_grows_without_cap():
+    small = float(epsilon_lower_bound(500, 1000, 0, 1000, 0.05))
+    large = float(epsilon_lower_bound(500_000, 1_000_000, 0, 1_000_000, 0.05))
+    assert math.isfinite(small) and math.isfinite(large)
+    assert large > small + 6  # about ln(1000) more: no cap at ln(1/c) as in DP-Sniper
+    assert large > 4.6
+    assert float(epsilon_lower_bound(0, 1000, 0, 1000, 0.05)) == -math.inf
