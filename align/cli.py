@@ -67,6 +67,11 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
                              "limit applies as well")
     verify.add_argument("--counterexample", metavar="FILE.json",
                         help="write the first counterexample found, in the format `align run --noise-file` replays")
+    verify.add_argument("--confirm", action="store_true",
+                        help="when an obligation is refuted, run `align test` on the counterexample's input pair "
+                             "(and StatDP's patterns) to tell a broken proof from a broken mechanism")
+    verify.add_argument("--confirm-samples", type=int, default=64_000, metavar="N",
+                        help="sample budget of each --confirm test (default 64000)")
     from .interp.options import DESCRIPTION as RUN_DESCRIPTION, add_run_arguments
 
     add_run_arguments(sub.add_parser("run", help="run a mechanism: sample it, replay noise, test its alignment",
@@ -146,11 +151,20 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             if first_counterexample is None:
                 first_counterexample = next((v.counterexample for v in verdicts if v.status == "refuted"
                                              and v.counterexample is not None and "args" in v.counterexample), None)
+            confirmation = _confirm(path, mech, verdicts, args.confirm_samples) \
+                if args.confirm and status == "refuted" else None
             if args.output_format == "full":
-                stdout.write(verdicts_text(mech, verdicts, status, out_style) + "\n\n")
+                stdout.write(verdicts_text(mech, verdicts, status, out_style) + "\n")
+                if confirmation is not None:
+                    stdout.write(f"  empirical    {confirmation['text']}\n")
+                stdout.write("\n")
             elif args.output_format == "concise":
-                stdout.write(verdicts_concise(mech, verdicts, status) + "\n")
-            mechanisms.append(verdicts_json(mech, verdicts, status))
+                stdout.write(verdicts_concise(mech, verdicts, status) +
+                             (f" ({confirmation['text']})" if confirmation else "") + "\n")
+            document = verdicts_json(mech, verdicts, status)
+            if confirmation is not None:
+                document["confirm"] = confirmation
+            mechanisms.append(document)
         if args.output_format == "json":
             documents.append({"path": path, "ok": True, "diagnostics": [], "mechanisms": mechanisms})
     code = ExitCode.ERROR if errors else ExitCode.REFUTED if "refuted" in statuses else \
@@ -166,6 +180,49 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         json.dump({"command": "verify", "files": documents, "exit_code": int(code)}, stdout, indent=2, default=str)
         stdout.write("\n")
     return code
+
+
+def _confirm(path: str, mech, verdicts: list, samples: int) -> dict:
+    """`align verify --confirm`: run the likelihood-ratio test on a refuted obligation's counterexample pair."""
+    from fractions import Fraction
+
+    from .counterexample import Counterexample
+    from .stats.lrtest import Pair, SpecRef, search
+
+    cex = next((v.counterexample for v in verdicts if v.status == "refuted" and v.counterexample
+                and v.counterexample.get("args")), None)
+    if cex is None:
+        return {"violation": None, "text": "no counterexample pair to test"}
+    decoded = Counterexample.from_json({k: cex[k] for k in ("format", "spec", "mechanism", "obligation", "args",
+                                                             "neighbour", "noise") if k in cex})
+
+    def plain(value):
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return float(value) if isinstance(value, Fraction) else value
+
+    private = {p.name for p in mech.params if not p.public}
+    public = {k: plain(v) for k, v in decoded.args.items() if k not in private}
+    pair = Pair("counterexample", {k: plain(decoded.args[k]) for k in private},
+                {k: plain(decoded.neighbour[k]) for k in private})
+    # StatDP's patterns at a useful length, besides the counterexample's own (often minimal) pair.
+    length = max(5, max((len(v) for v in pair.d.values() if isinstance(v, list)), default=1))
+    try:
+        result = search(SpecRef(path, mech.name), public, length=length, samples=samples, extra_pairs=[pair])
+    except SpecError as error:
+        return {"violation": None, "text": "not tested: " + "; ".join(d.message for d in error.diagnostics)}
+    best = min(result.findings, key=lambda f: f.adjusted_p, default=None)
+    args_text = ", ".join(f"{k} = {v}" for k, v in public.items())
+    if result.violation and best is not None:
+        return {"violation": True, "p": best.adjusted_p, "epsilon_lower_bound": best.epsilon_lower_bound,
+                "samples": result.samples,
+                "text": f"privacy violation confirmed at {args_text}: P[M(D) in E] > e^ε P[M(D') in E] for the "
+                        f"claim ε = {result.claimed_epsilon:.3g} (adjusted p = {best.adjusted_p:.3g}; simultaneous "
+                        f"lower confidence bound on the true ε: {best.epsilon_lower_bound:.3g})"}
+    smallest = best.adjusted_p if best is not None else 1.0
+    return {"violation": False, "samples": result.samples, "smallest_p": smallest,
+            "text": f"the alignment fails, but no violation was found with {result.samples} samples at "
+                    f"{args_text} (smallest adjusted p = {smallest:.3g})"}
 
 
 def _explain(code: str, stdout: TextIO, stderr: TextIO) -> int:

@@ -162,3 +162,21 @@ def test_cli_tries_a_counterexample_pair_first(tmp_path):
                         "--length", "1", "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["claimed_epsilon"] == 0.5 and doc["pairs"] >= 2
+
+
+def test_verify_confirm_tells_a_broken_proof_from_a_broken_mechanism(monkeypatch):
+    import io
+    import json as _json
+
+    from align.cli import main
+
+    from .conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["verify", "--confirm", "--confirm-samples", "20000", "--output-format", "json", "--max-length", "2",
+                 "specs/incorrect/histogram_lap_eps.dp", "specs/incorrect/exp_alignment_leaves_support.dp"], out, err)
+    assert code == 1
+    broken, private = (f["mechanisms"][0]["confirm"] for f in _json.loads(out.getvalue())["files"])
+    assert broken["violation"] is True and broken["p"] <= 0.05
+    assert private["violation"] is False and "no violation was found" in private["text"]
