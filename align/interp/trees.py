@@ -264,19 +264,29 @@ def list_get(lst: ListV, j: Array) -> Tree:
     return tmap(lambda x: take(x, jj), lst.elem)
 
 
-def list_set(lst: ListV, j: Array, value: Tree, mask: Array | None, n: int, capacity: int = 0) -> ListV:
+def list_set(lst: ListV, j: Array, value: Tree, mask: Array | None, n: int, capacity: int = 0,
+             fresh: bool = False) -> ListV:
     """The list with element j set to value on the lanes of mask, updated in place when it is exclusive.
 
     The caller has checked 0 <= j <= length on those lanes; j == length appends. `capacity` is a hint: the
-    number of positions the list is expected to reach (allocated at once instead of by doubling).
+    number of positions the list is expected to reach (allocated at once instead of by doubling). `fresh`
+    says that the entries written hold zeros so far (appends to a list that only ever grows by appending, as
+    `out`): a tag's payloads that the value does not carry are then not written (they would be written zeros).
     """
+    appending = j is lst.length
+    given = value
     if not lst.exclusive:
         lst = ListV(None if lst.elem is None else tmap(np.copy, lst.elem), lst.length.copy(), True)
     per_lane = mask is not None or j.shape[0] > 1 or lanes(value) > 1
     if per_lane and lanes(lst) == 1 and n > 1:
         lst = ListV(None if lst.elem is None else broadcast_lanes(lst.elem, n),
                     np.ascontiguousarray(np.broadcast_to(lst.length, (n,) + lst.length.shape[1:])), True)
-    live = j if mask is None or j.shape[0] == 1 else j[mask]
+    rows = cols = None
+    if mask is None or j.shape[0] == 1:
+        live = j
+    else:
+        rows = np.flatnonzero(mask)
+        live = cols = j[rows]
     need = int(live.max()) + 1 if live.size else 0
     if lst.elem is None:
         first = max(need, 4, capacity)
@@ -296,17 +306,33 @@ def list_set(lst: ListV, j: Array, value: Tree, mask: Array | None, n: int, capa
                 x[:, col] = np.where(expand(mask, v.ndim), v, x[:, col])
             return x
     else:
-        rows = np.arange(n) if mask is None else np.flatnonzero(mask)
-        cols = j[rows]
+        if rows is None:
+            rows, cols = slice(None), j
         same = cols.size > 0 and cols.min() == cols.max()
         target = int(cols[0]) if same else cols  # one position for every lane (the usual case): a column write
+        if not same and isinstance(rows, slice):
+            rows = np.arange(n)
 
         def write(x: Array, v: Array) -> Array:
-            x[rows, target] = v[rows] if v.shape[0] > 1 else v[0]
+            if same:  # on the position's own column (a contiguous view: faster than indexing two axes)
+                column = x[:, target]
+                column[rows] = v[rows] if v.shape[0] > 1 else v[0]
+            else:
+                x[rows, target] = v[rows] if v.shape[0] > 1 else v[0]
             return x
-    lst.elem = tmap(write, elem, value)
-    grown = np.maximum(lst.length, j + 1)
-    lst.length = grown if mask is None else np.where(mask, grown, lst.length)
+    if fresh and isinstance(value, TagV) and isinstance(elem, TagV):
+        # The payloads of other tags stay zero where this value is written (as unify would write them).
+        carried = given.payloads if isinstance(given, TagV) else {}
+        lst.elem = TagV(write(elem.code, value.code),
+                        {k: tuple(tmap(write, x, y) for x, y in zip(e, value.payloads[k])) if k in carried else e
+                         for k, e in elem.payloads.items()})
+    else:
+        lst.elem = tmap(write, elem, value)
+    if appending:  # an append (`output`): the length grows by one on the lanes of mask
+        lst.length = lst.length + 1 if mask is None else lst.length + mask
+    else:
+        grown = np.maximum(lst.length, j + 1)
+        lst.length = grown if mask is None else np.where(mask, grown, lst.length)
     return lst
 
 
