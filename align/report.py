@@ -86,6 +86,21 @@ def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
     }
 
 
+def report_errors(error, source: Source | None, command: str, path: str, as_json: bool, stdout: TextIO,
+                  stderr: TextIO) -> None:
+    """Print a stage's diagnostics: one JSON document on stdout, or located messages on stderr."""
+    import json
+
+    if as_json:
+        json.dump({"command": command, "path": path, "ok": False,
+                   "diagnostics": [diagnostic_json(d) for d in error.diagnostics], "exit_code": 2}, stdout, indent=2)
+        stdout.write("\n")
+        return
+    style = Style.for_stream(stderr)
+    for d in error.diagnostics:
+        stderr.write(render_diagnostic(d, source, style) + "\n\n")
+
+
 # ------------------------------------------------------------------------------------ mechanism summaries
 
 

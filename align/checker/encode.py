@@ -21,8 +21,8 @@ from typing import Callable, Iterable
 import z3
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, walk
-from ..types import BOOL, INT, REAL, ListType, TagType, TupleType, Type
+from ..resolve import ResolvedMechanism
+from ..types import BOOL, INT, ListType, TagType, TupleType, Type
 
 
 class EncodingError(Exception):

@@ -30,7 +30,7 @@ import z3
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, walk, walk_statements
-from ..types import INT, REAL, ListType
+from ..types import INT, ListType
 from .encode import (CURRENT, Encoding, EncodingError, ExprEval, IterOutput, LoopList, OutputSeq, Run, _real,
                      default_value, equal)
 from .solver import Limits, check_valid
@@ -313,7 +313,6 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants)
     except (EncodingError, IndexError) as error:
         raise NotInductive(str(error)) from None
-    inputs2 = {p: v for p, v in probe.align.ev.primed.items()}
 
     def prefix_shift(name: str, index):
         return probe.align.shift(name, index) if index is None else z3.IntVal(0)
@@ -325,7 +324,6 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     base = [enc.requires(), *product.adjacent, *support_of(enc), product.i >= 0, product.i < product.n]
     entry_cost = _prefix_cost(pre1, probe, cost_term)
     claim = _real(ExprEval(enc, {**enc.params, **constants}, {}).arith(mech.claim))
-    head_state = {**{f"{x}@1": product.head1[x] for x in carried}, **{f"{x}@2": product.head2[x] for x in carried}}
 
     # Candidate invariants: (text, formula over the head state, formula at entry, formula after the iteration).
     def at(state1: dict, state2: dict, acost, index, ghosts) -> dict:

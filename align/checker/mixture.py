@@ -21,7 +21,7 @@ import sympy
 
 from .. import nodes as n
 from ..obligations import Obligation
-from ..resolve import NoiseSite, ResolvedMechanism, walk_statements
+from ..resolve import NoiseSite, ResolvedMechanism
 from ..symbolic import NotSymbolic, show, symbol, to_sympy
 
 T = sympy.Symbol("t", real=True)

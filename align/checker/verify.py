@@ -30,11 +30,10 @@ from .. import nodes as n
 from ..obligations import Obligation, cost_coefficient, obligations
 from ..resolve import ResolvedMechanism, walk
 from ..symbolic import NotSymbolic, to_z3
-from ..types import ListType, TagType, TupleType
-from ..unparse import unparse
+from ..types import ListType
 from . import acyclic, mixture
 from .encode import (TAG_CODES, AlignmentEval, Draw, Encoding, EncodingError, ListV, OutputSeq, Run, TagV, TupV,
-                     _abs, _concrete, _real)
+                     _abs, _real)
 from .solver import Answer, Limits, check_valid
 
 DEFAULT_MAX_LENGTH = 3

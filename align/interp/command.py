@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from ..counterexample import Counterexample, save
 from ..diagnostics import ExitCode, SpecError, diag
 from ..parse import parse_source, read_source
-from ..report import Style, diagnostic_json, render_diagnostic
+from ..report import diagnostic_json, report_errors
 from ..resolve import ResolvedMechanism, resolve
 from ..span import Source
 from ..unparse import unparse
@@ -40,14 +40,7 @@ def run_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
         stderr.write(f"align: error[usage]: {error}\n")
         return ExitCode.ERROR
     except SpecError as error:
-        if args.format == "json":
-            json.dump({"command": "run", "path": args.file, "ok": False,
-                       "diagnostics": [diagnostic_json(d) for d in error.diagnostics], "exit_code": 2}, stdout, indent=2)
-            stdout.write("\n")
-        else:
-            style = Style.for_stream(stderr)
-            for d in error.diagnostics:
-                stderr.write(render_diagnostic(d, source, style) + "\n\n")
+        report_errors(error, source, "run", args.file, args.format == "json", stdout, stderr)
         return ExitCode.ERROR
 
 
@@ -169,7 +162,7 @@ def _replay(mech: ResolvedMechanism, args: Any, stdout: TextIO) -> int:
     doc: dict[str, Any] = {"command": "run", "mode": "replay", "path": args.file, "mechanism": mech.name,
                            "args": to_json(values), "noise": to_json(noise), "out": to_json(run.out),
                            "trace": [_event_json(e) for e in run.trace], "unused_noise": run.unused}
-    lines = [f"run on D: " + _arguments_text(values)]
+    lines = ["run on D: " + _arguments_text(values)]
     lines += _trace_lines(run.trace)
     lines.append(f"out = {format_value(run.out)}")
     if run.unused:

@@ -221,7 +221,7 @@ class Summary:
 
         best = heapq.nsmallest(top, self.counts.items(), key=lambda kv: -kv[1])
         ranked = sorted(((c, self.keys.text(k)) for k, c in best), key=lambda ct: (-ct[0], ct[1]))
-        more = "" if not self.untracked else f" or more"
+        more = "" if not self.untracked else " or more"
         lines.append(f"discrete outputs ({len(self.counts)}{more} distinct; · marks a real component):")
         for c, text in ranked:
             lines.append(f"  {c:>10}  {c / self.samples:8.4%}  {text}")
