@@ -179,6 +179,8 @@ CODES: Mapping[str, Code] = _registry(
          "`align test` compares probabilities against e^eps for one eps; a claim that depends on `out` (len(out), count(out, TAG)) is not supported yet."),
     Code("no-input-pair", "no input pair for mechanism `{mechanism}` satisfies its `requires` and adjacency clauses (list length {length})",
          "`align test` generates pairs of private inputs of length --length; choose another --length, or give D and D' with --arg and --neighbour."),
+    Code("plot-needs-matplotlib", "--plot needs matplotlib, which is not installed: pip install 'align[plot]' (or pip install matplotlib)",
+         "`align test --plot FILE.png` draws the figure with matplotlib, an optional extra; install it, or leave out --plot."),
 )
 
 

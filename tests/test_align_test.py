@@ -14,6 +14,7 @@ import re
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from align.cli import main
@@ -180,3 +181,78 @@ def test_verify_confirm_tells_a_broken_proof_from_a_broken_mechanism(monkeypatch
     broken, private = (f["mechanisms"][0]["confirm"] for f in _json.loads(out.getvalue())["files"])
     assert broken["violation"] is True and broken["p"] <= 0.05
     assert private["violation"] is False and "no violation was found" in private["text"]
+
+
+def test_cli_plot_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    from align.stats.plot import bounds_per_pair, epsilon_grid, p_curve
+
+    png = tmp_path / "figure.png"
+    code, out, err = _run("test", str(INCORRECT / "svt_stoddard_no_query_noise.dp"), "--arg", "T=0.5",
+                          "--arg", "eps=1", "--plot", str(png))
+    assert code == 1 and err == "" and "privacy violation confirmed" in out
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    # the curve the figure draws: below alpha at the claim, rising to 1 well beyond the loss
+    result = search(_ref(INCORRECT / "histogram_lap_eps.dp"), {"eps": 0.5}, length=1, samples=4000)
+    grid = epsilon_grid(result)
+    curve = p_curve(result, grid)
+    assert grid[0] == 0 and grid[-1] >= 2 * result.claimed_epsilon
+    assert curve[np.searchsorted(grid, result.claimed_epsilon)] <= result.alpha and curve[-1] > result.alpha
+    assert all(np.diff(curve) >= -1e-12)  # a p-value grows with the test eps
+    assert [name for name, _ in bounds_per_pair(result)] == [p.name for p in result.pairs]
+
+
+def test_cli_plot_without_matplotlib_is_a_clear_error(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
+    png = tmp_path / "figure.png"
+    code, out, err = _run("test", str(INCORRECT / "histogram_lap_eps.dp"), "--arg", "eps=0.5", "--plot", str(png))
+    assert code == 2 and out == "" and not png.exists()
+    assert "error[plot-needs-matplotlib]" in err and "pip install 'align[plot]'" in err
+
+
+def _model(path, public, d, d_prime):
+    from align.interp.runner import prepare_arguments
+    from align.stats.events import additive_noise
+
+    mech = _load(_ref(path))
+    name = next(p.name for p in mech.params if not p.public)
+    return additive_noise(mech, prepare_arguments(mech, {**public, name: d}),
+                          prepare_arguments(mech, {**public, name: d_prime}))
+
+
+def test_exact_privacy_loss_model_is_found_by_replay_only_for_additive_noise():
+    model = _model(INCORRECT / "partial_sums_too_little_noise.dp", {"eps": 0.5}, [1, 1, 1], [2, 1, 1])
+    assert model.dists == ("Lap",) * 3 and model.params == ((2.0,),) * 3
+    assert model.mu == (1, 2, 3) and model.mu_prime == (2, 3, 4)
+    x = np.array([[0.0, 2.5, 10.0], [5.0, 5.0, 5.0]])
+    expected = [sum(abs(x[r, j] - model.mu_prime[j]) - abs(x[r, j] - model.mu[j]) for j in range(3)) / 2.0
+                for r in range(2)]
+    assert np.allclose(model.loss(x), expected)
+    assert _model(ROOT / "specs/freegap/example1_laplace.dp", {"eps": 1}, 0, 100).mu_prime == (100.0,)
+    # noise-dependent control flow or a non-additive output: no model
+    assert _model(ROOT / "specs/dworkroth/above_threshold.dp", {"T": 1, "eps": 1}, [1, 1], [2, 1]) is None
+    assert _model(INCORRECT / "noisy_max_value_laplace.dp", {"eps": 1}, [1, 1], [2, 1]) is None
+
+
+def test_exact_privacy_loss_events_find_a_loss_spread_over_coordinates(monkeypatch):
+    import align.stats.lrtest as lrtest
+
+    # D' shifts every partial sum by 1 (Lap(2) noise): the true loss 5/2 is spread over five outputs
+    kwargs = dict(public={"eps": 0.5}, length=5, samples=16000, base=16000, seed=1, stop_early=False)
+    ref = _ref(INCORRECT / "partial_sums_too_little_noise.dp")
+    with_loss = search(ref, **kwargs)
+    assert any("privacy loss" in f.event.text for f in with_loss.findings)
+    monkeypatch.setattr(lrtest, "additive_noise", lambda *a: None)
+    without = search(ref, **kwargs)
+    assert not any("privacy loss" in f.event.text for f in without.findings)
+    assert 2.5 >= with_loss.strongest.epsilon_lower_bound > without.strongest.epsilon_lower_bound
+    monkeypatch.undo()
+    # on a correct spec the loss events raise no alarm and no bound above the true eps = 1 (the loss is rounded:
+    # the float samples' ulp grids differ under D and D', which an unrounded float loss would detect)
+    correct = search(_ref(ROOT / "specs/freegap/example1_laplace.dp"), {"eps": 1}, length=1, samples=16000,
+                     base=16000, seed=0)
+    assert any("privacy loss" in f.event.text for f in correct.findings)
+    assert not correct.violation and correct.strongest.epsilon_lower_bound <= 1

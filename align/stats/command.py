@@ -12,8 +12,8 @@ import math
 import time
 from typing import Any, TextIO
 
-from ..diagnostics import ExitCode, SpecError
-from ..report import Style, diagnostic_json, render_diagnostic
+from ..diagnostics import ExitCode, SpecError, diag
+from ..report import report_errors
 from ..span import Source
 
 DESCRIPTION = (
@@ -46,6 +46,10 @@ def add_test_arguments(test: Any) -> None:
     test.add_argument("--jobs", type=int, default=1, metavar="J",
                       help="worker processes (default 1); the result does not depend on it")
     test.add_argument("--format", choices=("text", "json"), default="text")
+    test.add_argument("--plot", metavar="FILE.png",
+                      help="also draw the p-value against the test eps (alpha and the claimed eps marked) and the "
+                           "eps lower bound per input pair into FILE.png (needs matplotlib: pip install "
+                           "'align[plot]')")
 
 
 class UsageError(Exception):
@@ -65,6 +69,12 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
             raise UsageError("--length, --samples and --jobs must be at least 1")
         if not 0 < args.alpha < 1:
             raise UsageError("--alpha must be between 0 and 1")
+        plot = getattr(args, "plot", None)
+        if plot:
+            from .plot import available
+
+            if not available():
+                raise SpecError([diag("plot-needs-matplotlib", None)])
         source = read_source(args.file)
         mech = _select(resolve(parse_source(source)), args.mechanism, args.file)
         try:
@@ -109,6 +119,13 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
         if progress is not None:
             stderr.write("\r\033[K")
         seconds = time.perf_counter() - started
+        if plot:
+            from .plot import write_plot
+
+            try:
+                write_plot(plot, mech.name, result)
+            except OSError as error:
+                raise UsageError(f"cannot write {plot}: {error.strerror or error}") from None
         if args.format == "json":
             json.dump(result_json(args.file, mech.name, result, seconds), stdout, indent=2)
             stdout.write("\n")
@@ -119,15 +136,7 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
         stderr.write(f"align: error[usage]: {error}\n")
         return ExitCode.ERROR
     except SpecError as error:
-        if args.format == "json":
-            json.dump({"command": "test", "path": args.file, "ok": False,
-                       "diagnostics": [diagnostic_json(d) for d in error.diagnostics], "exit_code": 2}, stdout,
-                      indent=2)
-            stdout.write("\n")
-        else:
-            style = Style.for_stream(stderr)
-            for d in error.diagnostics:
-                stderr.write(render_diagnostic(d, source, style) + "\n\n")
+        report_errors(error, source, "test", args.file, args.format == "json", stdout, stderr)
         return ExitCode.ERROR
 
 

@@ -10,7 +10,10 @@ and of M(D'), never from the sample they are tested on:
   the min, max and sum of the real entries present (joint events: all released values high, ...):
   threshold events `x <= t` and `x > t`, t on a quantile grid of the pooled selection values (dense in both
   tails, where privacy losses are largest), alone and conditioned on each of the most frequent discrete
-  outputs.
+  outputs;
+- when the mechanism adds noise of a known density to noise-free values, one draw per real output
+  (`AdditiveNoise`, found by replaying the interpreter), the exact privacy loss ln p_D(out)/p_D'(out) as one
+  more real column, with the same threshold events.
 
 Every candidate is scored in both directions (P[M(D) in E] against P[M(D') in E] and the reverse) on the
 selection sample, by the p-value of the claim and by a Clopper–Pearson lower bound on the loss; the best few by
@@ -20,7 +23,10 @@ Events are small frozen dataclasses, so they travel to worker processes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -45,9 +51,11 @@ class Layout:
     key_names: tuple[str, ...]
     """One name per column of the key matrix (the length first)."""
     real_names: tuple[str, ...]
+    loss: "AdditiveNoise | None" = None
+    """When the densities are known: the last real column is the exact privacy loss L(out) (see below)."""
 
     @staticmethod
-    def of(outputs: Outputs, positions: int) -> "Layout":
+    def of(outputs: Outputs, positions: int, loss: "AdditiveNoise | None" = None) -> "Layout":
         keys, reals = ["len(out)"], []
         for c in outputs.columns(positions):
             width = int(np.prod(c.data.shape[1:])) if c.data.ndim > 1 else 1
@@ -56,7 +64,11 @@ class Layout:
             (keys if c.kind in DISCRETE_KINDS else reals).extend(names)
         if len(reals) > 1:
             reals += ["min of the real entries", "max of the real entries", "sum of the real entries"]
-        return Layout(positions, tuple(keys), tuple(reals))
+        if loss is not None and len(loss.mu) <= positions:
+            reals.append(loss.name)
+        else:
+            loss = None
+        return Layout(positions, tuple(keys), tuple(reals), loss)
 
     def keys(self, outputs: Outputs) -> np.ndarray:
         return outputs.discrete_keys(self.positions)
@@ -66,13 +78,130 @@ class Layout:
         joint events such as "every released value is high" see the loss of all entries at once."""
         x = outputs.real_values(self.positions)
         if x.shape[1] <= 1:
-            return x
+            return x if self.loss is None else np.concatenate([x, self.loss.loss(x)[:, None]], axis=1)
         present = ~np.isnan(x)
         some = present.any(axis=1)
         low = np.where(some, np.where(present, x, np.inf).min(axis=1), np.nan)
         high = np.where(some, np.where(present, x, -np.inf).max(axis=1), np.nan)
         total = np.where(some, np.where(present, x, 0.0).sum(axis=1), np.nan)
-        return np.concatenate([x, low[:, None], high[:, None], total[:, None]], axis=1)
+        parts = [x, low[:, None], high[:, None], total[:, None]]
+        if self.loss is not None:
+            parts.append(self.loss.loss(x)[:, None])
+        return np.concatenate(parts, axis=1)
+
+
+# -------------------------------------------------------------------------- events from the exact privacy loss
+
+LOG_DENSITIES = {
+    "Lap": lambda z, p: -np.abs(z) / p[0] - np.log(2 * p[0]),
+    "Normal": lambda z, p: -0.5 * ((z - p[0]) / p[1]) ** 2 - np.log(p[1]),
+    "Logistic": lambda z, p: -(z - p[0]) / p[1] - 2 * np.logaddexp(0.0, -(z - p[0]) / p[1]) - np.log(p[1]),
+    "Gumbel": lambda z, p: -(z - p[0]) / p[1] - np.exp(-(z - p[0]) / p[1]) - np.log(p[1]),
+}
+"""Log densities (up to constants shared by D and D') of the noises with full support, by the spec's name."""
+
+
+@dataclass(frozen=True)
+class AdditiveNoise:
+    """A mechanism that outputs out[j] = mu_j + eta_j, j < m, with independent noises eta_j of known density
+    (the same on D and D'), mu_j (D) and mu'_j (D') not depending on the noise: then the densities of M(D)
+    and M(D') are known and the privacy loss of an output x is
+
+        L(x) = ln p_D(x) / p_D'(x) = sum_j ln f_j(x_j - mu_j) - ln f_j(x_j - mu'_j).
+
+    The events {L > t} (and {L <= t}) are the Neyman–Pearson optimal ones: every loss, however it is spread
+    over the coordinates, is seen at once."""
+
+    dists: tuple[str, ...]
+    params: tuple[tuple[float, ...], ...]
+    mu: tuple[float, ...]
+    mu_prime: tuple[float, ...]
+
+    @property
+    def name(self) -> str:
+        def v(xs):
+            return "(" + ", ".join(f"{x:.4g}" for x in xs) + ")"
+
+        dist = "/".join(sorted(set(self.dists)))
+        return f"privacy loss ln f(out - {v(self.mu)}) / f(out - {v(self.mu_prime)}) ({dist} noise)"
+
+    def loss(self, x: np.ndarray) -> np.ndarray:
+        """L(x) for each row of x (n, >= m); NaN where an entry is absent."""
+        total = np.zeros(x.shape[0])
+        for j, (dist, p, a, b) in enumerate(zip(self.dists, self.params, self.mu, self.mu_prime)):
+            f = LOG_DENSITIES[dist]
+            with np.errstate(invalid="ignore", over="ignore"):
+                total += f(x[:, j] - a, p) - f(x[:, j] - b, p)
+        # Rounded to 9 decimals: the loss has atoms (e.g. exactly +-|mu - mu'|/b where the Laplace terms are
+        # flat), and the float samples of mu + eta sit on different ulp grids under D and D' (Mironov, CCS
+        # 2012), so the unrounded float loss splits an atom by rounding in a way that tells D from D': a real
+        # property of the floating-point sampler, not of the spec, and a false alarm on correct specs.
+        return np.round(total, 9)
+
+
+def _replay(mech: Any, args: Mapping[str, Any], noise: Mapping[tuple[str, int | None], float],
+            family_length: int) -> tuple[list, list] | None:
+    from ..interp.scalar import Interpreter, NoiseValues
+
+    values: dict[str, Any] = {}
+    for site in mech.noise:
+        if site.family:
+            values[site.name] = [noise.get((site.name, k), 0.0) for k in range(family_length)]
+        else:
+            values[site.name] = noise.get((site.name, None), 0.0)
+    try:
+        run = Interpreter(mech, NoiseValues(mech, values), trace=False).run(dict(args))
+    except Exception:  # a replay that fails (a loop longer than family_length, ...): no model
+        return None
+    return run.out, run.draws
+
+
+def additive_noise(mech: Any, args: Mapping[str, Any], args_prime: Mapping[str, Any]) -> AdditiveNoise | None:
+    """The mechanism's AdditiveNoise model on (D, D'), or None when it does not have that form.
+
+    Found by replaying the reference interpreter (align/interp/scalar.py) with chosen noise: with all noise 0
+    the outputs are mu; with random noise z (several draws, at the noise's own scale) every output must be a
+    real equal to mu_j + z_j, one draw per output, in order, with the same distributions and parameters.
+    This is a check at a few points, not a proof: a wrong model only makes the event less powerful, never
+    the test invalid (the event is still chosen on the selection sample and tested on a fresh one).
+    """
+    if not mech.noise or any(site.distribution.name not in LOG_DENSITIES for site in mech.noise):
+        return None
+    lengths = [len(v) for a in (args, args_prime) for v in a.values() if isinstance(v, (list, tuple))]
+    family_length = 4 * (max(lengths, default=0) + 1)
+    rng = np.random.default_rng(20181015)
+    model = []
+    for a in (args, args_prime):
+        base = _replay(mech, a, {}, family_length)
+        if base is None:
+            return None
+        out0, draws0 = base
+        if not out0 or len(out0) != len(draws0):
+            return None
+        if any(isinstance(x, bool) or not isinstance(x, (float, Fraction)) for x in out0):
+            return None
+        mu = [float(x) for x in out0]
+        for _ in range(3):
+            z = {(d.site.name, d.member): float(rng.laplace(0.0, 1.0 + abs(mu[j]))) for j, d in enumerate(draws0)}
+            again = _replay(mech, a, z, family_length)
+            if again is None:
+                return None
+            out, draws = again
+            if len(out) != len(mu) or len(draws) != len(draws0):
+                return None
+            for j, (x, d, d0) in enumerate(zip(out, draws, draws0)):
+                if (d.site.name, d.member) != (d0.site.name, d0.member) or d.params != d0.params:
+                    return None
+                if isinstance(x, bool) or not isinstance(x, (float, Fraction)):
+                    return None
+                if not math.isclose(float(x), mu[j] + float(d.value), rel_tol=1e-9, abs_tol=1e-9):
+                    return None
+        model.append((tuple(d.site.distribution.name for d in draws0),
+                      tuple(tuple(float(p) for p in d.params) for d in draws0), tuple(mu)))
+    (dists, params, mu), (dists2, params2, mu2) = model
+    if dists != dists2 or params != params2:
+        return None
+    return AdditiveNoise(dists, params, mu, mu2)
 
 
 def _entry_name(column: str, j: int) -> str:

@@ -27,12 +27,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import nodes as n
+from .. import nodes
 from ..diagnostics import SpecError, diag
 from ..resolve import ResolvedMechanism
 from ..types import INT, ListType
 from .bounds import epsilon_lower_bound, p_value
-from .events import Candidate, Event, Layout, candidates
+from .events import Candidate, Event, Layout, additive_noise, candidates
 
 
 # ------------------------------------------------------------------------------------------------ pairs
@@ -195,7 +195,7 @@ def run_unit(unit: Unit) -> UnitResult:
     sel1, sel2, test1, test2, sizes = root.spawn(5)
     s1 = sample(mech, unit.args, unit.n, sel1)
     s2 = sample(mech, unit.args_prime, unit.n, sel2)
-    layout = Layout.of(s1, max(1, s1.positions, s2.positions))
+    layout = Layout.of(s1, max(1, s1.positions, s2.positions), additive_noise(mech, unit.args, unit.args_prime))
     describe = DiscreteKeys(mech.output_type, tag_table(mech))
     chosen = candidates(layout, describe, layout.keys(s1), layout.reals(s1), layout.keys(s2), layout.reals(s2),
                         unit.top, unit.eps)
@@ -235,6 +235,13 @@ class Finding:
     """Bonferroni-adjusted: min(1, p * tests)."""
     epsilon_lower_bound: float
     """ln lcb(P1) - ln ucb(P2) at level alpha / tests (simultaneous with all others)."""
+    mean: int = 0
+    """The Poisson mean of both sample sizes (the p-value's n1 = n2; 0 when unknown: use n1, n2)."""
+
+    def p_value_at(self, eps: float) -> float:
+        """The raw exact p-value of H0: P1 <= e^eps P2 for another eps (the same counts)."""
+        m1, m2 = (self.mean, self.mean) if self.mean else (self.n1, self.n2)
+        return p_value(self.c1, m1, self.c2, m2, eps)
 
     @property
     def support_mismatch(self) -> bool:
@@ -289,7 +296,7 @@ def claimed_epsilon(mech: ResolvedMechanism, args: Mapping[str, Any]) -> float:
     from ..unparse import unparse
 
     # A claim that depends on the output (Free Gap Lemmas 7 and 8) has no single ε to test against.
-    if any(isinstance(x, n.Name) and x.id == "out" and not x.primed for x in walk(mech.claim)):
+    if any(isinstance(x, nodes.Name) and x.id == "out" and not x.primed for x in walk(mech.claim)):
         raise SpecError([diag("claim-reads-output", mech.claim.span, claim=unparse(mech.claim))])
     it = Interpreter(mech, trace=False)
     it.env = dict(args)
@@ -337,7 +344,8 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
                 bound = float(epsilon_lower_bound(t.c1, t.n1, t.c2, t.n2, delta))
                 d, d2 = (pair.d, pair.d_prime) if t.candidate.forward else (pair.d_prime, pair.d)
                 result.findings.append(Finding(Pair(pair.name, d, d2), t.candidate.event, t.candidate.forward,
-                                               t.c1, t.n1, t.c2, t.n2, p, min(1.0, p * tests), bound))
+                                               t.c1, t.n1, t.c2, t.n2, p, min(1.0, p * tests), bound,
+                                               t.mean))
         if progress is not None:
             w = result.witness
             progress(f"round {k + 1}/{len(sizes)}: {n} samples per side, smallest adjusted p = "

@@ -1,0 +1,90 @@
+"""Statistics (the figure of `align test --plot FILE.png`): matplotlib, an optional extra (`align[plot]`).
+
+Left panel (as StatDP draws it): for each test epsilon on a grid from 0 to beyond the claim (and beyond the
+strongest lower bound), the smallest Bonferroni-adjusted p-value over the tested (pair, event) findings of
+H0: P[M(D) in E] <= e^eps P[M(D') in E], with the counts the search measured; the level alpha and the claimed
+epsilon are marked. A claim is rejected where the curve is below alpha; the curve rises through alpha near
+the true loss of the best event. Right panel: the strongest epsilon lower bound (simultaneous, at level alpha)
+per input pair, with the claimed epsilon marked.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+
+def available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def epsilon_grid(result: Any, points: int = 101) -> np.ndarray:
+    """0 .. max(2 x claim, 1.5 x the strongest finite bound, 1)."""
+    top = max(2 * result.claimed_epsilon, 1.0)
+    s = result.strongest
+    if s is not None and math.isfinite(s.epsilon_lower_bound):
+        top = max(top, 1.5 * s.epsilon_lower_bound)
+    return np.linspace(0.0, top, points)
+
+
+def p_curve(result: Any, grid: np.ndarray) -> np.ndarray:
+    """The smallest adjusted p-value over the findings at each test epsilon of `grid`."""
+    best = np.ones(len(grid))
+    for f in result.findings:
+        if f.c1 <= 0:
+            continue
+        p = np.array([min(1.0, f.p_value_at(float(e)) * result.tests) for e in grid])
+        best = np.minimum(best, p)
+    return best
+
+
+def bounds_per_pair(result: Any) -> list[tuple[str, float]]:
+    """(pair name, strongest epsilon lower bound over its findings), in the search's pair order."""
+    best: dict[str, float] = {p.name: -math.inf for p in result.pairs}
+    for f in result.findings:
+        best[f.pair.name] = max(best.get(f.pair.name, -math.inf), f.epsilon_lower_bound)
+    return list(best.items())
+
+
+def write_plot(path: str, mechanism: str, result: Any) -> None:
+    """Draw both panels into `path` (PNG; any format matplotlib knows by the suffix) with the Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    grid = epsilon_grid(result)
+    curve = p_curve(result, grid)
+    fig = Figure(figsize=(11, 4.5), layout="constrained")
+    left, right = fig.subplots(1, 2, width_ratios=(3, 2))
+    left.plot(grid, curve, color="tab:blue", label="smallest adjusted p-value")
+    left.axhline(result.alpha, color="tab:red", linestyle="--", label=f"alpha = {result.alpha:g}")
+    left.axvline(result.claimed_epsilon, color="black", linestyle=":",
+                 label=f"claimed eps = {result.claimed_epsilon:.4g}")
+    left.set_xlim(grid[0], grid[-1])
+    left.set_ylim(-0.02, 1.02)
+    left.set_xlabel("test eps")
+    left.set_ylabel("p-value (Bonferroni-adjusted)")
+    verdict = "violation confirmed" if result.violation else "no violation found"
+    left.set_title(f"{mechanism}: {verdict}")
+    left.legend(loc="center right", fontsize="small")
+
+    rows = bounds_per_pair(result)
+    names = [name for name, _ in rows]
+    values = [b if math.isfinite(b) else 0.0 for _, b in rows]
+    y = np.arange(len(rows))
+    colors = ["tab:red" if b > result.claimed_epsilon else "tab:gray" for b in values]
+    right.barh(y, values, color=colors)
+    right.set_yticks(y, names, fontsize="small")
+    right.invert_yaxis()
+    right.axvline(result.claimed_epsilon, color="black", linestyle=":", label="claimed eps")
+    right.set_xlabel(f"eps lower bound ({1 - result.alpha:.0%}, simultaneous)")
+    right.set_title("eps lower bound per input pair")
+    right.legend(loc="lower right", fontsize="small")
+    fig.savefig(path, dpi=100)

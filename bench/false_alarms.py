@@ -1,0 +1,110 @@
+"""Benchmark: false alarms of `align test` on every spec expected `proved` whose claim does not read `out`.
+
+    python bench/false_alarms.py [--seeds N] [--samples N] [--alpha A] [--jobs J]
+
+For each spec of specs/ with a `# expect: proved` line (a proof exists, so the claim holds and every
+"privacy violation confirmed" is a false alarm), except those whose claim reads the output (`align test`
+refuses them: `claim-reads-output`), runs the full search of `align test` (every StatDP pattern, both
+directions, Bonferroni over all of them) once per seed 0 .. N-1 with small samples (one round of --samples
+per input). Prints one row per spec (runs, false alarms, rate, the smallest adjusted p-value seen) and last
+the line `false alarms: X/Y (rate R, alpha A)`. The search's family-wise error is <= alpha per run, so the
+expected number of alarms is at most alpha x runs.
+
+The public arguments per spec are in `ARGS` (chosen as in tests/test_align_test.py: thresholds near the
+generated queries so that both branches run, theta = 1/2 so that budget splits are exact in binary).
+Runs are spread over --jobs processes (default 2); results do not depend on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from align.stats.lrtest import SpecRef, search  # noqa: E402
+
+# spec (under specs/) -> (public arguments, private list length)
+GAP = {"T": 1, "k": 2, "eps": 1, "theta": 0.5}
+ARGS = {
+    "dworkroth/above_threshold.dp": ({"T": 1, "eps": 1}, 5),
+    "dworkroth/numeric_sparse.dp": ({"T": 1, "c": 2, "eps": 1}, 5),
+    "dworkroth/sparse.dp": ({"T": 1, "c": 2, "eps": 1}, 5),
+    "freegap/alg1_adaptive_svt_gap.dp": (GAP, 5),
+    "freegap/alg1_adaptive_svt_gap_monotone.dp": (GAP, 5),
+    "freegap/alg2_svt_gap.dp": (GAP, 5),
+    "freegap/alg3_adaptive_svt_gap_exp.dp": (GAP, 5),
+    "freegap/alg3_adaptive_svt_gap_geo.dp": (GAP, 5),
+    "freegap/alg4_noisy_top_k_gap.dp": ({"k": 2, "eps": 1}, 5),
+    "freegap/alg4_noisy_top_k_gap_counting.dp": ({"k": 2, "eps": 1}, 5),
+    "freegap/example1_laplace.dp": ({"eps": 1}, 1),
+    "freegap/example2_noisy_threshold.dp": ({"eps": 1}, 1),
+}
+
+
+def expected_proved() -> dict[str, str]:
+    """spec path (relative to specs/) -> its first mechanism, for every `# expect: proved` spec whose claim
+    does not read `out`."""
+    from align.parse import parse_source, read_source
+    from align.resolve import resolve, walk
+    from align import nodes as n
+
+    found = {}
+    for path in sorted((ROOT / "specs").rglob("*.dp")):
+        if not re.search(r"^# expect: proved\s*$", path.read_text(), re.M):
+            continue
+        mech = resolve(parse_source(read_source(str(path)))).mechanisms[0]
+        if any(isinstance(x, n.Name) and x.id == "out" and not x.primed for x in walk(mech.claim)):
+            continue
+        found[str(path.relative_to(ROOT / "specs"))] = mech.name
+    return found
+
+
+def run_one(task: tuple[str, str, dict, int, int, float, int]) -> tuple[str, int, bool, float, float]:
+    spec, mechanism, public, length, samples, alpha, seed = task
+    started = time.perf_counter()
+    result = search(SpecRef(str(ROOT / "specs" / spec), mechanism), public, length=length, samples=samples,
+                    base=samples, alpha=alpha, seed=seed)
+    w = result.witness
+    return spec, seed, result.violation, (w.adjusted_p if w else 1.0), time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--samples", type=int, default=2_000)
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    specs = expected_proved()
+    missing = sorted(set(specs) - set(ARGS))
+    if missing:
+        sys.exit(f"no arguments in ARGS for: {', '.join(missing)}")
+    tasks = [(spec, mech, ARGS[spec][0], ARGS[spec][1], args.samples, args.alpha, seed)
+             for spec, mech in specs.items() for seed in range(args.seeds)]
+    started = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        outcomes = list(pool.map(run_one, tasks))
+    total = time.perf_counter() - started
+    print(f"| spec | runs | false alarms | rate | smallest adjusted p | s per run | args (length) |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    runs = alarms = 0
+    for spec in specs:
+        rows = [o for o in outcomes if o[0] == spec]
+        a = sum(o[2] for o in rows)
+        runs, alarms = runs + len(rows), alarms + a
+        public, length = ARGS[spec]
+        shown = " ".join(f"{k}={v}" for k, v in public.items())
+        print(f"| {spec} | {len(rows)} | {a} | {a / len(rows):.3g} | {min(o[3] for o in rows):.3g} | "
+              f"{sum(o[4] for o in rows) / len(rows):.2f} | {shown} ({length}) |")
+    print(f"seconds: {total:.1f} with {args.jobs} process(es), {args.samples} samples per input and run")
+    print(f"false alarms: {alarms}/{runs} (rate {alarms / runs:.3g}, alpha {args.alpha:g})")
+
+
+if __name__ == "__main__":
+    main()
