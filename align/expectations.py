@@ -68,3 +68,36 @@ def read_expectations(source: Source) -> tuple[Expectation, ...]:
                 raise ExpectationError(f"{span}: `{kind}` takes nothing after it")
             result.append(Expectation(kind, None, None, span))
     return tuple(result)
+
+
+_ARGS_LINE = re.compile(r"^\s*#\s*test-args:\s*(?P<body>.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class TestArguments:
+    """`# test-args: eps=0.5 T=1 length=5`: the public arguments and list length under which `align test`
+    is run on this spec (by the test suite and the benchmarks), as `align test --arg eps=0.5 ... --length 5`."""
+
+    public: dict[str, int | float]
+    length: int
+
+
+def read_test_arguments(source: Source) -> TestArguments | None:
+    for number, line in enumerate(source.text.splitlines(), start=1):
+        match = _ARGS_LINE.match(line)
+        if not match:
+            continue
+        public: dict[str, int | float] = {}
+        length = 5
+        for item in match.group("body").split():
+            name, _, text = item.partition("=")
+            try:
+                value: int | float = int(text) if re.fullmatch(r"-?[0-9]+", text) else float(text)
+            except ValueError:
+                raise ExpectationError(f"{source.path}:{number}: `{item}` is not name=number") from None
+            if name == "length":
+                length = int(value)
+            else:
+                public[name] = value
+        return TestArguments(public, length)
+    return None

@@ -25,20 +25,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from align.expectations import read_expectations, read_test_arguments  # noqa: E402
+from align.parse import read_source  # noqa: E402
 from align.stats.lrtest import SpecRef, search  # noqa: E402
 
-VIOLATIONS = {
-    "adaptive_svt_gap_outputs_noisy_query": ({"T": 1, "k": 1, "eps": 2, "theta": 0.25}, 6),
-    "histogram_lap_eps": ({"eps": 0.5}, 5),
-    "noisy_max_value_exp": ({"eps": 0.5}, 5),
-    "noisy_max_value_laplace": ({"eps": 1}, 5),
-    "partial_sums_too_little_noise": ({"eps": 0.5}, 5),
-    "svt_chen_no_cutoff": ({"T": 0, "eps": 1}, 10),
-    "svt_lee_clifton": ({"T": 0, "c": 1, "eps": 1}, 10),
-    "svt_roth_noisy_value": ({"T": 0, "c": 1, "eps": 1}, 10),
-    "svt_stoddard_no_query_noise": ({"T": 0.5, "eps": 1}, 5),
-    "svt_gap_outputs_noisy_query": ({"T": 1, "k": 1, "eps": 2, "theta": 0.25}, 6),
-}
+def _violations() -> dict[str, tuple[dict, int]]:
+    """spec name -> (public arguments, length), from the `# test-args:` line of every violating spec."""
+    found = {}
+    for path in sorted((ROOT / "specs" / "incorrect").glob("*.dp")):
+        source = read_source(str(path))
+        if any(e.kind == "violation" for e in read_expectations(source)):
+            args = read_test_arguments(source)
+            found[path.stem] = (args.public, args.length)
+    return found
+
+
+VIOLATIONS = _violations()
 
 # (spec, public arguments at eps = 0.1, length, true eps, DP-Sniper's bound, StatDP's bound)
 COMPARE = [

@@ -10,8 +10,8 @@ per input). Prints one row per spec (runs, false alarms, rate, the smallest adju
 the line `false alarms: X/Y (rate R, alpha A)`. The search's family-wise error is <= alpha per run, so the
 expected number of alarms is at most alpha x runs.
 
-The public arguments per spec are in `ARGS` (chosen as in tests/test_align_test.py: thresholds near the
-generated queries so that both branches run, theta = 1/2 so that budget splits are exact in binary).
+The public arguments per spec come from its `# test-args:` line (thresholds near the generated queries so
+that both branches run, theta = 1/2 so that budget splits are exact in binary).
 Runs are spread over --jobs processes (default 2); results do not depend on it.
 """
 
@@ -27,24 +27,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from align.expectations import read_test_arguments  # noqa: E402
+from align.parse import read_source  # noqa: E402
 from align.stats.lrtest import SpecRef, search  # noqa: E402
 
 # spec (under specs/) -> (public arguments, private list length)
-GAP = {"T": 1, "k": 2, "eps": 1, "theta": 0.5}
-ARGS = {
-    "dworkroth/above_threshold.dp": ({"T": 1, "eps": 1}, 5),
-    "dworkroth/numeric_sparse.dp": ({"T": 1, "c": 2, "eps": 1}, 5),
-    "dworkroth/sparse.dp": ({"T": 1, "c": 2, "eps": 1}, 5),
-    "freegap/alg1_adaptive_svt_gap.dp": (GAP, 5),
-    "freegap/alg1_adaptive_svt_gap_monotone.dp": (GAP, 5),
-    "freegap/alg2_svt_gap.dp": (GAP, 5),
-    "freegap/alg3_adaptive_svt_gap_exp.dp": (GAP, 5),
-    "freegap/alg3_adaptive_svt_gap_geo.dp": (GAP, 5),
-    "freegap/alg4_noisy_top_k_gap.dp": ({"k": 2, "eps": 1}, 5),
-    "freegap/alg4_noisy_top_k_gap_counting.dp": ({"k": 2, "eps": 1}, 5),
-    "freegap/example1_laplace.dp": ({"eps": 1}, 1),
-    "freegap/example2_noisy_threshold.dp": ({"eps": 1}, 1),
-}
+def _arguments() -> dict[str, tuple[dict, int]]:
+    """spec -> (public arguments, length), from the `# test-args:` line of each spec."""
+    found = {}
+    for path in sorted((ROOT / "specs").rglob("*.dp")):
+        args = read_test_arguments(read_source(str(path)))
+        if args is not None:
+            found[str(path.relative_to(ROOT / "specs"))] = (args.public, args.length)
+    return found
+
+
+ARGS = _arguments()
 
 
 def expected_proved() -> dict[str, str]:
@@ -91,7 +89,7 @@ def main() -> None:
     with ProcessPoolExecutor(args.jobs) as pool:
         outcomes = list(pool.map(run_one, tasks))
     total = time.perf_counter() - started
-    print(f"| spec | runs | false alarms | rate | smallest adjusted p | s per run | args (length) |")
+    print("| spec | runs | false alarms | rate | smallest adjusted p | s per run | args (length) |")
     print("|---|---:|---:|---:|---:|---:|---|")
     runs = alarms = 0
     for spec in specs:

@@ -18,26 +18,24 @@ import numpy as np
 import pytest
 
 from align.cli import main
+from align.expectations import read_expectations, read_test_arguments
+from align.parse import read_source
 from align.stats.lrtest import SpecRef, _load, input_pairs, round_sizes, search
 
 ROOT = Path(__file__).resolve().parent.parent
 INCORRECT = ROOT / "specs" / "incorrect"
 
-# spec -> (public arguments, list length). k = 1 and theta = 1/4 with eps = 2 for the SVT-with-Gap variants:
-# five BOTs before the released value then cost 5 * 3/4 = 3.75 > 2 (theta = 1/4 keeps eps0, eps1 exact in
-# binary, so `cost > eps - eps1` does not trip on rounding).
-VIOLATIONS = {
-    "adaptive_svt_gap_outputs_noisy_query": ({"T": 1, "k": 1, "eps": 2, "theta": 0.25}, 6),
-    "histogram_lap_eps": ({"eps": 0.5}, 5),
-    "noisy_max_value_exp": ({"eps": 0.5}, 5),
-    "noisy_max_value_laplace": ({"eps": 1}, 5),
-    "partial_sums_too_little_noise": ({"eps": 0.5}, 5),
-    "svt_chen_no_cutoff": ({"T": 0, "eps": 1}, 10),
-    "svt_lee_clifton": ({"T": 0, "c": 1, "eps": 1}, 10),
-    "svt_roth_noisy_value": ({"T": 0, "c": 1, "eps": 1}, 10),
-    "svt_stoddard_no_query_noise": ({"T": 0.5, "eps": 1}, 5),
-    "svt_gap_outputs_noisy_query": ({"T": 1, "k": 1, "eps": 2, "theta": 0.25}, 6),
-}
+# spec -> (public arguments, list length), from each spec's `# test-args:` line. k = 1 and theta = 1/4 with
+# eps = 2 for the SVT-with-Gap variants: five BOTs before the released value then cost 5 * 3/4 = 3.75 > 2
+# (theta = 1/4 keeps eps0, eps1 exact in binary, so `cost > eps - eps1` does not trip on rounding).
+def _test_arguments(path: Path) -> tuple[dict, int]:
+    args = read_test_arguments(read_source(str(path)))
+    assert args is not None, f"{path} has no `# test-args:` line"
+    return args.public, args.length
+
+
+VIOLATIONS = {p.stem: _test_arguments(p) for p in sorted(INCORRECT.glob("*.dp"))
+              if any(e.kind == "violation" for e in read_expectations(read_source(str(p))))}
 
 
 def _expected_violations() -> set[str]:
@@ -166,12 +164,7 @@ def test_cli_tries_a_counterexample_pair_first(tmp_path):
 
 
 def test_verify_confirm_tells_a_broken_proof_from_a_broken_mechanism(monkeypatch):
-    import io
     import json as _json
-
-    from align.cli import main
-
-    from .conftest import ROOT
 
     monkeypatch.chdir(ROOT)
     out, err = io.StringIO(), io.StringIO()

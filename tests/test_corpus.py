@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from align.expectations import read_expectations
+from align.expectations import read_expectations, read_test_arguments
 from align.obligations import obligations
 from align.parse import parse_source, read_source
 from align.resolve import _MechanismResolver, resolve
@@ -46,6 +46,7 @@ def test_spec_header_cites_its_source_and_states_its_verdict(path: Path):
         assert "proved" not in kinds and "not-proved" in kinds, "incorrect specs name the obligation that fails"
     if "violation" in kinds:
         assert "not-proved" in kinds, "a violating mechanism cannot have a proof"
+        assert read_test_arguments(source) is not None, "a violation states the arguments that show it"
 
 
 @pytest.mark.parametrize("path", [p for p in FILES if p.parent.name == "r2dp"],
