@@ -6,6 +6,7 @@ bound, types checked and alignments attached to their mechanisms by `resolve.py`
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Union
@@ -180,6 +181,11 @@ class ListLit:
     items: tuple["Expr", ...]
     span: Span
 
+
+RING_OPERATIONS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+"""The arithmetic operators that mean the same in every number domain the stages evaluate in (exact
+rationals, floats, numpy arrays, z3 and sympy terms); `/` and `^` need per-domain care (division by zero,
+integer division in z3, domains of powers)."""
 
 Expr = Union[
     Number, BoolLit, Name, Call, Range, Comprehension, Binary, Unary, Compare, BoolOp, Member, TagTest,

@@ -39,12 +39,8 @@ def to_sympy(e: n.Expr, bindings: dict[str, sympy.Expr] | None = None) -> sympy.
         return symbol(f"{e.base.text}[{unparse(e.index)}]")
     if isinstance(e, n.Binary):
         left, right = to_sympy(e.left, bindings), to_sympy(e.right, bindings)
-        if e.op == "+":
-            return left + right
-        if e.op == "-":
-            return left - right
-        if e.op == "*":
-            return left * right
+        if e.op in n.RING_OPERATIONS:
+            return n.RING_OPERATIONS[e.op](left, right)
         if e.op == "/":
             return left / right
         return left ** right

@@ -388,12 +388,8 @@ class ExprEval:
 
     def _Binary(self, e: n.Binary) -> Value:
         a, b = self.arith(e.left), self.arith(e.right)
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
+        if e.op in n.RING_OPERATIONS:
+            return n.RING_OPERATIONS[e.op](a, b)
         if e.op == "/":
             return _real(a) / _real(b)
         exponent = _concrete(b)

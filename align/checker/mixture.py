@@ -93,8 +93,9 @@ def _sympy(e: n.Expr, bindings: dict[str, sympy.Expr]) -> sympy.Expr:
         return {"exp": sympy.exp, "ln": sympy.log, "sqrt": sympy.sqrt, "abs": sympy.Abs}[e.func](inner)
     if isinstance(e, n.Binary):
         left, right = _sympy(e.left, bindings), _sympy(e.right, bindings)
-        return {"+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-                "/": lambda: left / right, "^": lambda: left ** right}[e.op]()
+        if e.op in n.RING_OPERATIONS:
+            return n.RING_OPERATIONS[e.op](left, right)
+        return left / right if e.op == "/" else left ** right
     if isinstance(e, n.Unary) and e.op == "-":
         return -_sympy(e.operand, bindings)
     if isinstance(e, n.Compare) and len(e.ops) == 1:

@@ -270,12 +270,8 @@ class Interpreter:
 
     def _e_Binary(self, e: n.Binary) -> Any:
         a, b = self.ev(e.left), self.ev(e.right)
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
+        if e.op in n.RING_OPERATIONS:
+            return n.RING_OPERATIONS[e.op](a, b)
         if e.op == "/":
             if b == 0:
                 raise fail("division-by-zero", e.span,

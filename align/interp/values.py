@@ -101,12 +101,8 @@ def _literal(e: n.Expr) -> Any:
     if isinstance(e, n.Binary):
         a, b = _literal(e.left), _literal(e.right)
         if all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in (a, b)):
-            if e.op == "+":
-                return a + b
-            if e.op == "-":
-                return a - b
-            if e.op == "*":
-                return a * b
+            if e.op in n.RING_OPERATIONS:
+                return n.RING_OPERATIONS[e.op](a, b)
             if e.op == "/":
                 if b == 0:
                     raise ValueError("division by zero")

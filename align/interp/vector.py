@@ -514,12 +514,8 @@ class Machine:
 
     def _e_Binary(self, e: n.Binary, m) -> Tree:
         a, b = self.num(e.left, m), self.num(e.right, m)
-        if e.op == "+":
-            return Num(a + b)
-        if e.op == "-":
-            return Num(a - b)
-        if e.op == "*":
-            return Num(a * b)
+        if e.op in n.RING_OPERATIONS:
+            return Num(n.RING_OPERATIONS[e.op](a, b))
         if e.op == "/":
             self.check(b == 0, m, "division-by-zero", e.span,
                        lambda k: dict(detail=f"`{unparse(e.left)} / {unparse(e.right)}` with {unparse(e.right)} = 0"))
