@@ -175,8 +175,6 @@ CODES: Mapping[str, Code] = _registry(
     Code("noise-not-drawn", "the alignment reads `{name}`, which this run did not draw",
          "An alignment may read only the noise that the run on D actually drew."),
     # -- testing specs (`align test`; see docs/testing.md) --------------------------------------
-    Code("claim-reads-output", "`align test` needs the claimed budget as a number, but `{claim}` reads the output",
-         "`align test` compares probabilities against e^eps for one eps; a claim that depends on `out` (len(out), count(out, TAG)) is not supported yet."),
     Code("no-input-pair", "no input pair for mechanism `{mechanism}` satisfies its `requires` and adjacency clauses (list length {length})",
          "`align test` generates pairs of private inputs of length --length; choose another --length, or give D and D' with --arg and --neighbour."),
     Code("plot-needs-matplotlib", "--plot needs matplotlib, which is not installed: pip install 'align[plot]' (or pip install matplotlib)",

@@ -249,3 +249,74 @@ def test_exact_privacy_loss_events_find_a_loss_spread_over_coordinates(monkeypat
                      base=16000, seed=0)
     assert any("privacy loss" in f.event.text for f in correct.findings)
     assert not correct.violation and correct.strongest.epsilon_lower_bound <= 1
+
+
+# Claims that read the output (Free Gap Lemmas 7 and 8): each event is tested against the claim's largest value
+# over the event. eps = 2, T = 1: the broken claim (half of Lemma 8's) is confirmed on `out = []` (claim
+# 0.5 * theta * eps = 0.5, true loss about 0.8); the correct claim raises no alarm.
+ALG6 = ROOT / "specs" / "freegap" / "alg6_hybrid_estimates.dp"
+ALG6_CLAIM = "privacy (theta + len(out) / k * (1 - theta)) * eps"
+
+
+@pytest.mark.parametrize("public", [{"T": 1, "k": 2, "eps": 1, "theta": 0.5}, {"T": 1, "k": 2, "eps": 2, "theta": 0.5}])
+def test_a_claim_that_reads_the_output_raises_no_false_alarm(public):
+    ref = _ref(ALG6)
+    for s in range(3):
+        result = search(ref, public, length=5, samples=4000, base=2000, seed=s)
+        assert result.claim_reads_output and not result.violation
+        eps, theta, k = public["eps"], public["theta"], public["k"]
+        allowed = {round((theta + t / k * (1 - theta)) * eps, 9) for t in range(k + 1)}
+        assert {round(f.eps, 9) for f in result.findings} <= allowed
+        # an event fixing the discrete output has the claim of that output's length
+        for f in result.findings:
+            if f.event.key is not None:
+                assert f.eps == pytest.approx((theta + f.event.key[0] / k * (1 - theta)) * eps)
+
+
+def test_a_broken_claim_that_reads_the_output_is_confirmed(tmp_path):
+    text = ALG6.read_text()
+    assert text.count(ALG6_CLAIM) == 1
+    broken = tmp_path / "alg6_half_claim.dp"
+    broken.write_text(text.replace(ALG6_CLAIM, "privacy 0.5 * (theta + len(out) / k * (1 - theta)) * eps"))
+    result = search(_ref(broken), {"T": 1, "k": 2, "eps": 2, "theta": 0.5}, length=5, samples=16000, seed=1)
+    w = result.witness
+    assert result.violation, (w.event.text, w.eps, w.c1, w.n1, w.c2, w.n2, w.adjusted_p)
+    assert w.epsilon_lower_bound > 0 and result.claimed_epsilon == w.eps
+    code, out, _ = _run("test", str(broken), "--arg", "T=1", "--arg", "k=2", "--arg", "eps=2", "--arg", "theta=0.5",
+                        "--samples", "16000", "--seed", "1", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["claim_reads_output"] and doc["witness"]["epsilon"] == doc["claimed_epsilon"]
+
+
+def test_algorithm5_claim_reads_the_output_and_runs():
+    public = {"T": 1, "k": 2, "eps": 1}
+    result = search(_ref(ROOT / "specs" / "freegap" / "alg5_hybrid_identity.dp"), public, length=5, samples=2000,
+                    seed=0)
+    assert result.claim_reads_output and result.findings
+    assert {round(f.eps, 9) for f in result.findings} <= {round(t / 2, 9) for t in range(1, 4)}
+    code, out, _ = _run("test", str(ROOT / "specs" / "freegap" / "alg5_hybrid_identity.dp"), "--arg", "T=1",
+                        "--arg", "k=2", "--arg", "eps=1", "--samples", "2000")
+    assert code in (0, 1) and "the claim reads the output" in out
+
+
+def test_each_candidate_carries_the_largest_claim_over_its_selection_samples():
+    from align.stats.events import Layout, candidates
+
+    rng = np.random.default_rng(3)
+    n = 400
+    keys1, keys2 = rng.integers(0, 3, (n, 1)), rng.integers(0, 3, (n, 1))
+    reals1, reals2 = rng.normal(keys1, 1.0), rng.normal(keys2 + 0.5, 1.0)
+    claim1, claim2 = keys1[:, 0] * 0.5, keys2[:, 0] * 0.5  # the claim of the output's length
+    layout = Layout(1, ("len(out)",), ("out[0]",))
+
+    class Describe:
+        tag_names = ()
+
+        def text(self, data):
+            return "..."
+
+    chosen = candidates(layout, Describe(), keys1, reals1, keys2, reals2, 30, 0.0, claim1, claim2)
+    assert chosen
+    for c in chosen:
+        in1, in2 = c.event.contains(keys1, reals1), c.event.contains(keys2, reals2)
+        assert c.eps == max(claim1[in1].max(initial=-np.inf), claim2[in2].max(initial=-np.inf))

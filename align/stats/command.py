@@ -151,7 +151,11 @@ def _bound_text(x: float) -> str:
 
 
 def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
-    lines = [f"mechanism {mechanism}  ({path}); claimed eps = {result.claimed_epsilon:.6g}"]
+    if getattr(result, "claim_reads_output", False):
+        lines = [f"mechanism {mechanism}  ({path}); the claim reads the output: each event is tested against "
+                 f"the claim's largest value over the event"]
+    else:
+        lines = [f"mechanism {mechanism}  ({path}); claimed eps = {result.claimed_epsilon:.6g}"]
     w = result.witness
     confidence = f"{1 - result.alpha:.0%}"
     if result.violation:
@@ -160,6 +164,8 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
         lines.append(f"  D:      {_values(dict(w.pair.d))}")
         lines.append(f"  D':     {_values(dict(w.pair.d_prime))}")
         lines.append(f"  event:  {w.event.text}")
+        if getattr(result, "claim_reads_output", False):
+            lines.append(f"  claim:  eps = {w.eps:.6g} (its largest value over the event)")
         lines.append(f"  M(D):   {w.c1} of {w.n1} samples in the event")
         mismatch = "  (support mismatch: never seen under D')" if w.support_mismatch else ""
         lines.append(f"  M(D'):  {w.c2} of {w.n2} samples in the event{mismatch}")
@@ -187,13 +193,14 @@ def finding_json(f: Any) -> dict:
             "event": f.event.text, "count_d": f.c1, "samples_d": f.n1, "count_d_prime": f.c2,
             "samples_d_prime": f.n2, "p_value": f.p_value, "adjusted_p_value": f.adjusted_p,
             "epsilon_lower_bound": None if f.epsilon_lower_bound == -math.inf else f.epsilon_lower_bound,
-            "support_mismatch": f.support_mismatch}
+            "support_mismatch": f.support_mismatch, "epsilon": getattr(f, "eps", None)}
 
 
 def result_json(path: str, mechanism: str, result: Any, seconds: float) -> dict:
     w, s = result.witness, result.strongest
     return {"command": "test", "path": path, "mechanism": mechanism, "ok": True,
             "claimed_epsilon": result.claimed_epsilon, "alpha": result.alpha, "seed": result.seed,
+            "claim_reads_output": getattr(result, "claim_reads_output", False),
             "violation": result.violation, "tests": result.tests, "samples": result.samples,
             "rounds": result.rounds, "pairs": len(result.pairs), "seconds": seconds,
             "witness": finding_json(w) if w is not None else None,

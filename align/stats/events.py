@@ -254,6 +254,8 @@ class Candidate:
     """True: P[M(D) in E] > e^eps P[M(D') in E] is tested; False: the reverse."""
     score: float
     """Clopper–Pearson lower bound on the loss, on the selection sample."""
+    eps: float | None = None
+    """For a claim that reads the output: the largest claim over the selection samples in the event."""
 
 
 def key_text(layout: Layout, describe: DiscreteKeys, row: np.ndarray) -> str:
@@ -270,12 +272,19 @@ def key_text(layout: Layout, describe: DiscreteKeys, row: np.ndarray) -> str:
 
 
 def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1: np.ndarray,
-               keys2: np.ndarray, reals2: np.ndarray, top: int, eps: float) -> list[Candidate]:
-    """The `top` best candidates (by selection score, both directions) from selection samples of D and D'."""
+               keys2: np.ndarray, reals2: np.ndarray, top: int, eps: float,
+               claim1: np.ndarray | None = None, claim2: np.ndarray | None = None) -> list[Candidate]:
+    """The `top` best candidates (by selection score, both directions) from selection samples of D and D'.
+
+    `claim1`, `claim2`: for a claim that reads the output, the claim at each selection sample's output; each
+    event is then ranked against (and its Candidate carries) the largest claim over the samples in it."""
     n1, n2 = keys1.shape[0], keys2.shape[0]
     events: list[Event] = []
     c1: list[np.ndarray] = []
     c2: list[np.ndarray] = []
+    varying = claim1 is not None and claim2 is not None
+    e_both = np.concatenate([claim1, claim2]).astype(float) if varying else np.zeros(n1 + n2)
+    ev_eps: list[np.ndarray] = []
 
     # whole discrete outputs
     both = np.concatenate([keys1, keys2])
@@ -289,6 +298,9 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
         events.append(Event(key=tuple(int(x) for x in rows[r]), text=texts[r]))
     c1.append(k1)
     c2.append(k2)
+    row_eps = np.full(len(rows), -np.inf)
+    np.maximum.at(row_eps, inverse, e_both)
+    ev_eps.append(row_eps)
 
     # discrete projections: length and each entry
     for col in range(keys1.shape[1]):
@@ -307,6 +319,8 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
             events.append(Event(entry=col, value=int(v), text=text))
         c1.append((keys1[:, col][:, None] == values[None, :]).sum(axis=0))
         c2.append((keys2[:, col][:, None] == values[None, :]).sum(axis=0))
+        ev_eps.append(np.where(both[:, col][:, None] == values[None, :], e_both[:, None], -np.inf).max(axis=0,
+                                                                                                  initial=-np.inf))
 
     # thresholds on real entries, alone and within frequent discrete outputs
     frequent = np.argsort(-total, kind="stable")[:CONDITION_KEYS]
@@ -320,6 +334,15 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
             if a.size + b.size < 2:
                 continue
             grid = np.unique(np.quantile(np.concatenate([a, b]), TAIL_GRID))
+            # the largest claim among the pooled samples with x <= t (prefix max) and with x > t (suffix max)
+            xs = np.concatenate([a, b])
+            es = np.concatenate([e_both[:n1][m1 & ~np.isnan(x1)], e_both[n1:][m2 & ~np.isnan(x2)]])
+            order = np.argsort(xs, kind="stable")
+            xs, es = xs[order], es[order]
+            prefix = np.r_[-np.inf, np.maximum.accumulate(es)]
+            suffix = np.r_[np.maximum.accumulate(es[::-1])[::-1], -np.inf]
+            at = np.searchsorted(xs, grid, side="right")
+            ev_eps.extend([prefix[at], suffix[at]])
             a.sort()
             b.sort()
             below1 = np.searchsorted(a, grid, side="right")
@@ -338,6 +361,11 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
 
     c1a = np.concatenate(c1).astype(float)
     c2a = np.concatenate(c2).astype(float)
+    if varying:
+        eps_arr = np.concatenate(ev_eps)
+        # an event with no selection sample: the largest claim seen (its p-value is 1 anyway)
+        eps_arr = np.where(np.isfinite(eps_arr), eps_arr, e_both.max(initial=0.0))
+        eps = eps_arr  # type: ignore[assignment]
     forward = epsilon_lower_bound(c1a, n1, c2a, n2, SELECTION_DELTA)
     backward = epsilon_lower_bound(c2a, n2, c1a, n1, SELECTION_DELTA)
     bounds = np.concatenate([forward, backward])
@@ -356,13 +384,14 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
                 continue
             seen.add(int(idx))
             e, fwd = int(idx % len(events)), bool(idx < len(events))
-            chosen.append(Candidate(events[e], fwd, float(bounds[idx])))
+            chosen.append(Candidate(events[e], fwd, float(bounds[idx]), float(eps_arr[e]) if varying else None))
     return chosen
 
 
-def p_values(c1: np.ndarray, n1: float, c2: np.ndarray, n2: float, eps: float) -> np.ndarray:
-    """The exact p-values of bounds.p_value, vectorised (on selection counts: a ranking, not a test)."""
+def p_values(c1: np.ndarray, n1: float, c2: np.ndarray, n2: float, eps: float | np.ndarray) -> np.ndarray:
+    """The exact p-values of bounds.p_value, vectorised (on selection counts: a ranking, not a test); `eps`
+    may be one number or one per event."""
     from scipy import stats
 
-    p0 = 1.0 / (1.0 + np.exp(-min(eps, 700.0)) * n2 / n1)
+    p0 = 1.0 / (1.0 + np.exp(-np.minimum(eps, 700.0)) * n2 / n1)
     return np.where(c1 > 0, stats.binom.sf(c1 - 1, c1 + c2, p0), 1.0)

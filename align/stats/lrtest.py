@@ -156,8 +156,8 @@ class Unit:
     round: int
     pair: int
     top: int
-    eps: float
-    """The claimed epsilon (ranks the candidates)."""
+    eps: float | None
+    """The claimed epsilon (ranks the candidates); None when the claim reads the output (evaluated per sample)."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,8 @@ class Tested:
     n2: int
     mean: int
     """The Poisson mean of both sample sizes."""
+    eps: float = 0.0
+    """The epsilon the event is tested against (the claim's largest value over the event when it reads `out`)."""
 
 
 @dataclass(frozen=True)
@@ -197,21 +199,35 @@ def run_unit(unit: Unit) -> UnitResult:
     s2 = sample(mech, unit.args_prime, unit.n, sel2)
     layout = Layout.of(s1, max(1, s1.positions, s2.positions), additive_noise(mech, unit.args, unit.args_prime))
     describe = DiscreteKeys(mech.output_type, tag_table(mech))
+    varying = unit.eps is None
+    e1 = claim_values(mech, unit.args, s1) if varying else None
+    e2 = claim_values(mech, unit.args_prime, s2) if varying else None
     chosen = candidates(layout, describe, layout.keys(s1), layout.reals(s1), layout.keys(s2), layout.reals(s2),
-                        unit.top, unit.eps)
+                        unit.top, 0.0 if unit.eps is None else unit.eps, e1, e2)
     size_rng = np.random.Generator(np.random.PCG64(sizes))
     m1, m2 = (int(x) for x in size_rng.poisson(unit.n, size=2))
     f1 = sample(mech, unit.args, m1, test1)
     f2 = sample(mech, unit.args_prime, m2, test2)
     k1, r1, k2, r2 = layout.keys(f1), layout.reals(f1), layout.keys(f2), layout.reals(f2)
+    if varying:
+        g1, g2 = claim_values(mech, unit.args, f1), claim_values(mech, unit.args_prime, f2)
+        largest = max(float(x.max(initial=-np.inf)) for x in (e1, e2, g1, g2))
     tested = []
     for cand in chosen:
-        a = int(cand.event.contains(k1, r1).sum())
-        b = int(cand.event.contains(k2, r2).sum())
+        in1, in2 = cand.event.contains(k1, r1), cand.event.contains(k2, r2)
+        a, b = int(in1.sum()), int(in2.sum())
+        eps = unit.eps
+        if varying:
+            # the bound must hold with the claim's maximum over the event: the selection samples' maximum, raised
+            # by any test sample in the event with a larger claim
+            eps = max(cand.eps if cand.eps is not None else -np.inf, float(g1[in1].max(initial=-np.inf)),
+                      float(g2[in2].max(initial=-np.inf)))
+            if not np.isfinite(eps):
+                eps = largest if np.isfinite(largest) else 0.0
         if cand.forward:
-            tested.append(Tested(cand, a, m1, b, m2, unit.n))
+            tested.append(Tested(cand, a, m1, b, m2, unit.n, float(eps)))
         else:
-            tested.append(Tested(cand, b, m2, a, m1, unit.n))
+            tested.append(Tested(cand, b, m2, a, m1, unit.n, float(eps)))
     return UnitResult(unit.round, unit.pair, tuple(tested), 2 * unit.n + m1 + m2)
 
 
@@ -237,6 +253,10 @@ class Finding:
     """ln lcb(P1) - ln ucb(P2) at level alpha / tests (simultaneous with all others)."""
     mean: int = 0
     """The Poisson mean of both sample sizes (the p-value's n1 = n2; 0 when unknown: use n1, n2)."""
+    eps: float = 0.0
+    """The epsilon this event was tested against: the claim, or, for a claim that reads the output, its
+    largest value over the event (the pointwise guarantee P[M(D) = w] <= e^eps(w) P[M(D') = w] gives
+    P1(E) <= e^(max over E of eps) P2(E))."""
 
     def p_value_at(self, eps: float) -> float:
         """The raw exact p-value of H0: P1 <= e^eps P2 for another eps (the same counts)."""
@@ -251,6 +271,7 @@ class Finding:
 @dataclass
 class Result:
     claimed_epsilon: float
+    """The claim; for a claim that reads the output, the epsilon used by the witness (see Finding.eps)."""
     alpha: float
     seed: int
     tests: int
@@ -260,6 +281,8 @@ class Result:
     """Samples drawn in all (selection and test, D and D')."""
     rounds: int = 0
     findings: list[Finding] = field(default_factory=list)
+    claim_reads_output: bool = False
+    """The claim depends on the output: each finding was tested against its own epsilon (Finding.eps)."""
 
     @property
     def witness(self) -> Finding | None:
@@ -290,17 +313,39 @@ def round_sizes(base: int, samples: int) -> list[int]:
         n *= 2
 
 
-def claimed_epsilon(mech: ResolvedMechanism, args: Mapping[str, Any]) -> float:
-    from ..interp.scalar import Interpreter
+def claim_reads_output(mech: ResolvedMechanism) -> bool:
+    """Whether the claim depends on the output (Free Gap Lemmas 7 and 8: `len(out) / k * eps`); resolution
+    lets a claim read only the discrete parts of `out`."""
     from ..resolve import walk
-    from ..unparse import unparse
 
-    # A claim that depends on the output (Free Gap Lemmas 7 and 8) has no single ε to test against.
-    if any(isinstance(x, nodes.Name) and x.id == "out" and not x.primed for x in walk(mech.claim)):
-        raise SpecError([diag("claim-reads-output", mech.claim.span, claim=unparse(mech.claim))])
+    return any(isinstance(x, nodes.Name) and x.id == "out" and not x.primed for x in walk(mech.claim))
+
+
+def claimed_epsilon(mech: ResolvedMechanism, args: Mapping[str, Any]) -> float:
+    """The claim as one number (a claim that does not read the output)."""
+    from ..interp.scalar import Interpreter
+
     it = Interpreter(mech, trace=False)
     it.env = dict(args)
     return float(it.ev(mech.claim))
+
+
+def claim_values(mech: ResolvedMechanism, args: Mapping[str, Any], outputs: Any) -> np.ndarray:
+    """The claim eps(w) at each sample's output w (the interpreter evaluates it with `out` bound to w).
+
+    The claim reads only discrete parts of `out`, so it is evaluated once per distinct discrete output."""
+    from ..interp.scalar import Interpreter
+
+    if outputs.n == 0:
+        return np.zeros(0)
+    keys = outputs.discrete_keys()
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    it = Interpreter(mech, trace=False)
+    values = np.empty(len(first))
+    for r, i in enumerate(first):
+        it.env = {**dict(args), "out": outputs.value(int(i))}
+        values[r] = float(it.ev(mech.claim))
+    return values[inverse.ravel()]
 
 
 def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: int = 64_000, base: int = 2_000,
@@ -325,10 +370,11 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
     if not pairs:
         raise SpecError([diag("no-input-pair", mech.node.name_span, mechanism=mech.name, length=length)])
     args0 = prepare_arguments(mech, {**public, **pairs[0].d})
-    eps = claimed_epsilon(mech, args0)
+    varying = claim_reads_output(mech)
+    eps = None if varying else claimed_epsilon(mech, args0)
     sizes = round_sizes(base, samples)
     tests = len(sizes) * len(pairs) * top
-    result = Result(eps, alpha, seed, tests, pairs)
+    result = Result(0.0 if eps is None else eps, alpha, seed, tests, pairs, claim_reads_output=varying)
     delta = alpha / tests
     arguments = [(prepare_arguments(mech, {**public, **p.d}), prepare_arguments(mech, {**public, **p.d_prime}))
                  for p in pairs]
@@ -340,16 +386,18 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
             result.samples += outcome.samples
             pair = pairs[outcome.pair]
             for t in outcome.tested:
-                p = p_value(t.c1, t.mean, t.c2, t.mean, eps)
+                p = p_value(t.c1, t.mean, t.c2, t.mean, t.eps)
                 bound = float(epsilon_lower_bound(t.c1, t.n1, t.c2, t.n2, delta))
                 d, d2 = (pair.d, pair.d_prime) if t.candidate.forward else (pair.d_prime, pair.d)
                 result.findings.append(Finding(Pair(pair.name, d, d2), t.candidate.event, t.candidate.forward,
                                                t.c1, t.n1, t.c2, t.n2, p, min(1.0, p * tests), bound,
-                                               t.mean))
+                                               t.mean, t.eps))
         if progress is not None:
             w = result.witness
             progress(f"round {k + 1}/{len(sizes)}: {n} samples per side, smallest adjusted p = "
                      f"{w.adjusted_p:.3g}" if w else f"round {k + 1}/{len(sizes)}")
         if stop_early and result.violation:
             break
+    if varying and result.witness is not None:
+        result.claimed_epsilon = result.witness.eps
     return result
