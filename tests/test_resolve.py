@@ -124,29 +124,7 @@ alignment top {
     assert "max(l in 0 .. len(q) if l not in I: q'[l] + eta[l])" in unparse(mech.alignment.shifts[0].shift)
 
 
-def test_scale_mixtures_are_recognised():
-    mech = resolve_text("""
-mechanism r2dp(q: real, k: real, theta: real, dq: real)
-  adjacent |q - q'| <= dq
-  privacy (k + 1) * ln(1 + dq * theta)
-{
-  u ~ Gamma(k, theta)
-  scale = 1 / u
-  w ~ Lap(scale)
-  output q + w
-}
-""")
-    assert [s.name for s in mech.mixture_sites] == ["w"]
-    assert [o.id for o in obligations(mech)] == ["MIX"]
-
-
-@pytest.mark.parametrize("change", [
-    ("w ~ Lap(scale)", "w ~ Exp(scale)"),            # R²DP's first fold is Laplace
-    ("scale = 1 / u", "scale = 1 / u + q"),          # the mixing must not depend on the data
-    ("output q + w\n}", "output q + w\n}\nalignment r2dp { w' = w + q - q' }"),  # the user asks for Lemma 1
-])
-def test_only_data_independent_laplace_scale_mixtures_without_alignment_use_the_mixture_rule(change):
-    text = """
+R2DP = """
 mechanism r2dp(q: real, k: real, theta: real, dq: real)
   adjacent |q - q'| <= dq
   privacy (k + 1) * ln(1 + dq * theta)
@@ -157,7 +135,21 @@ mechanism r2dp(q: real, k: real, theta: real, dq: real)
   output q + w
 }
 """
-    mech = resolve_text(text.replace(*change))
+
+
+def test_scale_mixtures_are_recognised():
+    mech = resolve_text(R2DP)
+    assert [s.name for s in mech.mixture_sites] == ["w"]
+    assert [o.id for o in obligations(mech)] == ["MIX"]
+
+
+@pytest.mark.parametrize("change", [
+    ("w ~ Lap(scale)", "w ~ Exp(scale)"),            # R²DP's first fold is Laplace
+    ("scale = 1 / u", "scale = 1 / u + q"),          # the mixing must not depend on the data
+    ("output q + w\n}", "output q + w\n}\nalignment r2dp { w' = w + q - q' }"),  # the user asks for Lemma 1
+])
+def test_only_data_independent_laplace_scale_mixtures_without_alignment_use_the_mixture_rule(change):
+    mech = resolve_text(R2DP.replace(*change))
     assert mech.mixture_sites == ()
     assert "MIX" not in [o.id for o in obligations(mech)]
 

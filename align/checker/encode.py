@@ -718,9 +718,6 @@ class Run:
         self.current: dict[str, z3.ArithRef] = {}
         self.slots: list[Value] = []
         self.length: z3.ArithRef = z3.IntVal(0)
-        self.branches: list[tuple[n.Expr, z3.BoolRef, z3.BoolRef]] = []
-        """Every branch condition evaluated: (node, guard under which it was evaluated, its value)."""
-        self.loop_exits: list[tuple[n.Break, z3.BoolRef]] = []
         self.running: list[z3.BoolRef] = []
         self.active: z3.BoolRef = z3.BoolVal(True)
         self.output_type = enc.mech.output_type
@@ -777,7 +774,6 @@ class Run:
             self.sample(s)
         elif isinstance(s, n.If):
             c = self.eval(s.condition)
-            self.branches.append((s.condition, self.active, c))
             outer = self.active
             self.active = z3.And(outer, c)
             self.block(s.then)
@@ -787,7 +783,6 @@ class Run:
         elif isinstance(s, n.For):
             self.loop(s)
         elif isinstance(s, n.Break):
-            self.loop_exits.append((s, self.active))
             self.running[-1] = z3.And(self.running[-1], z3.Not(self.active))
             self.active = z3.BoolVal(False)
         elif isinstance(s, n.Output):

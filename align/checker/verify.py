@@ -315,14 +315,13 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
                    lambda model: _first_false(model, conditions))
         elif o.id == "C3":
             conditions = [(z3.Implies(d.guard, align.shift(d.site, d.index) == 0),
-                           f"{_member(d)} ({d.stmt.dist}, not Lipschitz) is shifted by "
-                           f"{{{_member(d)}}}")
+                           f"{_member(d)} ({d.stmt.dist}, not Lipschitz) has a nonzero shift")
                           for d in run1.draws if d.site == o.site and not mech.site(d.site).distribution.lipschitz]
             if not conditions:
                 continue
             answer = check_valid(base, z3.And([c for c, _ in conditions]), limits)
             record(o, answer, time.perf_counter() - start,
-                   lambda model: _first_false(model, conditions, align))
+                   lambda model: _first_false(model, conditions))
         elif o.id == "C2":
             answer, describe = _samples_determined(mech, enc, limits)
             record(o, answer, time.perf_counter() - start, describe)
@@ -512,12 +511,8 @@ def _first_difference(model: z3.ModelRef, a: OutputSeq, b: OutputSeq) -> str:
     return "the outputs differ"
 
 
-def _first_false(model: z3.ModelRef, conditions: list[tuple[z3.BoolRef, str]], align: AlignmentEval | None = None) -> str:
+def _first_false(model: z3.ModelRef, conditions: list[tuple[z3.BoolRef, str]]) -> str:
     for condition, text in conditions:
         if not z3.is_true(model.eval(condition, model_completion=True)):
             return text
     return "a condition fails"
-
-
-def model_value(model: z3.ModelRef, term) -> Any:
-    return _concrete_value(model, term)
