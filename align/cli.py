@@ -214,11 +214,17 @@ def _confirm(path: str, mech, verdicts: list, samples: int) -> dict:
     best = min(result.findings, key=lambda f: f.adjusted_p, default=None)
     args_text = ", ".join(f"{k} = {v}" for k, v in public.items())
     if result.violation and best is not None:
-        return {"violation": True, "p": best.adjusted_p, "epsilon_lower_bound": best.epsilon_lower_bound,
-                "samples": result.samples,
+        strongest = result.strongest
+        if strongest.epsilon_bound == float("inf"):
+            bound = ("the true ε is ∞: an output event seen on D is proved impossible on D' "
+                     f"({strongest.event.text})")
+        else:
+            bound = f"simultaneous lower confidence bound on the true ε: {strongest.epsilon_lower_bound:.3g}"
+        infinite = strongest.epsilon_bound == float("inf")
+        return {"violation": True, "p": best.adjusted_p, "samples": result.samples, "epsilon_infinite": infinite,
+                "epsilon_lower_bound": strongest.epsilon_lower_bound,
                 "text": f"privacy violation confirmed at {args_text}: P[M(D) in E] > e^ε P[M(D') in E] for the "
-                        f"claim ε = {result.claimed_epsilon:.3g} (adjusted p = {best.adjusted_p:.3g}; simultaneous "
-                        f"lower confidence bound on the true ε: {best.epsilon_lower_bound:.3g})"}
+                        f"claim ε = {result.claimed_epsilon:.3g} (adjusted p = {best.adjusted_p:.3g}; {bound})"}
     smallest = best.adjusted_p if best is not None else 1.0
     return {"violation": False, "samples": result.samples, "smallest_p": smallest,
             "text": f"the alignment fails, but no violation was found with {result.samples} samples at "

@@ -165,10 +165,10 @@ def test_verify_command_exit_codes_and_counterexample_file(tmp_path: Path, monke
 
 def test_induction_does_not_prove_what_fails_for_long_inputs():
     from align.checker import induction
-    from align.checker.verify import _cost_term, _support
+    from align.checker.verify import _cost_term, noise_support
 
     mech = _mutant(("if cost > eps - eps1 { break }", "if cost > eps { break }"))
-    result = induction.prove(mech, Limits(), _cost_term, _support)
+    result = induction.prove(mech, Limits(), _cost_term, noise_support)
     assert result.proved["C4c"] is not None
     mech = _mutant(("privacy eps", "privacy eps"))
-    assert induction.prove(mech, Limits(), _cost_term, _support).proved["C4c"] is None
+    assert induction.prove(mech, Limits(), _cost_term, noise_support).proved["C4c"] is None

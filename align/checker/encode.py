@@ -216,6 +216,8 @@ class Encoding:
     continuous: set[str] = field(default_factory=set)
     """Names of the z3 symbols of continuous noise."""
     functions: dict[str, z3.FuncDeclRef] = field(default_factory=dict)
+    roots: list[tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]] = field(default_factory=list)
+    """Square roots: (symbol s, argument x, its side condition s >= 0 and s*s = x, which is in `side`)."""
     counter: int = 0
 
     def __post_init__(self) -> None:
@@ -565,7 +567,9 @@ def _b_sqrt(ev: ExprEval, e: n.Call) -> Value:
     x = _real(ev.arith(e.args[0]))
     concrete = z3.simplify(x)
     s = ev.enc.fresh("sqrt")
-    ev.enc.side.append(z3.And(s >= 0, s * s == concrete))
+    side = z3.And(s >= 0, s * s == concrete)
+    ev.enc.side.append(side)
+    ev.enc.roots.append((s, concrete, side))
     return s
 
 

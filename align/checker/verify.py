@@ -126,7 +126,7 @@ def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligati
         return {}
     start = time.perf_counter()
     try:
-        result = induction.prove(mech, options.limits, _cost_term, _support)
+        result = induction.prove(mech, options.limits, _cost_term, noise_support)
     except induction.NotInductive as error:
         for o in checked:
             verdicts[id(o)].notes.append(f"no proof for every length: {error}")
@@ -253,7 +253,7 @@ def _structural_values(mech: ResolvedMechanism, n_len: int) -> list[dict[str, in
 # ---------------------------------------------------------------------------------------- one length
 
 
-def _support(enc: Encoding, prefix: str = "") -> list[z3.BoolRef]:
+def noise_support(enc: Encoding, prefix: str = "") -> list[z3.BoolRef]:
     """Each noise symbol lies in its distribution's support (and satisfies its parameters' constraints)."""
     parts = []
     for (name, index), symbol in enc.noise.items():
@@ -278,7 +278,7 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
     inputs = dict(enc.params)
     inputs.update(enc.neighbour)
     run2 = Run(enc, inputs, shift=align.shift).execute()
-    base = [enc.requires(), enc.adjacency(), *_support(enc)]
+    base = [enc.requires(), enc.adjacency(), *noise_support(enc)]
 
     def record(o: Obligation, answer: Answer, seconds: float, describe) -> None:
         v = verdicts[id(o)]
@@ -394,7 +394,7 @@ def _samples_determined(mech: ResolvedMechanism, enc: Encoding, limits: Limits):
     run_b = Run(enc, enc.params, noise_prefix="B.").execute()
     pairs = list(zip(run_a.draws, run_b.draws))
     same = z3.And([a.guard == b.guard for a, b in pairs]) if pairs else z3.BoolVal(True)
-    base = [enc.requires(), *_support(enc)]
+    base = [enc.requires(), *noise_support(enc)]
     answer = check_valid(base + [run_a.output.equal(run_b.output)], same, limits)
 
     def describe(model):

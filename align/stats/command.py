@@ -150,6 +150,17 @@ def _bound_text(x: float) -> str:
     return "-inf" if x == -math.inf else f"{x:.4g}"
 
 
+def _p1_bound(result: Any, f: Any) -> float:
+    """lcb(P1) at the finding's simultaneous level (alpha / tests, halved as in the eps bound)."""
+    from .bounds import lower_bound
+
+    return float(lower_bound(f.c1, f.n1, result.alpha / result.tests / 2))
+
+
+def _strongest_text(f: Any) -> str:
+    return "= inf" if f.epsilon_bound == math.inf else f">= {_bound_text(f.epsilon_lower_bound)}"
+
+
 def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
     if getattr(result, "claim_reads_output", False):
         lines = [f"mechanism {mechanism}  ({path}); the claim reads the output: each event is tested against "
@@ -169,13 +180,19 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
         lines.append(f"  M(D):   {w.c1} of {w.n1} samples in the event")
         mismatch = "  (support mismatch: never seen under D')" if w.support_mismatch else ""
         lines.append(f"  M(D'):  {w.c2} of {w.n2} samples in the event{mismatch}")
-        lines.append(f"  eps >= {_bound_text(w.epsilon_lower_bound)} with {confidence} confidence "
-                     f"(Clopper–Pearson, simultaneous)" + (
-                         "; finite only because of the sample size" if w.support_mismatch else ""))
+        if w.epsilon_bound == math.inf:
+            lines.append(f"  eps = inf: P[M(D') in E] = 0 is proved ({w.impossible}), and "
+                         f"P[M(D) in E] >= {_p1_bound(result, w):.3g} with {confidence} confidence "
+                         f"(the samples alone give eps >= {_bound_text(w.epsilon_lower_bound)})")
+        else:
+            lines.append(f"  eps >= {_bound_text(w.epsilon_lower_bound)} with {confidence} confidence "
+                         f"(Clopper–Pearson, simultaneous)" + (
+                             "; finite only because of the sample size" if w.support_mismatch else ""))
         s = result.strongest
-        if s is not None and s.epsilon_lower_bound > w.epsilon_lower_bound + 1e-12:
-            lines.append(f"  strongest bound: eps >= {_bound_text(s.epsilon_lower_bound)} on "
-                         f"{s.event.text} ({s.c1} of {s.n1} vs {s.c2} of {s.n2}; D: {_values(dict(s.pair.d))}; "
+        if s is not None and (s.epsilon_bound, s.epsilon_lower_bound) > (w.epsilon_bound, w.epsilon_lower_bound + 1e-12):
+            proved = " (P[M(D') in E] = 0 proved)" if s.epsilon_bound == math.inf else ""
+            lines.append(f"  strongest bound: eps {_strongest_text(s)} on "
+                         f"{s.event.text} ({s.c1} of {s.n1} vs {s.c2} of {s.n2}{proved}; D: {_values(dict(s.pair.d))}; "
                          f"D': {_values(dict(s.pair.d_prime))})")
     else:
         smallest = f"{w.adjusted_p:.3g}" if w is not None else "1"
@@ -193,7 +210,8 @@ def finding_json(f: Any) -> dict:
             "event": f.event.text, "count_d": f.c1, "samples_d": f.n1, "count_d_prime": f.c2,
             "samples_d_prime": f.n2, "p_value": f.p_value, "adjusted_p_value": f.adjusted_p,
             "epsilon_lower_bound": None if f.epsilon_lower_bound == -math.inf else f.epsilon_lower_bound,
-            "support_mismatch": f.support_mismatch, "epsilon": getattr(f, "eps", None)}
+            "support_mismatch": f.support_mismatch, "epsilon": getattr(f, "eps", None),
+            "epsilon_infinite": f.epsilon_bound == math.inf, "support_proof": f.impossible or None}
 
 
 def result_json(path: str, mechanism: str, result: Any, seconds: float) -> dict:

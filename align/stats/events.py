@@ -231,6 +231,8 @@ class Event:
     """`x <= threshold` (True) or `x > threshold`."""
     text: str = ""
     """The event in the spec's terms."""
+    positions: int = 0
+    """The layout's number of output positions (the key and real columns are laid out for this many)."""
 
     def contains(self, keys: np.ndarray, reals: np.ndarray) -> np.ndarray:
         mask = np.ones(keys.shape[0], dtype=bool)
@@ -295,7 +297,7 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
     texts = {}
     for r in range(len(rows)):
         texts[r] = key_text(layout, describe, rows[r])
-        events.append(Event(key=tuple(int(x) for x in rows[r]), text=texts[r]))
+        events.append(Event(key=tuple(int(x) for x in rows[r]), text=texts[r], positions=layout.positions))
     c1.append(k1)
     c2.append(k2)
     row_eps = np.full(len(rows), -np.inf)
@@ -316,7 +318,7 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
                 text = f"{name} {describe.tag_names[int(v)]}"
             else:
                 text = f"{name} = {int(v)}"
-            events.append(Event(entry=col, value=int(v), text=text))
+            events.append(Event(entry=col, value=int(v), text=text, positions=layout.positions))
         c1.append((keys1[:, col][:, None] == values[None, :]).sum(axis=0))
         c2.append((keys2[:, col][:, None] == values[None, :]).sum(axis=0))
         ev_eps.append(np.where(both[:, col][:, None] == values[None, :], e_both[:, None], -np.inf).max(axis=0,
@@ -352,10 +354,10 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
             name = layout.real_names[col]
             for t in grid:
                 events.append(Event(key=key, real=col, threshold=float(t), below=True,
-                                    text=f"{where}{name} <= {t:.6g}"))
+                                    text=f"{where}{name} <= {t:.6g}", positions=layout.positions))
             for t in grid:
                 events.append(Event(key=key, real=col, threshold=float(t), below=False,
-                                    text=f"{where}{name} > {t:.6g}"))
+                                    text=f"{where}{name} > {t:.6g}", positions=layout.positions))
             c1.extend([below1, a.size - below1])
             c2.extend([below2, b.size - below2])
 

@@ -12,6 +12,9 @@ Bonferroni, fixed in advance, so stopping early is allowed); a violation is conf
 is <= alpha, and the search stops at the end of that round. The epsilon lower bounds are computed at level
 alpha / (number of tests), so all of them hold simultaneously with probability >= 1 - alpha.
 
+At the end, the support mismatches (seen under D, never under D') go to z3 (support.py): when the event is
+proved impossible on D', P[M(D') in E] = 0 exactly and the finding's eps is inf (`Finding.epsilon_bound`).
+
 Seeds: the (round k, pair i) unit draws from SeedSequence(seed, spawn_key=(k, i)) and its spawned children
 (selection D, selection D', test D, test D', sizes), so a unit's counts depend only on (seed, k, i): the same
 seed gives the same counts whether units run in this process, in threads or in a process pool (`executor`;
@@ -20,8 +23,9 @@ a Dask `Client.get_executor()` works the same way).
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
@@ -258,6 +262,15 @@ class Finding:
     largest value over the event (the pointwise guarantee P[M(D) = w] <= e^eps(w) P[M(D') = w] gives
     P1(E) <= e^(max over E of eps) P2(E))."""
 
+    impossible: str = ""
+    """Non-empty when P[M(D') in E] = 0 is proved (support.py says why): with c1 > 0, eps = inf."""
+
+    @property
+    def epsilon_bound(self) -> float:
+        """The reported bound: inf when the event is proved impossible on D' and was seen on D (then
+        P1 >= lcb(P1) > 0 and P2 = 0), otherwise the Clopper–Pearson bound."""
+        return math.inf if self.impossible and self.c1 > 0 else self.epsilon_lower_bound
+
     def p_value_at(self, eps: float) -> float:
         """The raw exact p-value of H0: P1 <= e^eps P2 for another eps (the same counts)."""
         m1, m2 = (self.mean, self.mean) if self.mean else (self.n1, self.n2)
@@ -293,10 +306,10 @@ class Result:
 
     @property
     def strongest(self) -> Finding | None:
-        """The finding with the largest epsilon lower bound."""
+        """The finding with the largest epsilon lower bound (a proved support mismatch first)."""
         if not self.findings:
             return None
-        return max(self.findings, key=lambda f: f.epsilon_lower_bound)
+        return max(self.findings, key=lambda f: (f.epsilon_bound, f.epsilon_lower_bound))
 
     @property
     def violation(self) -> bool:
@@ -351,7 +364,7 @@ def claim_values(mech: ResolvedMechanism, args: Mapping[str, Any], outputs: Any)
 def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: int = 64_000, base: int = 2_000,
            alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
            extra_pairs: Sequence[Pair] = (), patterns: bool = True, stop_early: bool = True,
-           progress: Callable[[str], None] | None = None) -> Result:
+           progress: Callable[[str], None] | None = None, prove_support: bool = True) -> Result:
     """Search for a violation of the mechanism's claim; see the module docstring.
 
     `public`: values of the public parameters (the private ones come from the pairs). `extra_pairs` (the
@@ -400,4 +413,32 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
             break
     if varying and result.witness is not None:
         result.claimed_epsilon = result.witness.eps
+    if prove_support:
+        _prove_support(mech, public, result)
     return result
+
+
+PROOF_ATTEMPTS = 8
+"""Distinct (D', event) support mismatches sent to z3 per search: the witness, then by decreasing bound."""
+
+
+def _prove_support(mech: ResolvedMechanism, public: Mapping[str, Any], result: Result) -> None:
+    """Mark the support mismatches whose event z3 proves impossible on D' (support.py): their eps is inf."""
+    from ..interp.runner import prepare_arguments
+    from .support import impossible
+
+    w = result.witness
+    order = sorted(range(len(result.findings)),
+                   key=lambda i: (result.findings[i] is not w, -result.findings[i].epsilon_lower_bound))
+    proofs: dict[tuple, str | None] = {}
+    for i in order:
+        f = result.findings[i]
+        if not f.support_mismatch:
+            continue
+        key = (repr(sorted(f.pair.d_prime.items())), f.event)
+        if key not in proofs:
+            if len(proofs) >= PROOF_ATTEMPTS:
+                continue
+            proofs[key] = impossible(mech, prepare_arguments(mech, {**public, **f.pair.d_prime}), f.event)
+        if proofs[key]:
+            result.findings[i] = replace(f, impossible=proofs[key])

@@ -45,10 +45,11 @@ def p_curve(result: Any, grid: np.ndarray) -> np.ndarray:
 
 
 def bounds_per_pair(result: Any) -> list[tuple[str, float]]:
-    """(pair name, strongest epsilon lower bound over its findings), in the search's pair order."""
+    """(pair name, strongest epsilon lower bound over its findings), in the search's pair order; inf for a pair
+    with a support mismatch proved by z3 (Finding.epsilon_bound)."""
     best: dict[str, float] = {p.name: -math.inf for p in result.pairs}
     for f in result.findings:
-        best[f.pair.name] = max(best.get(f.pair.name, -math.inf), f.epsilon_lower_bound)
+        best[f.pair.name] = max(best.get(f.pair.name, -math.inf), f.epsilon_bound)
     return list(best.items())
 
 
@@ -77,10 +78,16 @@ def write_plot(path: str, mechanism: str, result: Any) -> None:
 
     rows = bounds_per_pair(result)
     names = [name for name, _ in rows]
-    values = [b if math.isfinite(b) else 0.0 for _, b in rows]
+    finite = [b for _, b in rows if math.isfinite(b)]
+    # a proved support mismatch (eps = inf) is drawn past the largest finite bar and labelled
+    reach = max([result.claimed_epsilon, *finite]) * 1.25 or 1.0
+    values = [reach if b == math.inf else b if math.isfinite(b) else 0.0 for _, b in rows]
     y = np.arange(len(rows))
     colors = ["tab:red" if b > result.claimed_epsilon else "tab:gray" for b in values]
     right.barh(y, values, color=colors)
+    for k, (_, b) in enumerate(rows):
+        if b == math.inf:
+            right.text(reach, k, " inf (proved)", va="center", fontsize="small")
     right.set_yticks(y, names, fontsize="small")
     right.invert_yaxis()
     right.axvline(result.claimed_epsilon, color="black", linestyle=":", label="claimed eps")

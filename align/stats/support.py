@@ -1,0 +1,250 @@
+"""Statistics (support): prove with z3 that an output event is impossible on an input, P[M(D') in E] = 0.
+
+A sampled support mismatch (E seen under D, never under D') only bounds eps by the sample size: with c2 = 0
+the Clopper–Pearson upper bound on P2 is about ln(2/delta)/N2, so the bound ln lcb(P1) - ln ucb(P2) grows like
+ln N2 and never reaches the true eps = inf (docs/testing.md §2). DP-Sniper and StatDP stop there. Here the
+checker's symbolic execution (align/checker/encode.py) runs the mechanism on the concrete D' with symbolic
+noise, and z3 is asked for noise that puts the output in E:
+
+    requires(D') and noise in its support and out(D', noise) in E      unsat  =>  P[M(D') in E] = 0.
+
+The query is exact (rational arithmetic; the event's float thresholds are exact rationals too), and it is
+sound for every noise distribution: the only noise constraints used are supports (>= 0 for Exp, Geo, ...),
+and the measure-zero assumption "no ties among continuously-noised values ranked by argmax/top-k", which
+removes a set of probability 0. Functions z3 does not know (exp, ln) stay uninterpreted, and "no model for
+any interpretation" includes the real one. Anything the encoding cannot express (list-valued outputs, the
+privacy-loss column, a loop not fixed by the input) and every `unknown` answer leave the finding as it was.
+
+Together with c1 > 0 samples of M(D) in E (hence P1 >= lcb(P1) > 0 at the finding's confidence), a proof
+gives eps = inf: the pair (D, D') violates eps'-DP for every finite eps'.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Mapping
+
+import numpy as np
+import z3
+
+from ..checker.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, tag_code
+from ..checker.solver import Limits, satisfiable
+from ..checker.verify import noise_support
+from ..interp.outputs import DISCRETE_KINDS, Outputs
+from ..resolve import ResolvedMechanism
+from ..types import BOOL, INT, REAL, ListType, TagType, TupleType, Type
+from .events import Event
+
+LIMITS = Limits(timeout_ms=5_000, rlimit=20_000_000)
+"""One impossibility query: small, so a hard one costs seconds and comes back unknown (no claim)."""
+
+
+class Unsupported(Exception):
+    """The event or the mechanism is outside what the encoding expresses: no claim is made."""
+
+
+def _number(x: Any, integer: bool) -> z3.ArithRef:
+    value = Fraction(x) if not isinstance(x, Fraction) else x
+    if integer and value.denominator == 1:
+        return z3.IntVal(value.numerator)
+    return z3.RealVal(value)
+
+
+def _inputs(enc: Encoding, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The concrete arguments as z3 constants: the run is then a formula over the noise alone, folded to
+    constants wherever the inputs decide (far smaller than symbolic inputs with equations would leave it)."""
+    values: dict[str, Any] = {}
+    for p in enc.mech.params:
+        value = args[p.name]
+        if p.name in enc.structural:
+            values[p.name] = enc.params[p.name]
+        elif isinstance(p.type, ListType):
+            values[p.name] = ListV(tuple(_number(v, p.type.elem == INT) for v in value))
+        elif p.type == BOOL:
+            values[p.name] = z3.BoolVal(bool(value))
+        else:
+            values[p.name] = _number(value, p.type == INT)
+    return values
+
+
+def _root_bounds(s: z3.ArithRef, x: z3.ExprRef) -> z3.BoolRef | None:
+    """For s = sqrt(x) with x a rational constant: rational bounds lo <= s <= hi around the root (or s equal
+    to it when x is a square). A relaxation of s*s = x: it keeps the query linear, and "no model" for it is
+    "no model" for the exact root. None when x is not a constant."""
+    if not z3.is_rational_value(x):
+        return None
+    value = Fraction(x.numerator_as_long(), x.denominator_as_long())
+    if value < 0:
+        return None
+    scale = 10 ** 15
+    # floor(sqrt(value) * scale) by integer square roots of numerator and denominator
+    lo = Fraction(math.isqrt(value.numerator * scale * scale // value.denominator), scale)
+    hi = lo + Fraction(1, scale)
+    if lo * lo == value:
+        return s == z3.RealVal(lo)
+    return z3.And(s >= z3.RealVal(lo), s <= z3.RealVal(hi))
+
+
+def _encoding(mech: ResolvedMechanism, args: Mapping[str, Any]) -> Encoding:
+    lengths = {len(args[p.name]) for p in mech.params if isinstance(p.type, ListType)}
+    if len(lengths) > 1:
+        raise Unsupported("list parameters of different lengths")
+    structural = {p.name: int(args[p.name]) for p in mech.params if p.type == INT}
+    return Encoding(mech, lengths.pop() if lengths else 0, structural)
+
+
+def _flatten(v: Any, t: Type, name: str, valid: z3.BoolRef, enc: Encoding,
+             out: dict[str, tuple[str, z3.ExprRef, z3.BoolRef]]) -> None:
+    """The components of one output element, named and ordered as interp.outputs names its columns."""
+    def sub(suffix: str) -> str:
+        return f"{name}.{suffix}" if name else suffix
+
+    if isinstance(t, TupleType):
+        if not isinstance(v, TupV):
+            raise Unsupported("a tuple output that is not a tuple value")
+        for k, (x, it) in enumerate(zip(v.items, t.items)):
+            _flatten(x, it, sub(str(k)), valid, enc, out)
+        return
+    if isinstance(t, TagType):
+        if not isinstance(v, TagV):
+            raise Unsupported("a tagged output that is not a tagged value")
+        out[sub("tag")] = ("tag", v.code, valid)
+        for tag, types in t.payloads:
+            if not types:
+                continue
+            fields = v.fields(tag)
+            has = z3.And(valid, v.code == tag_code(tag))
+            for k, pt in enumerate(types):
+                # a payload the value never carries: any value (the constraint only gets weaker)
+                x = fields[k] if k < len(fields) else enc.fresh("payload", "int" if pt == INT else "real")
+                _flatten(x, pt, sub(f"{tag}.{k}"), has, enc, out)
+        return
+    if isinstance(t, ListType):
+        raise Unsupported("list-valued outputs")
+    if t == REAL:
+        out[name or "value"] = ("real", z3.ToReal(v) if z3.is_int(v) else v, valid)
+    elif t == INT:
+        out[name or "value"] = ("int", v, valid)
+    elif t == BOOL:
+        out[name or "value"] = ("bool", z3.If(v, z3.IntVal(1), z3.IntVal(0)), valid)
+    else:
+        raise Unsupported(f"outputs of type {t}")
+
+
+def event_formula(mech: ResolvedMechanism, run: Run, event: Event, tag_names: tuple[str, ...]) -> z3.BoolRef:
+    """"The output of `run` lies in `event`", with the event's key and real columns laid out as in
+    events.Layout (the length, then each discrete column at each of `event.positions` positions; each real
+    column at each position, then min, max and sum of the present ones)."""
+    positions = event.positions
+    if positions < 1:
+        raise Unsupported("an event without its layout")
+    t = mech.output_type
+    columns = Outputs(np.zeros(1, dtype=np.int64), None, t, tag_names).columns(positions)
+    slots, length = run.output.slots, run.output.length
+    per_position = []
+    for k in range(positions):
+        comps: dict[str, tuple[str, z3.ExprRef, z3.BoolRef]] = {}
+        if k < len(slots):
+            _flatten(slots[k], t, "", length > k, run.enc, comps)
+        per_position.append(comps)
+    discrete = [c for c in columns if c.kind in DISCRETE_KINDS]
+    reals = [c for c in columns if c.kind == "real"]
+    # key column -> (kind, expr, valid) per position (None: the position has no slot, never valid)
+    key_cols: list[tuple[str, Any] | None] = [("length", length)]
+    for c in discrete:
+        for k in range(positions):
+            entry = per_position[k].get(c.name)
+            key_cols.append((c.kind, entry) if entry is not None else None)
+    real_cols: list[tuple[z3.ExprRef, z3.BoolRef] | None] = []
+    for c in reals:
+        for k in range(positions):
+            entry = per_position[k].get(c.name)
+            real_cols.append((entry[1], entry[2]) if entry is not None else None)
+
+    def key_is(col: int, value: int) -> z3.BoolRef:
+        if col >= len(key_cols):
+            raise Unsupported("a key column outside the layout")
+        spec = key_cols[col]
+        if col == 0:
+            return length == value
+        if spec is None:
+            return z3.BoolVal(value == -1)
+        kind, (_, expr, valid) = spec
+        if value == -1 and kind != "int":
+            return z3.Not(valid)
+        if kind == "tag":
+            if not 0 <= value < len(tag_names):
+                return z3.BoolVal(False)
+            return z3.And(valid, expr == tag_code(tag_names[value]))
+        hit = z3.And(valid, expr == value)
+        return z3.Or(hit, z3.Not(valid)) if value == -1 else hit
+
+    parts = []
+    if event.key is not None:
+        if len(event.key) != len(key_cols):
+            raise Unsupported("a key of another layout")
+        parts += [key_is(col, v) for col, v in enumerate(event.key)]
+    if event.entry is not None:
+        parts.append(key_is(event.entry, event.value))
+    if event.real is not None:
+        bound = z3.RealVal(Fraction(event.threshold))
+
+        def side(x: z3.ArithRef) -> z3.BoolRef:
+            return x <= bound if event.below else x > bound
+
+        present = [rc for rc in real_cols if rc is not None]
+        r = event.real
+        plain = len(real_cols)
+        if r < plain:
+            rc = real_cols[r]
+            parts.append(z3.BoolVal(False) if rc is None else z3.And(rc[1], side(rc[0])))
+        elif plain > 1 and r < plain + 3:
+            some = z3.Or([v for _, v in present]) if present else z3.BoolVal(False)
+            which = r - plain  # 0 min, 1 max, 2 sum of the present entries
+            if which == 2:
+                total = z3.Sum([z3.If(v, x, z3.RealVal(0)) for x, v in present]) if present else z3.RealVal(0)
+                parts.append(z3.And(some, side(total)))
+            elif (which == 0) == event.below:  # min <= t, max > t: some present entry is on that side
+                parts.append(z3.Or([z3.And(v, side(x)) for x, v in present]) if present else z3.BoolVal(False))
+            else:  # min > t, max <= t: every present entry is on that side, and one is present
+                parts.append(z3.And(some, *[z3.Implies(v, side(x)) for x, v in present]))
+        else:
+            raise Unsupported("the privacy-loss column")
+    return z3.And(parts)
+
+
+def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
+                limits: Limits = LIMITS) -> tuple[str, str]:
+    """(status, detail): "impossible" (z3 proves P[M(args) in event] = 0; detail says why), "possible" (z3 has
+    noise that gives an output in the event), "unknown" (z3 gave up) or "unsupported" (the encoding cannot
+    express the mechanism or the event). `args`: every parameter's value, as prepared for the interpreter."""
+    from ..interp.vector import tag_table
+
+    try:
+        enc = _encoding(mech, args)
+        inputs = _inputs(enc, args)
+        run = Run(enc, inputs).execute()
+        formula = event_formula(mech, run, event, tag_table(mech))
+        requires = [ExprEval(enc, inputs, {}).value(r) for r in mech.requires]
+        roots = {side.get_id(): _root_bounds(s, z3.simplify(x)) for s, x, side in enc.roots}
+        sides = [side if roots.get(side.get_id()) is None else roots[side.get_id()] for side in enc.side]
+        constraints = [z3.simplify(c) for c in (*requires, *sides, *noise_support(enc), formula)]
+    except (Unsupported, EncodingError, KeyError, TypeError, ValueError) as error:
+        return "unsupported", str(error)
+    answer = satisfiable(constraints, limits, flatten=True)
+    if answer.status == "refuted":
+        return "possible", "z3 found noise that gives an output in the event"
+    if answer.status != "proved":
+        return "unknown", answer.reason
+    why = "z3: no noise in its support puts the output in the event, in exact arithmetic"
+    if enc.assumptions:
+        why += "; up to ties of continuous noise, which have probability 0"
+    return "impossible", why
+
+
+def impossible(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
+               limits: Limits = LIMITS) -> str | None:
+    """Why P[M(args) in event] = 0 when z3 proves it; None otherwise (possible, unknown or unsupported)."""
+    status, detail = check_event(mech, args, event, limits)
+    return detail if status == "impossible" else None

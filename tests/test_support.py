@@ -1,0 +1,137 @@
+"""Proved support mismatches (align/stats/support.py): z3 proves P[M(D') in E] = 0 exactly where the specs'
+headers say so, and never for an event that a sample of the interpreter falls in (soundness against the
+reference semantics, over every spec with `# test-args`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from align.expectations import read_test_arguments
+from align.interp.outputs import DiscreteKeys
+from align.interp.runner import prepare_arguments, sample
+from align.interp.vector import tag_table
+from align.parse import parse_source, read_source
+from align.resolve import resolve
+from align.stats.events import Event, Layout
+from align.stats.lrtest import SpecRef, _load, input_pairs, search, valid_pairs
+from align.stats.support import check_event, impossible
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = sorted(p for p in (ROOT / "specs").glob("*/*.dp") if read_test_arguments(read_source(str(p))))
+
+
+def _mech(path: Path):
+    spec = resolve(parse_source(read_source(str(path))))
+    return spec.mechanisms[0]
+
+
+def _key_event(mech, tags: list[str]) -> Event:
+    names = tag_table(mech)
+    return Event(key=(len(tags), *[names.index(t) for t in tags]), text=str(tags), positions=len(tags))
+
+
+def test_stoddard_bot_then_top_is_impossible_when_the_answers_decrease():
+    # the spec's header: q' = (1, 0) cannot give BOT then TOP (it needs 1 < T + rho <= 0)
+    mech = _mech(ROOT / "specs/incorrect/svt_stoddard_no_query_noise.dp")
+    event = _key_event(mech, ["BOT", "TOP"])
+    d_prime = prepare_arguments(mech, {"q": [1.0, 0.0], "T": 0.5, "eps": 1.0})
+    d = prepare_arguments(mech, {"q": [0.0, 1.0], "T": 0.5, "eps": 1.0})
+    assert impossible(mech, d_prime, event)
+    assert impossible(mech, d, event) is None  # 0 < T + rho <= 1: probability > 0
+    # equal answers are always answered alike
+    same = prepare_arguments(mech, {"q": [0.0, 0.0], "T": 0.5, "eps": 1.0})
+    assert impossible(mech, same, _key_event(mech, ["TOP", "BOT"]))
+    assert impossible(mech, same, _key_event(mech, ["TOP", "TOP"])) is None
+
+
+def test_exp_noise_keeps_the_noisy_maximum_above_every_answer():
+    # the spec's header: v >= q_j, so v < 1 is impossible on q' = (1, 1) and possible on q = (0, 0)
+    mech = _mech(ROOT / "specs/incorrect/noisy_max_value_exp.dp")
+    out = sample(mech, prepare_arguments(mech, {"q": [0.0, 0.0], "eps": 0.5}), 10, np.random.SeedSequence(0))
+    layout = Layout.of(out, 1)
+    value = layout.real_names.index("out[0][1]")
+    below = Event(real=value, threshold=0.999999, below=True, text="out[0][1] <= 0.999999", positions=1)
+    assert impossible(mech, prepare_arguments(mech, {"q": [1.0, 1.0], "eps": 0.5}), below)
+    assert impossible(mech, prepare_arguments(mech, {"q": [0.0, 0.0], "eps": 0.5}), below) is None
+    # v <= 1 on (1, 1) needs eta_0 = eta_1 = 0, a tie of probability 0: also proved (ties are excluded)
+    at_one = Event(real=value, threshold=1.0, below=True, text="out[0][1] <= 1", positions=1)
+    assert impossible(mech, prepare_arguments(mech, {"q": [1.0, 1.0], "eps": 0.5}), at_one)
+    higher = Event(real=value, threshold=1.5, below=True, text="out[0][1] <= 1.5", positions=1)
+    assert impossible(mech, prepare_arguments(mech, {"q": [1.0, 1.0], "eps": 0.5}), higher) is None
+    above = Event(real=value, threshold=1.0, below=False, text="out[0][1] > 1", positions=1)
+    assert impossible(mech, prepare_arguments(mech, {"q": [1.0, 1.0], "eps": 0.5}), above) is None
+
+
+def test_full_support_noise_is_never_proved_impossible():
+    mech = _mech(ROOT / "specs/incorrect/histogram_lap_eps.dp")
+    args = prepare_arguments(mech, {"q": [0.0, 0.0], "eps": 0.5})
+    out = sample(mech, args, 10, np.random.SeedSequence(0))
+    layout = Layout.of(out, 2)
+    for col in range(len(layout.real_names)):
+        for below in (True, False):
+            event = Event(real=col, threshold=-1e6 if below else 1e6, below=below, positions=2)
+            assert impossible(mech, args, event) is None
+
+
+def _events_holding(mech, outputs, positions: int, rng: np.random.Generator, count: int) -> list[tuple[Event, int]]:
+    """Events that contain a given sample: its whole discrete output, one discrete entry, and thresholds just
+    on its side of each real column (with a relative margin of 1e-6, so that float rounding cannot move it out),
+    alone and together with its discrete output."""
+    layout = Layout.of(outputs, positions)
+    keys, reals = layout.keys(outputs), layout.reals(outputs)
+    events = []
+    for i in rng.choice(outputs.n, size=min(count, outputs.n), replace=False):
+        key = tuple(int(x) for x in keys[i])
+        events.append((Event(key=key, positions=positions), i))
+        col = int(rng.integers(keys.shape[1]))
+        events.append((Event(entry=col, value=key[col], positions=positions), i))
+        for r in range(reals.shape[1]):
+            x = reals[i, r]
+            if np.isnan(x):
+                continue
+            below = bool(rng.integers(2))
+            margin = 1e-6 * (1 + abs(x))
+            t = x + margin if below else x - margin
+            events.append((Event(key=key if rng.integers(2) else None, real=r, threshold=float(t), below=below,
+                                 positions=positions), i))
+    # every event really holds the sample it was built from
+    for e, i in events:
+        assert e.contains(keys[i:i + 1], reals[i:i + 1])[0]
+    return events
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_an_event_a_sample_falls_in_is_never_proved_impossible(path):
+    test_args = read_test_arguments(read_source(str(path)))
+    mech = _mech(path)
+    public = {k: v for k, v in test_args.public.items()}
+    pairs = valid_pairs(mech, public, input_pairs(mech, public, min(test_args.length, 4)))
+    rng = np.random.default_rng(20261129)
+    checked = 0
+    for pair in (pairs[0], pairs[-1]):
+        args = prepare_arguments(mech, {**public, **pair.d_prime})
+        outputs = sample(mech, args, 300, np.random.SeedSequence([7, checked]))
+        positions = max(1, outputs.positions)
+        for event, _ in _events_holding(mech, outputs, positions, rng, 4):
+            status, detail = check_event(mech, args, event)
+            assert status != "impossible", f"{path.name}: {event} holds a sample of {args}"
+            # z3 answers (a witness noise), so the test checks the encoding, not an early exit
+            assert status == "possible", f"{path.name}: {status}: {detail}"
+            checked += 1
+    assert checked >= 8
+
+
+def test_search_marks_the_stoddard_witness_infinite():
+    path = ROOT / "specs/incorrect/svt_stoddard_no_query_noise.dp"
+    result = search(SpecRef(str(path), "svt_stoddard_no_query_noise"), {"T": 0.5, "eps": 1}, length=5, seed=0)
+    s = result.strongest
+    assert result.violation and s.epsilon_bound == float("inf") and s.c2 == 0 and s.impossible
+    assert np.isfinite(s.epsilon_lower_bound)  # the sampling bound stays what it was
+    # and a correct spec never gets one (its events all have positive probability on both inputs)
+    path = ROOT / "specs/dworkroth/above_threshold.dp"
+    correct = search(SpecRef(str(path), _load(SpecRef(str(path), "above_threshold")).name),
+                     {"T": 1, "eps": 1}, length=5, samples=2000, seed=0)
+    assert all(f.epsilon_bound < float("inf") for f in correct.findings)
