@@ -423,22 +423,32 @@ PROOF_ATTEMPTS = 8
 
 
 def _prove_support(mech: ResolvedMechanism, public: Mapping[str, Any], result: Result) -> None:
-    """Mark the support mismatches whose event z3 proves impossible on D' (support.py): their eps is inf."""
+    """Mark the support mismatches whose event z3 proves impossible on D' (support.py): their eps is inf.
+
+    The event must also be possible on D in exact arithmetic (z3 finds noise for it): the samples in it are
+    then not a floating-point artefact of a set the exact semantics gives probability 0."""
     from ..interp.runner import prepare_arguments
-    from .support import impossible
+    from .support import check_event
+
+    def status(args: Mapping[str, Any], event: Event) -> tuple[str, str]:
+        try:
+            return check_event(mech, prepare_arguments(mech, {**public, **args}), event)
+        except SpecError as error:  # arguments the interpreter rejects: no claim
+            return "unsupported", "; ".join(d.message for d in error.diagnostics)
 
     w = result.witness
     order = sorted(range(len(result.findings)),
                    key=lambda i: (result.findings[i] is not w, -result.findings[i].epsilon_lower_bound))
-    proofs: dict[tuple, str | None] = {}
+    proofs: dict[tuple, str] = {}
     for i in order:
         f = result.findings[i]
         if not f.support_mismatch:
             continue
-        key = (repr(sorted(f.pair.d_prime.items())), f.event)
+        key = (repr(sorted(f.pair.d_prime.items())), repr(sorted(f.pair.d.items())), f.event)
         if key not in proofs:
             if len(proofs) >= PROOF_ATTEMPTS:
                 continue
-            proofs[key] = impossible(mech, prepare_arguments(mech, {**public, **f.pair.d_prime}), f.event)
+            there, why = status(f.pair.d_prime, f.event)
+            proofs[key] = why if there == "impossible" and status(f.pair.d, f.event)[0] == "possible" else ""
         if proofs[key]:
             result.findings[i] = replace(f, impossible=proofs[key])
