@@ -82,6 +82,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/alignment_cycle.dp": [({"q": 0, "eps": 1}, {"q": 1}), ({"q": 0, "eps": 1}, {"q": -1})],
     "incorrect/alignment_cycle_bounded.dp": [({"q": 0, "eps": 1}, {"q": 1}), ({"q": 0, "eps": 1}, {"q": -1})],
     "incorrect/exp_alignment_leaves_support.dp": TOPK,
+    "incorrect/geometric_counting_queries.dp": [({"q": Q, "eps": 0.5}, {"q": UP}),
+                                                ({"q": Q, "eps": 0.5}, {"q": ALTERNATE})],
     "incorrect/histogram_lap_eps.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 0, 0]}),
                                        ({"q": Q, "eps": 0.5}, {"q": [Q[0] - 0.5] + Q[1:4] + [Q[4] + 0.5] + Q[5:]})],
     "incorrect/noisy_max_value_exp.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 1, 1]}),

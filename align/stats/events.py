@@ -11,9 +11,11 @@ and of M(D'), never from the sample they are tested on:
   threshold events `x <= t` and `x > t`, t on a quantile grid of the pooled selection values (dense in both
   tails, where privacy losses are largest), alone and conditioned on each of the most frequent discrete
   outputs;
-- when the mechanism adds noise of a known density to noise-free values, one draw per real output
-  (`AdditiveNoise`, found by replaying the interpreter), the exact privacy loss ln p_D(out)/p_D'(out) as one
-  more real column, with the same threshold events.
+- when the mechanism adds noise of a known density or mass function (Lap, Normal, Logistic, Gumbel,
+  Staircase, Exp, Geo, DLap, Uniform) to noise-free values, one draw per real (or, under integer noise, int)
+  output (`AdditiveNoise`, found by replaying the interpreter), the exact privacy loss ln p_D(out)/p_D'(out)
+  as one more real column, with the same threshold events; where the noise has a boundary or a lattice the
+  loss can be +-inf (a support mismatch), and the grid has a threshold that isolates those samples.
 
 Every candidate is scored in both directions (P[M(D) in E] against P[M(D') in E] and the reverse) on the
 selection sample, by the p-value of the claim and by a Clopper–Pearson lower bound on the loss; the best few by
@@ -30,6 +32,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..distributions import DISTRIBUTIONS
 from ..interp.outputs import DISCRETE_KINDS, DiscreteKeys, Outputs
 from .bounds import epsilon_lower_bound
 
@@ -64,7 +67,7 @@ class Layout:
             (keys if c.kind in DISCRETE_KINDS else reals).extend(names)
         if len(reals) > 1:
             reals += ["min of the real entries", "max of the real entries", "sum of the real entries"]
-        if loss is not None and len(loss.mu) <= positions:
+        if loss is not None and len(loss.mu) <= positions and _values(outputs, positions) is not None:
             reals.append(loss.name)
         else:
             loss = None
@@ -75,30 +78,96 @@ class Layout:
 
     def reals(self, outputs: Outputs) -> np.ndarray:
         """The real entries, then (when there are several) their min, max and sum over the present ones:
-        joint events such as "every released value is high" see the loss of all entries at once."""
+        joint events such as "every released value is high" see the loss of all entries at once. Last, when
+        the densities are known, the privacy loss (of real outputs, or of int outputs with integer noise:
+        those have no real entries, and the loss is their only threshold event)."""
         x = outputs.real_values(self.positions)
+        loss = []
+        if self.loss is not None:
+            values = _values(outputs, self.positions)
+            assert values is not None, "the layout's loss column needs outputs of type real or int"
+            loss = [self.loss.loss(values)[:, None]]
         if x.shape[1] <= 1:
-            return x if self.loss is None else np.concatenate([x, self.loss.loss(x)[:, None]], axis=1)
+            return np.concatenate([x, *loss], axis=1) if loss else x
         present = ~np.isnan(x)
         some = present.any(axis=1)
         low = np.where(some, np.where(present, x, np.inf).min(axis=1), np.nan)
         high = np.where(some, np.where(present, x, -np.inf).max(axis=1), np.nan)
         total = np.where(some, np.where(present, x, 0.0).sum(axis=1), np.nan)
-        parts = [x, low[:, None], high[:, None], total[:, None]]
-        if self.loss is not None:
-            parts.append(self.loss.loss(x)[:, None])
-        return np.concatenate(parts, axis=1)
+        return np.concatenate([x, low[:, None], high[:, None], total[:, None], *loss], axis=1)
+
+
+def _values(outputs: Outputs, positions: int) -> np.ndarray | None:
+    """(n, positions) float64: the outputs themselves when the output type is `real` or `int` (NaN where
+    absent); None for any other output type (the additive model has one number per output)."""
+    for c in outputs.columns(positions):
+        if c.name == "value" and c.kind in ("real", "int") and c.data.ndim == 2:
+            return np.where(c.valid, c.data.astype(float), np.nan)
+    return None
 
 
 # -------------------------------------------------------------------------- events from the exact privacy loss
+
+
+def _staircase(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    """Geng & Viswanath's staircase density for sensitivity 1, as align/interp/noise.py samples it: with
+    b = e^-eps and a = (1 - b) / (2 (gamma + (1 - gamma) b)), the density is a b^g on |z| in [g, g + gamma)
+    and a b^(g+1) on [g + gamma, g + 1), g = 0, 1, ... (the sampler's two pieces G + gamma U and
+    G + gamma + (1 - gamma) U, U in [0, 1))."""
+    eps, gamma = p[0], p[1]
+    b = math.exp(-eps)
+    log_a = math.log1p(-b) - math.log(2.0 * (gamma + (1.0 - gamma) * b))
+    r = np.abs(z)
+    g = np.floor(r)
+    return log_a - eps * (g + (r - g >= gamma))
+
 
 LOG_DENSITIES = {
     "Lap": lambda z, p: -np.abs(z) / p[0] - np.log(2 * p[0]),
     "Normal": lambda z, p: -0.5 * ((z - p[0]) / p[1]) ** 2 - np.log(p[1]),
     "Logistic": lambda z, p: -(z - p[0]) / p[1] - 2 * np.logaddexp(0.0, -(z - p[0]) / p[1]) - np.log(p[1]),
     "Gumbel": lambda z, p: -(z - p[0]) / p[1] - np.exp(-(z - p[0]) / p[1]) - np.log(p[1]),
+    # the noises with a boundary or a lattice: -inf off the support, so the loss can be infinite
+    "Exp": lambda z, p: np.where(z >= 0, -z / p[0] - math.log(p[0]), -np.inf),
+    "Geo": lambda z, p: np.where((z >= 0) & (np.floor(z) == z), math.log(p[0]) + z * math.log1p(-p[0]), -np.inf),
+    "DLap": lambda z, p: np.where(np.floor(z) == z, math.log(math.tanh(p[0] / 2)) - p[0] * np.abs(z), -np.inf),
+    "Uniform": lambda z, p: np.where((z >= p[0]) & (z <= p[1]), -math.log(p[1] - p[0]), -np.inf),
+    "Staircase": _staircase,
 }
-"""Log densities (up to constants shared by D and D') of the noises with full support, by the spec's name."""
+"""Log densities (or log mass functions) by the spec's name, in the parameterisation of align/interp/noise.py
+(what draws the samples): Lap, Normal, Logistic, Gumbel up to constants shared by D and D'; Staircase, Exp,
+Geo, DLap and Uniform exactly (normalised, so tests/test_loss_events.py compares them with scipy.stats and the
+sampler), -inf off the support. Exp(b) has mean b; Geo(p) is p (1-p)^n on n >= 0 (scipy's geom with loc -1);
+DLap(a) is tanh(a/2) e^(-a|n|) on the integers (scipy's dlaplace); Uniform(a, b) is 1/(b - a) on [a, b].
+Supports are tested exactly here; for integer-valued noise the argument has been snapped to the lattice by
+`noise_offsets` (see there)."""
+
+WHOLE_TOLERANCE = 1e-9
+"""Relative tolerance within which x - mu counts as an integer for integer-valued noise (see noise_offsets)."""
+
+
+def noise_offsets(dist: str, x: np.ndarray, mu: float) -> np.ndarray:
+    """z = x - mu, the noise an output x means under mean mu; for integer-valued noise snapped to the nearest
+    integer when within WHOLE_TOLERANCE * max(1, |x|, |mu|) of it (else left as it is, off the lattice).
+
+    Why a tolerance: for integer outputs x - mu is exact, but a real output is x = fl(mu + eta), and
+    fl(x - mu) can miss the integer eta by an ulp of the operands ((1.1 + 3) - 1.1 = 2.9999999999999996), so
+    an exact test would call a sample of M(D) impossible under D: a false support mismatch. The error is
+    relative to the operands' size, not to the difference's, hence the scale (as in the interpreter's
+    `is_whole` and `Outputs.agree`). An offset that really is off the lattice (a real query that moves by 1/2
+    under integer noise) stays off it, and its density is 0: a true support mismatch. The price: the test
+    cannot see offsets from the lattice smaller than 1e-9 of the magnitudes (at |x| >= 5e8 every offset snaps),
+    far below anything a spec's queries do at the magnitudes of counts.
+    Continuous supports are tested exactly: x = fl(mu + eta) >= mu when eta >= 0 (rounding is monotone), so
+    Exp's boundary is exact, and elsewhere a misclassified sample needs eta within a few ulps of a boundary
+    (probability about 1e-16 per sample)."""
+    with np.errstate(invalid="ignore"):
+        z = x - mu
+        if not DISTRIBUTIONS[dist].integer:
+            return z
+        whole = np.round(z)
+        near = np.abs(z - whole) <= WHOLE_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(x), abs(mu)))
+        return np.where(near, whole, z)
 
 
 @dataclass(frozen=True)
@@ -110,7 +179,10 @@ class AdditiveNoise:
         L(x) = ln p_D(x) / p_D'(x) = sum_j ln f_j(x_j - mu_j) - ln f_j(x_j - mu'_j).
 
     The events {L > t} (and {L <= t}) are the Neyman–Pearson optimal ones: every loss, however it is spread
-    over the coordinates, is seen at once."""
+    over the coordinates, is seen at once. With noise of bounded or lattice support (Exp, Geo, Uniform; DLap
+    when mu - mu' is not an integer) L can be +inf (x possible under D only: a support mismatch), -inf (under
+    D' only) or NaN (impossible under both: a sample never has it, but a wrong model could give it);
+    candidates() keeps the infinite values in their threshold events and NaN in none."""
 
     dists: tuple[str, ...]
     params: tuple[tuple[float, ...], ...]
@@ -126,16 +198,20 @@ class AdditiveNoise:
         return f"privacy loss ln f(out - {v(self.mu)}) / f(out - {v(self.mu_prime)}) ({dist} noise)"
 
     def loss(self, x: np.ndarray) -> np.ndarray:
-        """L(x) for each row of x (n, >= m); NaN where an entry is absent."""
+        """L(x) for each row of x (n, >= m); NaN where an entry is absent, or where both densities are 0."""
         total = np.zeros(x.shape[0])
         for j, (dist, p, a, b) in enumerate(zip(self.dists, self.params, self.mu, self.mu_prime)):
             f = LOG_DENSITIES[dist]
-            with np.errstate(invalid="ignore", over="ignore"):
-                total += f(x[:, j] - a, p) - f(x[:, j] - b, p)
+            xj = x[:, j]
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                # -inf - -inf (both impossible) is NaN, and NaN stays NaN through the sum and the rounding
+                total += f(noise_offsets(dist, xj, a), p) - f(noise_offsets(dist, xj, b), p)
+            total[np.isnan(xj)] = np.nan
         # Rounded to 9 decimals: the loss has atoms (e.g. exactly +-|mu - mu'|/b where the Laplace terms are
         # flat), and the float samples of mu + eta sit on different ulp grids under D and D' (Mironov, CCS
         # 2012), so the unrounded float loss splits an atom by rounding in a way that tells D from D': a real
         # property of the floating-point sampler, not of the spec, and a false alarm on correct specs.
+        # (np.round keeps +-inf and NaN.)
         return np.round(total, 9)
 
 
@@ -156,12 +232,35 @@ def _replay(mech: Any, args: Mapping[str, Any], noise: Mapping[tuple[str, int | 
     return run.out, run.draws
 
 
+def _number(x: Any) -> bool:
+    """A real or integer output value (not a bool, a tuple, a tag)."""
+    return not isinstance(x, bool) and isinstance(x, (int, float, Fraction))
+
+
+def replay_noise(dist: str, params: tuple[float, ...], scale: float, rng: np.random.Generator) -> int | float:
+    """A random value in the support of the noise, for the model check of `additive_noise`: Laplace at
+    `scale` for full-support noise; its absolute value for non-negative noise (Exp, Geo); a non-zero integer
+    (1 + the floor of it, with its sign where negative values exist) for integer noise (Geo, DLap); uniform
+    on [a, b] for Uniform(a, b). A value off the support would test the mechanism where it never runs (a
+    branch on `eta >= 0` that Exp noise always takes), and the replay refuses non-integer integer noise."""
+    if dist == "Uniform":
+        return float(rng.uniform(params[0], params[1]))
+    z = float(rng.laplace(0.0, scale))
+    d = DISTRIBUTIONS[dist]
+    if d.nonnegative:
+        z = abs(z)
+    if d.integer:
+        return int(math.copysign(math.floor(abs(z)) + 1, z))
+    return z
+
+
 def additive_noise(mech: Any, args: Mapping[str, Any], args_prime: Mapping[str, Any]) -> AdditiveNoise | None:
     """The mechanism's AdditiveNoise model on (D, D'), or None when it does not have that form.
 
     Found by replaying the reference interpreter (align/interp/scalar.py) with chosen noise: with all noise 0
-    the outputs are mu; with random noise z (several draws, at the noise's own scale) every output must be a
-    real equal to mu_j + z_j, one draw per output, in order, with the same distributions and parameters.
+    the outputs are mu; with random noise z in each noise's support (several draws, at the scale of the
+    outputs: `replay_noise`) every output must be a number (real, or int under integer noise) equal to
+    mu_j + z_j, one draw per output, in order, with the same distributions and parameters on D and D'.
     This is a check at a few points, not a proof: a wrong model only makes the event less powerful, never
     the test invalid (the event is still chosen on the selection sample and tested on a fresh one).
     """
@@ -176,13 +275,13 @@ def additive_noise(mech: Any, args: Mapping[str, Any], args_prime: Mapping[str, 
         if base is None:
             return None
         out0, draws0 = base
-        if not out0 or len(out0) != len(draws0):
-            return None
-        if any(isinstance(x, bool) or not isinstance(x, (float, Fraction)) for x in out0):
+        if not out0 or len(out0) != len(draws0) or not all(_number(x) for x in out0):
             return None
         mu = [float(x) for x in out0]
         for _ in range(3):
-            z = {(d.site.name, d.member): float(rng.laplace(0.0, 1.0 + abs(mu[j]))) for j, d in enumerate(draws0)}
+            z = {(d.site.name, d.member): replay_noise(d.site.distribution.name, tuple(float(p) for p in d.params),
+                                                       1.0 + abs(mu[j]), rng)
+                 for j, d in enumerate(draws0)}
             again = _replay(mech, a, z, family_length)
             if again is None:
                 return None
@@ -192,7 +291,7 @@ def additive_noise(mech: Any, args: Mapping[str, Any], args_prime: Mapping[str, 
             for j, (x, d, d0) in enumerate(zip(out, draws, draws0)):
                 if (d.site.name, d.member) != (d0.site.name, d0.member) or d.params != d0.params:
                     return None
-                if isinstance(x, bool) or not isinstance(x, (float, Fraction)):
+                if not _number(x):
                     return None
                 if not math.isclose(float(x), mu[j] + float(d.value), rel_tol=1e-9, abs_tol=1e-9):
                     return None
@@ -335,7 +434,7 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
             a, b = x1[m1 & ~np.isnan(x1)], x2[m2 & ~np.isnan(x2)]
             if a.size + b.size < 2:
                 continue
-            grid = np.unique(np.quantile(np.concatenate([a, b]), TAIL_GRID))
+            grid = threshold_grid(np.concatenate([a, b]))
             # the largest claim among the pooled samples with x <= t (prefix max) and with x > t (suffix max)
             xs = np.concatenate([a, b])
             es = np.concatenate([e_both[:n1][m1 & ~np.isnan(x1)], e_both[n1:][m2 & ~np.isnan(x2)]])
@@ -388,6 +487,22 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
             e, fwd = int(idx % len(events)), bool(idx < len(events))
             chosen.append(Candidate(events[e], fwd, float(bounds[idx]), float(eps_arr[e]) if varying else None))
     return chosen
+
+
+def threshold_grid(values: np.ndarray) -> np.ndarray:
+    """The thresholds t of the events `x <= t` and `x > t` on pooled selection values (NaN removed): the
+    TAIL_GRID quantiles of the finite values, and, where there are infinite values (the privacy loss of
+    noise with a boundary or a lattice: +inf is an output possible under D only, -inf under D' only), a
+    threshold that isolates them: the largest finite value (`x > t` is then exactly the +inf samples: a
+    support mismatch is an event) and one below the smallest (`x <= t` is exactly the -inf samples).
+    The thresholds themselves are always finite (support.py reads them as exact rationals)."""
+    finite = values[np.isfinite(values)]
+    grid = [np.quantile(finite, TAIL_GRID)] if finite.size else []
+    if np.isposinf(values).any():
+        grid.append([finite.max() if finite.size else 0.0])
+    if np.isneginf(values).any():
+        grid.append([finite.min() - 1.0 if finite.size else 0.0])
+    return np.unique(np.concatenate(grid)) if grid else np.zeros(0)
 
 
 def p_values(c1: np.ndarray, n1: float, c2: np.ndarray, n2: float, eps: float | np.ndarray) -> np.ndarray:
