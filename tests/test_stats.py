@@ -82,3 +82,19 @@ def test_support_mismatch_bound_is_finite_and_grows_without_cap():
     assert large > small + 6  # about ln(1000) more: no cap at ln(1/c) as in DP-Sniper
     assert large > 4.6
     assert float(epsilon_lower_bound(0, 1000, 0, 1000, 0.05)) == -math.inf
+
+
+@pytest.mark.parametrize("low, high, width", [(-1, 3, 13), (-1, 10**6, 4), (0, 2**40, 3), (-1, 2, 1)])
+def test_unique_rows_is_numpys_row_unique(low, high, width):
+    # the packed unique must give the same rows, order, inverse and counts (the candidates' indices, hence the
+    # chosen events, depend on that order); the last-but-one case overflows 62 bits and takes numpy's path
+    from align.stats.events import unique_rows
+
+    rng = np.random.default_rng(width)
+    keys = np.repeat(rng.integers(low, high, size=(300, width)), 7, axis=0)
+    rng.shuffle(keys)
+    rows, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    ours = unique_rows(keys)
+    assert np.array_equal(ours[0], rows) and np.array_equal(ours[1], inverse.ravel())
+    assert np.array_equal(ours[2], counts)
+    assert np.array_equal(ours[0][ours[1]], keys)

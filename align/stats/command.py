@@ -189,7 +189,9 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
                          f"(Clopper–Pearson, simultaneous)" + (
                              "; finite only because of the sample size" if w.support_mismatch else ""))
         s = result.strongest
-        if s is not None and (s.epsilon_bound, s.epsilon_lower_bound) > (w.epsilon_bound, w.epsilon_lower_bound + 1e-12):
+        stronger = s is not None and (s.epsilon_bound, s.epsilon_lower_bound) > \
+            (w.epsilon_bound, w.epsilon_lower_bound + 1e-12)
+        if stronger:
             proved = " (P[M(D') in E] = 0 proved)" if s.epsilon_bound == math.inf else ""
             lines.append(f"  strongest bound: eps {_strongest_text(s)} on "
                          f"{s.event.text} ({s.c1} of {s.n1} vs {s.c2} of {s.n2}{proved}; D: {_values(dict(s.pair.d))}; "

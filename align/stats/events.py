@@ -25,10 +25,11 @@ Events are small frozen dataclasses, so they travel to worker processes.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -380,28 +381,42 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
     `claim1`, `claim2`: for a claim that reads the output, the claim at each selection sample's output; each
     event is then ranked against (and its Candidate carries) the largest claim over the samples in it."""
     n1, n2 = keys1.shape[0], keys2.shape[0]
-    events: list[Event] = []
+    positions = layout.positions
+    # Events are built only when chosen: a selection sample has tens of thousands of candidates (every
+    # threshold of every real column under every condition, every distinct discrete output), and making each
+    # an Event with its text cost more than counting them. A block is (first index, builder of its i-th event).
+    blocks: list[tuple[int, Callable[[int], Event]]] = []
+    size = 0
     c1: list[np.ndarray] = []
     c2: list[np.ndarray] = []
     varying = claim1 is not None and claim2 is not None
     e_both = np.concatenate([claim1, claim2]).astype(float) if varying else np.zeros(n1 + n2)
     ev_eps: list[np.ndarray] = []
 
+    def block(count: int, builder: Callable[[int], Event]) -> None:
+        nonlocal size
+        blocks.append((size, builder))
+        size += count
+
     # whole discrete outputs
     both = np.concatenate([keys1, keys2])
-    rows, inverse, total = np.unique(both, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.ravel()
+    rows, inverse, total = unique_rows(both)
     k1 = np.bincount(inverse[:n1], minlength=len(rows))
     k2 = np.bincount(inverse[n1:], minlength=len(rows))
-    texts = {}
-    for r in range(len(rows)):
-        texts[r] = key_text(layout, describe, rows[r])
-        events.append(Event(key=tuple(int(x) for x in rows[r]), text=texts[r], positions=layout.positions))
+
+    def row_key(r: int) -> tuple[int, ...]:
+        return tuple(int(x) for x in rows[r])
+
+    def row_text(r: int) -> str:
+        return key_text(layout, describe, rows[r])
+
+    block(len(rows), lambda r: Event(key=row_key(r), text=row_text(r), positions=positions))
     c1.append(k1)
     c2.append(k2)
-    row_eps = np.full(len(rows), -np.inf)
-    np.maximum.at(row_eps, inverse, e_both)
-    ev_eps.append(row_eps)
+    if varying:
+        row_eps = np.full(len(rows), -np.inf)
+        np.maximum.at(row_eps, inverse, e_both)
+        ev_eps.append(row_eps)
 
     # discrete projections: length and each entry
     for col in range(keys1.shape[1]):
@@ -409,19 +424,23 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
         values = values[values >= 0] if col else values
         if col and len(values) <= 1 and len(rows) <= 1:
             continue
-        name = layout.key_names[col]
-        for v in values:
+
+        def entry(i: int, col: int = col, values: np.ndarray = values) -> Event:
+            v, name = int(values[i]), layout.key_names[col]
             if col == 0:
-                text = f"len(out) = {int(v)}"
+                text = f"len(out) = {v}"
             elif name.endswith(" is"):
-                text = f"{name} {describe.tag_names[int(v)]}"
+                text = f"{name} {describe.tag_names[v]}"
             else:
-                text = f"{name} = {int(v)}"
-            events.append(Event(entry=col, value=int(v), text=text, positions=layout.positions))
+                text = f"{name} = {v}"
+            return Event(entry=col, value=v, text=text, positions=positions)
+
+        block(len(values), entry)
         c1.append((keys1[:, col][:, None] == values[None, :]).sum(axis=0))
         c2.append((keys2[:, col][:, None] == values[None, :]).sum(axis=0))
-        ev_eps.append(np.where(both[:, col][:, None] == values[None, :], e_both[:, None], -np.inf).max(axis=0,
-                                                                                                  initial=-np.inf))
+        if varying:
+            ev_eps.append(np.where(both[:, col][:, None] == values[None, :], e_both[:, None], -np.inf)
+                          .max(axis=0, initial=-np.inf))
 
     # thresholds on real entries, alone and within frequent discrete outputs
     frequent = np.argsort(-total, kind="stable")[:CONDITION_KEYS]
@@ -435,30 +454,37 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
             if a.size + b.size < 2:
                 continue
             grid = threshold_grid(np.concatenate([a, b]))
-            # the largest claim among the pooled samples with x <= t (prefix max) and with x > t (suffix max)
-            xs = np.concatenate([a, b])
-            es = np.concatenate([e_both[:n1][m1 & ~np.isnan(x1)], e_both[n1:][m2 & ~np.isnan(x2)]])
-            order = np.argsort(xs, kind="stable")
-            xs, es = xs[order], es[order]
-            prefix = np.r_[-np.inf, np.maximum.accumulate(es)]
-            suffix = np.r_[np.maximum.accumulate(es[::-1])[::-1], -np.inf]
-            at = np.searchsorted(xs, grid, side="right")
-            ev_eps.extend([prefix[at], suffix[at]])
+            if varying:
+                # the largest claim among the pooled samples with x <= t (prefix max) and with x > t (suffix max)
+                xs = np.concatenate([a, b])
+                es = np.concatenate([e_both[:n1][m1 & ~np.isnan(x1)], e_both[n1:][m2 & ~np.isnan(x2)]])
+                order = np.argsort(xs, kind="stable")
+                xs, es = xs[order], es[order]
+                prefix = np.r_[-np.inf, np.maximum.accumulate(es)]
+                suffix = np.r_[np.maximum.accumulate(es[::-1])[::-1], -np.inf]
+                at = np.searchsorted(xs, grid, side="right")
+                ev_eps.extend([prefix[at], suffix[at]])
             a.sort()
             b.sort()
             below1 = np.searchsorted(a, grid, side="right")
             below2 = np.searchsorted(b, grid, side="right")
-            where = "" if r is None else f"{texts[r]} and "
-            key = None if r is None else tuple(int(x) for x in rows[r])
-            name = layout.real_names[col]
-            for t in grid:
-                events.append(Event(key=key, real=col, threshold=float(t), below=True,
-                                    text=f"{where}{name} <= {t:.6g}", positions=layout.positions))
-            for t in grid:
-                events.append(Event(key=key, real=col, threshold=float(t), below=False,
-                                    text=f"{where}{name} > {t:.6g}", positions=layout.positions))
+
+            def threshold(i: int, r: int | None = r, col: int = col, grid: np.ndarray = grid) -> Event:
+                below, t = i < len(grid), float(grid[i % len(grid)])
+                where = "" if r is None else f"{row_text(r)} and "
+                text = f"{where}{layout.real_names[col]} {'<=' if below else '>'} {t:.6g}"
+                return Event(key=None if r is None else row_key(r), real=col, threshold=t, below=below, text=text,
+                             positions=positions)
+
+            block(2 * len(grid), threshold)
             c1.extend([below1, a.size - below1])
             c2.extend([below2, b.size - below2])
+
+    starts = [start for start, _ in blocks]
+
+    def event_at(index: int) -> Event:
+        start, builder = blocks[bisect.bisect_right(starts, index) - 1]
+        return builder(index - start)
 
     c1a = np.concatenate(c1).astype(float)
     c2a = np.concatenate(c2).astype(float)
@@ -484,9 +510,33 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
             if int(idx) in seen:
                 continue
             seen.add(int(idx))
-            e, fwd = int(idx % len(events)), bool(idx < len(events))
-            chosen.append(Candidate(events[e], fwd, float(bounds[idx]), float(eps_arr[e]) if varying else None))
+            e, fwd = int(idx % size), bool(idx < size)
+            chosen.append(Candidate(event_at(e), fwd, float(bounds[idx]), float(eps_arr[e]) if varying else None))
     return chosen
+
+
+def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """np.unique(keys, axis=0, return_inverse=True, return_counts=True), with a flat inverse, in the same
+    (lexicographic) order, but fast: the rows of small integers are packed into one int64 per row (mixed radix,
+    the first column most significant, which keeps the order), so the sort is of plain integers instead of
+    row records (about 25 ms against 360 ms for 130,000 rows of 13 columns). Falls back to numpy's row
+    unique when the ranges do not fit in 62 bits."""
+    if keys.shape[0] == 0 or keys.shape[1] == 0:
+        rows, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        return rows, inverse.ravel(), counts
+    low = keys.min(axis=0)
+    spans = (keys.max(axis=0) - low + 1).astype(object)  # Python ints: the product must not overflow
+    total = 1
+    for span in spans:
+        total *= int(span)
+    if total >= 2 ** 62:
+        rows, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        return rows, inverse.ravel(), counts
+    packed = np.zeros(keys.shape[0], dtype=np.int64)
+    for c in range(keys.shape[1]):
+        packed = packed * np.int64(spans[c]) + (keys[:, c] - low[c])
+    _, first, inverse, counts = np.unique(packed, return_index=True, return_inverse=True, return_counts=True)
+    return keys[first], inverse.ravel(), counts
 
 
 def threshold_grid(values: np.ndarray) -> np.ndarray:
