@@ -184,27 +184,13 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _confirm(path: str, mech, verdicts: list, samples: int) -> dict:
     """`align verify --confirm`: run the likelihood-ratio test on a refuted obligation's counterexample pair."""
-    from fractions import Fraction
-
-    from .counterexample import Counterexample
-    from .stats.lrtest import Pair, SpecRef, search
+    from .stats.lrtest import SpecRef, counterexample_pair, search
 
     cex = next((v.counterexample for v in verdicts if v.status == "refuted" and v.counterexample
                 and v.counterexample.get("args")), None)
     if cex is None:
         return {"violation": None, "text": "no counterexample pair to test"}
-    decoded = Counterexample.from_json({k: cex[k] for k in ("format", "spec", "mechanism", "obligation", "args",
-                                                             "neighbour", "noise") if k in cex})
-
-    def plain(value):
-        if isinstance(value, list):
-            return [plain(v) for v in value]
-        return float(value) if isinstance(value, Fraction) else value
-
-    private = {p.name for p in mech.params if not p.public}
-    public = {k: plain(v) for k, v in decoded.args.items() if k not in private}
-    pair = Pair("counterexample", {k: plain(decoded.args[k]) for k in private},
-                {k: plain(decoded.neighbour[k]) for k in private})
+    public, pair = counterexample_pair(mech, cex)
     # StatDP's patterns at a useful length, besides the counterexample's own (often minimal) pair.
     length = max(5, max((len(v) for v in pair.d.values() if isinstance(v, list)), default=1))
     try:

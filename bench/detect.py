@@ -2,7 +2,8 @@
 
     python bench/detect.py [--seed S] [--samples N] [--jobs J] [--compare]
 
-One row per spec of specs/incorrect/ with `# expect: violation`: samples drawn (selection and test, D and D'),
+One row per spec of specs/incorrect/ with `# expect: violation`, searched as `align test` does by default
+(the checker's counterexample pairs first, then StatDP's patterns): samples drawn (selection and test, D and D'),
 seconds, the Bonferroni-adjusted p-value of the witness and its epsilon lower bound (Clopper–Pearson, 95%
 simultaneous), then the line `detected: X/Y median s: T`. The arguments per spec are those of
 tests/test_align_test.py (chosen so that the spec's documented witness applies). Target: every spec
@@ -75,7 +76,7 @@ def main() -> None:
     for name, (public, length) in VIOLATIONS.items():
         start = time.perf_counter()
         r = search(_ref(name), public, length=length, samples=options.samples, seed=options.seed,
-                   executor=executor)
+                   executor=executor, checker=True)
         seconds = time.perf_counter() - start
         times.append(seconds)
         detected += r.violation
@@ -89,7 +90,7 @@ def main() -> None:
         for name, public, length, true, sniper, statdp, budget in COMPARE:
             start = time.perf_counter()
             r = search(_ref(name), public, length=length, samples=min(budget, options.compare_samples),
-                       seed=options.seed, executor=executor, stop_early=False)
+                       seed=options.seed, executor=executor, stop_early=False, checker=True)
             s = r.strongest
             proved = "; P[M(D') in E] = 0 proved" if s.epsilon_bound == float("inf") else ""
             print(f"{name:32} {true:>5} {sniper:>10} {statdp:>8} {_bound(s):>8} {r.samples:>10} "

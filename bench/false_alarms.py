@@ -4,8 +4,8 @@
 
 For each spec of specs/ with a `# expect: proved` line (a proof exists, so the claim holds and every
 "privacy violation confirmed" is a false alarm; output-dependent claims are tested against their maximum over
-each event), runs the full search of `align test` (every StatDP pattern, both
-directions, Bonferroni over all of them) once per seed 0 .. N-1 with small samples (one round of --samples
+each event), runs the full search of `align test` (the checker's counterexample pairs, of which a proved spec has
+none, then every StatDP pattern, both directions, Bonferroni over all of them) once per seed 0 .. N-1 with small samples (one round of --samples
 per input). Prints one row per spec (runs, false alarms, rate, the smallest adjusted p-value seen) and last
 the line `false alarms: X/Y (rate R, alpha A)`. The search's family-wise error is <= alpha per run, so the
 expected number of alarms is at most alpha x runs.
@@ -63,7 +63,7 @@ def run_one(task: tuple[str, str, dict, int, int, float, int]) -> tuple[str, int
     spec, mechanism, public, length, samples, alpha, seed = task
     started = time.perf_counter()
     result = search(SpecRef(str(ROOT / "specs" / spec), mechanism), public, length=length, samples=samples,
-                    base=samples, alpha=alpha, seed=seed)
+                    base=samples, alpha=alpha, seed=seed, checker=True)
     w = result.witness
     return spec, seed, result.violation, (w.adjusted_p if w else 1.0), time.perf_counter() - started
 

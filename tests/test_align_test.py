@@ -9,6 +9,7 @@ deterministic.
 from __future__ import annotations
 
 import io
+from fractions import Fraction
 import json
 import re
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -151,8 +152,14 @@ def test_cli_errors():
     assert code == 2 and "error[usage]" in err
     code, _, err = _run("test", path, "--arg", "eps=0.5", "--length", "0")
     assert code == 2
-    code, _, err = _run("test", str(INCORRECT / "noisy_max_value_laplace.dp"), "--arg", "eps=1", "--length", "1")
+    # requires len(q) >= 2: no pattern of length 1 is valid ...
+    code, _, err = _run("test", str(INCORRECT / "noisy_max_value_laplace.dp"), "--arg", "eps=1", "--length", "1",
+                        "--no-checker")
     assert code == 2 and "no-input-pair" in err
+    # ... but the checker's counterexample (length 2) is
+    code, out, err = _run("test", str(INCORRECT / "noisy_max_value_laplace.dp"), "--arg", "eps=1", "--length", "1",
+                          "--samples", "2000", "--format", "json")
+    assert code in (0, 1) and err == "" and json.loads(out)["pair_names"] == ["counterexample (C4a)"]
 
 
 def test_cli_tries_a_counterexample_pair_first(tmp_path):
@@ -324,3 +331,41 @@ def test_each_candidate_carries_the_largest_claim_over_its_selection_samples():
     for c in chosen:
         in1, in2 = c.event.contains(keys1, reals1), c.event.contains(keys2, reals2)
         assert c.eps == max(claim1[in1].max(initial=-np.inf), claim2[in2].max(initial=-np.inf))
+
+
+def test_checker_counterexamples_become_the_first_pairs():
+    from align.checker.verify import verify_mechanism
+    from align.stats.lrtest import checker_pairs, counterexample_pair
+
+    ref = _ref(INCORRECT / "noisy_max_value_exp.dp")
+    pairs = checker_pairs(ref)
+    assert [p.name for p in pairs] == ["counterexample (C4a)", "counterexample (C4d)"]
+    for p in pairs:  # adjacent and distinct: D = D' cannot show a loss
+        d, d2 = p.d["q"], p.d_prime["q"]
+        assert len(d) == len(d2) and max(abs(a - b) for a, b in zip(d, d2)) <= 1 and d != d2
+    assert checker_pairs(ref) == pairs  # cached per file version
+    result = search(ref, {"eps": 0.5}, length=5, samples=2000, checker=True)
+    plain = search(ref, {"eps": 0.5}, length=5, samples=2000)
+    assert result.pairs[:2] == pairs and result.pairs[2:] == plain.pairs
+    # the pair is the counterexample's, read as a counterexample file is (z3's model may differ from call to
+    # call within one process, so this reads a fresh one)
+    mech = _load(ref)
+    data = next(v.counterexample for v in verify_mechanism(mech) if v.status == "refuted")
+    public, pair = counterexample_pair(mech, data, "counterexample (C4a)")
+    assert set(public) == {"eps"} and pair.name == "counterexample (C4a)"
+    assert pair.d["q"] == [float(Fraction(x)) for x in data["args"]["q"]]
+    assert pair.d_prime["q"] == [float(Fraction(x)) for x in data["neighbour"]["q"]]
+    # Stoddard's C4a counterexample has D = D' (the shifted threshold noise flips an answer by itself): no
+    # pair; a proved spec has no counterexample at all
+    assert checker_pairs(_ref(INCORRECT / "svt_stoddard_no_query_noise.dp")) == []
+    assert checker_pairs(_ref(ROOT / "specs" / "freegap" / "alg2_svt_gap.dp")) == []
+
+
+def test_cli_runs_the_checker_first_unless_told_not_to():
+    path = str(INCORRECT / "histogram_lap_eps.dp")
+    code, out, _ = _run("test", path, "--arg", "eps=0.5", "--samples", "2000", "--format", "json")
+    names = json.loads(out)["pair_names"]
+    assert code == 1 and names[0] == "counterexample (C4c)" and "one above" in names
+    code, out, _ = _run("test", path, "--arg", "eps=0.5", "--samples", "2000", "--format", "json",
+                        "--no-checker")
+    assert "counterexample (C4a)" not in json.loads(out)["pair_names"]

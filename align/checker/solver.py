@@ -30,6 +30,16 @@ class Answer:
     reason: str = ""
 
 
+def fresh_context() -> None:
+    """Start a new z3 main context. z3's answers depend on the history of the context (terms created
+    earlier change internal ids and hence the search order), so a second verification in one process could
+    return another model, hence another counterexample. Each entry point (checker.verify.verify_mechanism,
+    stats.support.check_event) calls this first: the same spec gives the same verdicts and counterexamples
+    in every process and on every call. z3 objects of an earlier call must not be mixed with later ones
+    (none are kept: verdicts hold Python values)."""
+    z3.z3._main_ctx = z3.Context()
+
+
 def make_solver(limits: Limits, flatten: bool = False) -> z3.Solver:
     """A solver with the fixed seed and both limits. `flatten`: first simplify, propagate values, solve
     equations and lift the if-then-else terms out of the arithmetic (50x faster on the ground formulas of

@@ -34,7 +34,7 @@ from ..types import ListType
 from . import acyclic, mixture
 from .encode import (TAG_CODES, AlignmentEval, Draw, Encoding, EncodingError, ListV, OutputSeq, Run, TagV, TupV,
                      _abs, _real)
-from .solver import Answer, Limits, check_valid
+from .solver import Answer, Limits, check_valid, fresh_context
 
 DEFAULT_MAX_LENGTH = 3
 
@@ -70,6 +70,7 @@ class Options:
 
 
 def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> list[Verdict]:
+    fresh_context()
     obs = obligations(mech)
     if mech.mixture_sites:
         return [mixture.verify(mech, obs[0])]

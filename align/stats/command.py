@@ -18,8 +18,8 @@ from ..span import Source
 
 DESCRIPTION = (
     "Search for a privacy violation by likelihood-ratio tests on samples of the reference interpreter: input "
-    "pairs (D, D') from StatDP's patterns at the adjacency bound (or the pair given with --arg and --neighbour, "
-    "or a counterexample file's), output events chosen on one sample and tested on a fresh one with an exact "
+    "pairs (D, D') from the checker's counterexamples and StatDP's patterns at the adjacency bound (or the pair "
+    "given with --arg and --neighbour, or a counterexample file's), output events chosen on one sample and tested on a fresh one with an exact "
     "test of P[M(D) in E] <= e^eps P[M(D') in E], Bonferroni-corrected, with sample sizes doubling up to "
     "--samples. Public parameters need --arg; private lists are generated with --length entries. Exit 1 when a "
     "violation is confirmed at level --alpha, 0 when none is found, 2 on errors. docs/testing.md.")
@@ -36,6 +36,10 @@ def add_test_arguments(test: Any) -> None:
     test.add_argument("--counterexample", metavar="FILE.json",
                       help="also try the pair (D, D') of a counterexample file (e.g. from `align verify "
                            "--counterexample`), first")
+    test.add_argument("--no-checker", action="store_true",
+                      help="do not add the pairs of the checker's counterexamples (by default `align verify` runs "
+                           "first, lengths <= 3, and each refuted obligation's (D, D') is tried before the "
+                           "patterns)")
     test.add_argument("--length", type=int, default=5, metavar="L",
                       help="length of the generated private lists (default 5)")
     test.add_argument("--samples", type=int, default=64_000, metavar="N",
@@ -112,7 +116,8 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
         try:
             result = search(SpecRef(args.file, mech.name), public, length=args.length, samples=args.samples,
                             alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
-                            patterns=not (d or neighbour), progress=progress)
+                            patterns=not (d or neighbour), progress=progress,
+                            checker=not (d or neighbour or getattr(args, "no_checker", False)))
         finally:
             if executor is not None:
                 executor.shutdown()
@@ -222,7 +227,8 @@ def result_json(path: str, mechanism: str, result: Any, seconds: float) -> dict:
             "claimed_epsilon": result.claimed_epsilon, "alpha": result.alpha, "seed": result.seed,
             "claim_reads_output": getattr(result, "claim_reads_output", False),
             "violation": result.violation, "tests": result.tests, "samples": result.samples,
-            "rounds": result.rounds, "pairs": len(result.pairs), "seconds": seconds,
+            "rounds": result.rounds, "pairs": len(result.pairs), "pair_names": [p.name for p in result.pairs],
+            "seconds": seconds,
             "witness": finding_json(w) if w is not None else None,
             "strongest": finding_json(s) if s is not None else None,
             "exit_code": int(ExitCode.REFUTED if result.violation else ExitCode.OK)}

@@ -126,6 +126,68 @@ def valid_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: Seque
     return result
 
 
+def counterexample_pair(mech: ResolvedMechanism, data: Mapping[str, Any],
+                        name: str = "counterexample") -> tuple[dict[str, Any], Pair]:
+    """(public values, Pair) of a checker counterexample (the `align-counterexample/1` document of
+    checker.verify.counterexample): its private values on D and D', as floats (the model's are rationals)."""
+    from fractions import Fraction
+
+    from ..counterexample import Counterexample
+
+    decoded = Counterexample.from_json({k: data[k] for k in ("format", "spec", "mechanism", "obligation", "args",
+                                                             "neighbour", "noise") if k in data})
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return float(value) if isinstance(value, Fraction) else value
+
+    private = {p.name for p in mech.params if not p.public}
+    public = {k: plain(v) for k, v in decoded.args.items() if k not in private}
+    return public, Pair(name, {k: plain(decoded.args[k]) for k in private if k in decoded.args},
+                        {k: plain(decoded.neighbour[k]) for k in private if k in decoded.neighbour})
+
+
+def checker_pairs(ref: "SpecRef") -> list[Pair]:
+    """The input pairs of the checker's counterexamples (`align verify`, lengths <= 3): one per refuted
+    obligation whose counterexample has a neighbour different from D, distinct, named `counterexample (C4a)`. A refutation
+    is a pair on which the alignment breaks, often where the mechanism leaks (design.md §4). Cached per file
+    version: it does not depend on the seed or the samples."""
+    import os
+
+    try:
+        stamp = os.stat(ref.path).st_mtime_ns
+    except OSError:
+        return []
+    return list(_checker_pairs(ref.path, ref.mechanism, stamp))
+
+
+@lru_cache(maxsize=32)
+def _checker_pairs(path: str, mechanism: str, stamp: int) -> tuple[Pair, ...]:
+    from ..checker.verify import verify_mechanism
+
+    mech = _load(SpecRef(path, mechanism))
+    if mech.alignment is None or mech.mixture_sites:
+        return ()
+    try:
+        verdicts = verify_mechanism(mech)
+    except SpecError:
+        return ()
+    pairs: list[Pair] = []
+    for v in verdicts:
+        data = v.counterexample
+        if v.status != "refuted" or not data or not data.get("neighbour"):
+            continue
+        try:
+            _, pair = counterexample_pair(mech, data, f"counterexample ({v.obligation.id})")
+        except SpecError:
+            continue
+        # D = D' (an alignment that breaks even without a change of input) cannot show a loss
+        if pair.d and pair.d != pair.d_prime and all((pair.d, pair.d_prime) != (q.d, q.d_prime) for q in pairs):
+            pairs.append(pair)
+    return tuple(pairs)
+
+
 # ------------------------------------------------------------------------------------------ the units
 
 
@@ -364,12 +426,14 @@ def claim_values(mech: ResolvedMechanism, args: Mapping[str, Any], outputs: Any)
 def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: int = 64_000, base: int = 2_000,
            alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
            extra_pairs: Sequence[Pair] = (), patterns: bool = True, stop_early: bool = True,
-           progress: Callable[[str], None] | None = None, prove_support: bool = True) -> Result:
+           progress: Callable[[str], None] | None = None, prove_support: bool = True,
+           checker: bool = False) -> Result:
     """Search for a violation of the mechanism's claim; see the module docstring.
 
     `public`: values of the public parameters (the private ones come from the pairs). `extra_pairs` (the
-    user's D and D', a checker counterexample's) are tried first, then StatDP's patterns unless `patterns` is
-    False. Raises SpecError for bad arguments or no valid pair.
+    user's D and D', a counterexample file's) are tried first, then, with `checker`, the pairs of the
+    checker's own counterexamples (`checker_pairs`), then StatDP's patterns unless `patterns` is False.
+    Raises SpecError for bad arguments or no valid pair.
     """
     from ..interp.runner import prepare_arguments
 
@@ -378,7 +442,8 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
     mech = _load(ref)
     public_names = {p.name for p in mech.params if p.public}
     public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
-    candidates_ = list(extra_pairs) + (input_pairs(mech, public, length) if patterns else [])
+    candidates_ = list(extra_pairs) + (checker_pairs(ref) if checker else []) + \
+        (input_pairs(mech, public, length) if patterns else [])
     pairs = valid_pairs(mech, public, candidates_)
     if not pairs:
         raise SpecError([diag("no-input-pair", mech.node.name_span, mechanism=mech.name, length=length)])

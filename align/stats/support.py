@@ -29,7 +29,7 @@ import numpy as np
 import z3
 
 from ..checker.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, tag_code
-from ..checker.solver import Limits, satisfiable
+from ..checker.solver import Limits, fresh_context, satisfiable
 from ..checker.verify import noise_support
 from ..interp.outputs import DISCRETE_KINDS, Outputs
 from ..resolve import ResolvedMechanism
@@ -221,6 +221,7 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
     express the mechanism or the event). `args`: every parameter's value, as prepared for the interpreter."""
     from ..interp.vector import tag_table
 
+    fresh_context()
     try:
         enc = _encoding(mech, args)
         inputs = _inputs(enc, args)
