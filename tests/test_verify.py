@@ -172,3 +172,21 @@ def test_induction_does_not_prove_what_fails_for_long_inputs():
     assert result.proved["C4c"] is not None
     mech = _mutant(("privacy eps", "privacy eps"))
     assert induction.prove(mech, Limits(), _cost_term, noise_support).proved["C4c"] is None
+
+
+def test_counterexamples_do_not_depend_on_earlier_calls():
+    # z3's models depend on the history of its context; verify_mechanism starts a fresh one each time
+    from align.checker.verify import verify_mechanism
+    from align.parse import parse_source, read_source
+    from align.resolve import resolve
+
+    root = Path(__file__).resolve().parent.parent
+
+    def counterexamples(path: str) -> list:
+        mech = resolve(parse_source(read_source(str(root / path)))).mechanisms[0]
+        return [(v.obligation.id, v.counterexample["args"], v.counterexample["neighbour"])
+                for v in verify_mechanism(mech) if v.status == "refuted"]
+
+    first = counterexamples("specs/incorrect/noisy_max_value_exp.dp")
+    counterexamples("specs/incorrect/histogram_lap_eps.dp")
+    assert counterexamples("specs/incorrect/noisy_max_value_exp.dp") == first and len(first) == 2
