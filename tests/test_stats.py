@@ -98,3 +98,42 @@ def test_unique_rows_is_numpys_row_unique(low, high, width):
     assert np.array_equal(ours[0], rows) and np.array_equal(ours[1], inverse.ravel())
     assert np.array_equal(ours[2], counts)
     assert np.array_equal(ours[0][ours[1]], keys)
+
+
+@pytest.mark.parametrize("varying", [False, True])
+def test_every_candidate_event_is_scored_on_its_own_counts(varying):
+    # candidates() counts events in bulk (sorted thresholds, bins as differences, packed discrete rows) and
+    # builds each Event only when chosen: with no limit on the number chosen, every event's selection score
+    # must be the bound of the counts that Event.contains gives, and, for a claim that reads the output, its
+    # eps the largest claim over the samples in it
+    from align.interp.outputs import DiscreteKeys
+    from align.interp.runner import prepare_arguments, sample
+    from align.interp.vector import tag_table
+    from align.parse import parse_source, read_source
+    from align.resolve import resolve
+    from align.stats.events import SELECTION_DELTA, Layout, candidates
+
+    path = "specs/incorrect/svt_gap_outputs_noisy_query.dp"
+    from pathlib import Path
+
+    mech = resolve(parse_source(read_source(str(Path(__file__).resolve().parent.parent / path)))).mechanisms[0]
+    public = {"T": 1.0, "k": 2, "eps": 1.0, "theta": 0.5}
+    s1 = sample(mech, prepare_arguments(mech, {**public, "q": [1.0, 1, 1]}), 400, np.random.SeedSequence(1))
+    s2 = sample(mech, prepare_arguments(mech, {**public, "q": [2.0, 0, 2]}), 400, np.random.SeedSequence(2))
+    layout = Layout.of(s1, max(s1.positions, s2.positions))
+    k1, r1, k2, r2 = layout.keys(s1), layout.reals(s1), layout.keys(s2), layout.reals(s2)
+    rng = np.random.default_rng(3)
+    e1, e2 = (rng.uniform(0, 2, 400), rng.uniform(0, 2, 400)) if varying else (None, None)
+    chosen = candidates(layout, DiscreteKeys(mech.output_type, tag_table(mech)), k1, r1, k2, r2, 10**7, 1.0,
+                        e1, e2)
+    kinds = {"bin": 0, "threshold": 0, "key": 0, "entry": 0}
+    for c in chosen:
+        in1, in2 = c.event.contains(k1, r1), c.event.contains(k2, r2)
+        a, b = (in1.sum(), in2.sum()) if c.forward else (in2.sum(), in1.sum())
+        assert c.score == pytest.approx(float(epsilon_lower_bound(a, 400, b, 400, SELECTION_DELTA)), rel=1e-12)
+        if varying:
+            assert c.eps == pytest.approx(max(e1[in1].max(initial=-np.inf), e2[in2].max(initial=-np.inf)))
+        e = c.event
+        kinds["bin" if e.lower is not None else "threshold" if e.real is not None else
+              "key" if e.key is not None else "entry"] += 1
+    assert all(n > 10 for n in kinds.values()), kinds

@@ -97,6 +97,8 @@ def _events_holding(mech, outputs, positions: int, rng: np.random.Generator, cou
             t = x + margin if below else x - margin
             events.append((Event(key=key if rng.integers(2) else None, real=r, threshold=float(t), below=below,
                                  positions=positions), i))
+            events.append((Event(key=key if rng.integers(2) else None, real=r, threshold=float(x + margin),
+                                 lower=float(x - margin), positions=positions), i))  # a bin around it
     # every event really holds the sample it was built from
     for e, i in events:
         assert e.contains(keys[i:i + 1], reals[i:i + 1])[0]

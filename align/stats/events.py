@@ -9,8 +9,8 @@ and of M(D'), never from the sample they are tested on:
 - for each real entry (a real output, a tag's real payload, a tuple's real component, at position j), and for
   the min, max and sum of the real entries present (joint events: all released values high, ...):
   threshold events `x <= t` and `x > t`, t on a quantile grid of the pooled selection values (dense in both
-  tails, where privacy losses are largest), alone and conditioned on each of the most frequent discrete
-  outputs;
+  tails, where privacy losses are largest), and the bins `t_i < x <= t_(i+1)` between consecutive ones, alone
+  and conditioned on each of the most frequent discrete outputs;
 - when the mechanism adds noise of a known density or mass function (Lap, Normal, Logistic, Gumbel,
   Staircase, Exp, Geo, DLap, Uniform) to noise-free values, one draw per real (or, under integer noise, int)
   output (`AdditiveNoise`, found by replaying the interpreter), the exact privacy loss ln p_D(out)/p_D'(out)
@@ -317,7 +317,8 @@ def _entry_name(column: str, j: int) -> str:
 
 @dataclass(frozen=True)
 class Event:
-    """A set of outputs: an optional discrete output, an optional discrete entry, an optional real threshold."""
+    """A set of outputs: an optional discrete output, an optional discrete entry, an optional real threshold
+    or bin."""
 
     key: tuple[int, ...] | None = None
     """The whole discrete part of the output (a row of the key matrix), or None."""
@@ -329,6 +330,8 @@ class Event:
     threshold: float = 0.0
     below: bool = True
     """`x <= threshold` (True) or `x > threshold`."""
+    lower: float | None = None
+    """With `below`: a bin, `lower < x <= threshold`."""
     text: str = ""
     """The event in the spec's terms."""
     positions: int = 0
@@ -344,6 +347,8 @@ class Event:
             x = reals[:, self.real]
             with np.errstate(invalid="ignore"):
                 mask &= (x <= self.threshold) if self.below else (x > self.threshold)
+                if self.lower is not None:
+                    mask &= x > self.lower
         return mask
 
 
@@ -463,7 +468,9 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
                 prefix = np.r_[-np.inf, np.maximum.accumulate(es)]
                 suffix = np.r_[np.maximum.accumulate(es[::-1])[::-1], -np.inf]
                 at = np.searchsorted(xs, grid, side="right")
-                ev_eps.extend([prefix[at], suffix[at]])
+                # bins (grid[i], grid[i+1]] hold the sorted samples at[i] .. at[i+1] - 1
+                segment = np.maximum.reduceat(np.r_[es, -np.inf], at)[:-1]
+                ev_eps.extend([prefix[at], suffix[at], np.where(at[1:] > at[:-1], segment, -np.inf)])
             a.sort()
             b.sort()
             below1 = np.searchsorted(a, grid, side="right")
@@ -479,6 +486,19 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
             block(2 * len(grid), threshold)
             c1.extend([below1, a.size - below1])
             c2.extend([below2, b.size - below2])
+
+            # bins between consecutive thresholds: a loss concentrated in the middle of the range (neither
+            # tail) shows in them
+            def bin_(i: int, r: int | None = r, col: int = col, grid: np.ndarray = grid) -> Event:
+                lo, t = float(grid[i]), float(grid[i + 1])
+                where = "" if r is None else f"{row_text(r)} and "
+                text = f"{where}{lo:.6g} < {layout.real_names[col]} <= {t:.6g}"
+                return Event(key=None if r is None else row_key(r), real=col, threshold=t, below=True, lower=lo,
+                             text=text, positions=positions)
+
+            block(len(grid) - 1, bin_)
+            c1.append(np.diff(below1))
+            c2.append(np.diff(below2))
 
     starts = [start for start, _ in blocks]
 

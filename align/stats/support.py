@@ -188,29 +188,32 @@ def event_formula(mech: ResolvedMechanism, run: Run, event: Event, tag_names: tu
     if event.entry is not None:
         parts.append(key_is(event.entry, event.value))
     if event.real is not None:
-        bound = z3.RealVal(Fraction(event.threshold))
-
-        def side(x: z3.ArithRef) -> z3.BoolRef:
-            return x <= bound if event.below else x > bound
-
+        # the event on the column's value v: v <= t or v > t, and, for a bin, also v > lower
+        sides = [(event.below, z3.RealVal(Fraction(event.threshold)))]
+        if event.lower is not None:
+            sides.append((False, z3.RealVal(Fraction(event.lower))))
         present = [rc for rc in real_cols if rc is not None]
+        some = z3.Or([v for _, v in present]) if present else z3.BoolVal(False)
         r = event.real
         plain = len(real_cols)
-        if r < plain:
-            rc = real_cols[r]
-            parts.append(z3.BoolVal(False) if rc is None else z3.And(rc[1], side(rc[0])))
-        elif plain > 1 and r < plain + 3:
-            some = z3.Or([v for _, v in present]) if present else z3.BoolVal(False)
+        if r >= plain and not (plain > 1 and r < plain + 3):
+            raise Unsupported("the privacy-loss column")
+        for below, bound in sides:
+            def side(x: z3.ArithRef, below: bool = below, bound: z3.ArithRef = bound) -> z3.BoolRef:
+                return x <= bound if below else x > bound
+
+            if r < plain:
+                rc = real_cols[r]
+                parts.append(z3.BoolVal(False) if rc is None else z3.And(rc[1], side(rc[0])))
+                continue
             which = r - plain  # 0 min, 1 max, 2 sum of the present entries
             if which == 2:
                 total = z3.Sum([z3.If(v, x, z3.RealVal(0)) for x, v in present]) if present else z3.RealVal(0)
                 parts.append(z3.And(some, side(total)))
-            elif (which == 0) == event.below:  # min <= t, max > t: some present entry is on that side
+            elif (which == 0) == below:  # min <= t, max > t: some present entry is on that side
                 parts.append(z3.Or([z3.And(v, side(x)) for x, v in present]) if present else z3.BoolVal(False))
             else:  # min > t, max <= t: every present entry is on that side, and one is present
                 parts.append(z3.And(some, *[z3.Implies(v, side(x)) for x, v in present]))
-        else:
-            raise Unsupported("the privacy-loss column")
     return z3.And(parts)
 
 
