@@ -201,12 +201,12 @@ def _confirm(path: str, mech, verdicts: list, samples: int) -> dict:
     args_text = ", ".join(f"{k} = {v}" for k, v in public.items())
     if result.violation and best is not None:
         strongest = result.strongest
-        if strongest.epsilon_bound == float("inf"):
+        infinite = strongest.epsilon_bound == float("inf")
+        if infinite:
             bound = ("the true ε is ∞: an output event seen on D is proved impossible on D' "
                      f"({strongest.event.text})")
         else:
             bound = f"simultaneous lower confidence bound on the true ε: {strongest.epsilon_lower_bound:.3g}"
-        infinite = strongest.epsilon_bound == float("inf")
         return {"violation": True, "p": best.adjusted_p, "samples": result.samples, "epsilon_infinite": infinite,
                 "epsilon_lower_bound": strongest.epsilon_lower_bound,
                 "text": f"privacy violation confirmed at {args_text}: P[M(D) in E] > e^ε P[M(D') in E] for the "

@@ -19,8 +19,9 @@ from ..span import Source
 DESCRIPTION = (
     "Search for a privacy violation by likelihood-ratio tests on samples of the reference interpreter: input "
     "pairs (D, D') from the checker's counterexamples and StatDP's patterns at the adjacency bound (or the pair "
-    "given with --arg and --neighbour, or a counterexample file's), output events chosen on one sample and tested on a fresh one with an exact "
-    "test of P[M(D) in E] <= e^eps P[M(D') in E], Bonferroni-corrected, with sample sizes doubling up to "
+    "given with --arg and --neighbour, or a counterexample file's), output events chosen on one sample and "
+    "tested on a fresh one with an exact test of P[M(D) in E] <= e^eps P[M(D') in E], Bonferroni-corrected, "
+    "with sample sizes doubling up to "
     "--samples. Public parameters need --arg; private lists are generated with --length entries. Exit 1 when a "
     "violation is confirmed at level --alpha, 0 when none is found, 2 on errors. docs/testing.md.")
 
@@ -65,7 +66,7 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
     from ..resolve import resolve
     from ..interp.command import _pairs, _select
     from ..interp.command import UsageError as RunUsageError
-    from .lrtest import Pair, SpecRef, search
+    from .lrtest import Pair, SpecRef, counterexample_pair, search
 
     source: Source | None = None
     try:
@@ -98,10 +99,9 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
         if args.counterexample:
             from ..counterexample import load
 
-            ce = load(args.counterexample)
-            extra.append(Pair("counterexample", {k: ce.args[k] for k in private if k in ce.args},
-                              {k: ce.neighbour[k] for k in private if k in ce.neighbour}))
-            public = {**{k: v for k, v in ce.args.items() if k not in private}, **public}
+            ce_public, pair = counterexample_pair(mech, load(args.counterexample))
+            extra.append(pair)
+            public = {**ce_public, **public}
         progress = None
         if stderr.isatty():
             def progress(line: str) -> None:
@@ -198,8 +198,8 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
             (w.epsilon_bound, w.epsilon_lower_bound + 1e-12)
         if stronger:
             proved = " (P[M(D') in E] = 0 proved)" if s.epsilon_bound == math.inf else ""
-            lines.append(f"  strongest bound: eps {_strongest_text(s)} on "
-                         f"{s.event.text} ({s.c1} of {s.n1} vs {s.c2} of {s.n2}{proved}; D: {_values(dict(s.pair.d))}; "
+            lines.append(f"  strongest bound: eps {_strongest_text(s)} on {s.event.text} ({s.c1} of {s.n1} vs "
+                         f"{s.c2} of {s.n2}{proved}; D: {_values(dict(s.pair.d))}; "
                          f"D': {_values(dict(s.pair.d_prime))})")
     else:
         smallest = f"{w.adjusted_p:.3g}" if w is not None else "1"

@@ -126,33 +126,36 @@ def valid_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: Seque
     return result
 
 
-def counterexample_pair(mech: ResolvedMechanism, data: Mapping[str, Any],
+def counterexample_pair(mech: ResolvedMechanism, counterexample: Any,
                         name: str = "counterexample") -> tuple[dict[str, Any], Pair]:
-    """(public values, Pair) of a checker counterexample (the `align-counterexample/1` document of
-    checker.verify.counterexample): its private values on D and D', as floats (the model's are rationals)."""
+    """(public values, Pair) of a counterexample: a `Counterexample` (a file read by counterexample.load) or
+    the `align-counterexample/1` document of checker.verify.counterexample. Values as floats (the model's are
+    rationals)."""
     from fractions import Fraction
 
     from ..counterexample import Counterexample
 
-    decoded = Counterexample.from_json({k: data[k] for k in ("format", "spec", "mechanism", "obligation", "args",
-                                                             "neighbour", "noise") if k in data})
+    if not isinstance(counterexample, Counterexample):
+        counterexample = Counterexample.from_json({k: counterexample[k] for k in (
+            "format", "spec", "mechanism", "obligation", "args", "neighbour", "noise") if k in counterexample})
 
     def plain(value: Any) -> Any:
         if isinstance(value, list):
             return [plain(v) for v in value]
         return float(value) if isinstance(value, Fraction) else value
 
+    args, neighbour = counterexample.args, counterexample.neighbour
     private = {p.name for p in mech.params if not p.public}
-    public = {k: plain(v) for k, v in decoded.args.items() if k not in private}
-    return public, Pair(name, {k: plain(decoded.args[k]) for k in private if k in decoded.args},
-                        {k: plain(decoded.neighbour[k]) for k in private if k in decoded.neighbour})
+    public = {k: plain(v) for k, v in args.items() if k not in private}
+    return public, Pair(name, {k: plain(args[k]) for k in private if k in args},
+                        {k: plain(neighbour[k]) for k in private if k in neighbour})
 
 
 def checker_pairs(ref: "SpecRef") -> list[Pair]:
     """The input pairs of the checker's counterexamples (`align verify`, lengths <= 3): one per refuted
-    obligation whose counterexample has a neighbour different from D, distinct, named `counterexample (C4a)`. A refutation
-    is a pair on which the alignment breaks, often where the mechanism leaks (design.md §4). Cached per file
-    version: it does not depend on the seed or the samples."""
+    obligation whose counterexample has a neighbour different from D, distinct, named `counterexample (C4a)`.
+    A refutation is a pair on which the alignment breaks, often where the mechanism leaks (design.md §4).
+    Cached per file version: it does not depend on the seed or the samples."""
     import os
 
     try:
