@@ -369,3 +369,19 @@ def test_cli_runs_the_checker_first_unless_told_not_to():
     code, out, _ = _run("test", path, "--arg", "eps=0.5", "--samples", "2000", "--format", "json",
                         "--no-checker")
     assert "counterexample (C4a)" not in json.loads(out)["pair_names"]
+
+
+def test_progress_goes_to_a_terminal_stderr_only():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    path = str(INCORRECT / "histogram_lap_eps.dp")
+    out, err = io.StringIO(), Terminal()
+    code = main(["test", path, "--arg", "eps=0.5", "--format", "json"], stdout=out, stderr=err)
+    assert code == 1 and json.loads(out.getvalue())["violation"]  # stdout: the result and nothing else
+    shown = err.getvalue()
+    assert "align test: running the checker" in shown and "align test: round 1/" in shown
+    assert shown.endswith("\x1b[2K")  # the status line is cleared at the end
+    code, out, err = _run("test", path, "--arg", "eps=0.5", "--format", "json")
+    assert code == 1 and err == ""  # not a terminal: no progress at all

@@ -2,7 +2,7 @@
 
 Exit codes: 0 no violation found (the claim survived the test; it is not proved), 1 a violation confirmed at
 level alpha, 2 usage, input, parse, type or runtime error. Only the result goes to stdout; progress goes to
-stderr, and only when stderr is a terminal.
+stderr (a rich status line), and only when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any, TextIO
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TextIO
 
 from ..diagnostics import ExitCode, SpecError, diag
 from ..report import report_errors
@@ -102,11 +103,6 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
             ce_public, pair = counterexample_pair(mech, load(args.counterexample))
             extra.append(pair)
             public = {**ce_public, **public}
-        progress = None
-        if stderr.isatty():
-            def progress(line: str) -> None:
-                stderr.write(f"\r\033[K{line}")
-                stderr.flush()
         started = time.perf_counter()
         executor = None
         if args.jobs > 1:
@@ -114,15 +110,14 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
 
             executor = ProcessPoolExecutor(args.jobs)
         try:
-            result = search(SpecRef(args.file, mech.name), public, length=args.length, samples=args.samples,
-                            alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
-                            patterns=not (d or neighbour), progress=progress,
-                            checker=not (d or neighbour or getattr(args, "no_checker", False)))
+            with _progress(stderr) as progress:
+                result = search(SpecRef(args.file, mech.name), public, length=args.length, samples=args.samples,
+                                alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
+                                patterns=not (d or neighbour), progress=progress,
+                                checker=not (d or neighbour or getattr(args, "no_checker", False)))
         finally:
             if executor is not None:
                 executor.shutdown()
-        if progress is not None:
-            stderr.write("\r\033[K")
         seconds = time.perf_counter() - started
         if plot:
             from .plot import write_plot
@@ -143,6 +138,20 @@ def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
     except SpecError as error:
         report_errors(error, source, "test", args.file, args.format == "json", stdout, stderr)
         return ExitCode.ERROR
+
+
+@contextmanager
+def _progress(stderr: TextIO) -> Iterator[Callable[[str], None] | None]:
+    """A one-line status on stderr (rich's spinner), only when stderr is a terminal: the search reports what it
+    is doing (the checker, each round, the support proofs) through the callback this yields; None otherwise,
+    so that a pipe or a file gets nothing but diagnostics. The line is cleared when the search ends."""
+    if not stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+
+    with Console(file=stderr).status("align test: starting") as status:
+        yield lambda line: status.update(f"align test: {line}")
 
 
 def _values(values: dict) -> str:

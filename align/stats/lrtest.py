@@ -445,6 +445,8 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
     mech = _load(ref)
     public_names = {p.name for p in mech.params if p.public}
     public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
+    if checker and progress is not None:
+        progress("running the checker for counterexample pairs")
     candidates_ = list(extra_pairs) + (checker_pairs(ref) if checker else []) + \
         (input_pairs(mech, public, length) if patterns else [])
     pairs = valid_pairs(mech, public, candidates_)
@@ -460,6 +462,8 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
     arguments = [(prepare_arguments(mech, {**public, **p.d}), prepare_arguments(mech, {**public, **p.d_prime}))
                  for p in pairs]
     for k, n in enumerate(sizes):
+        if progress is not None:
+            progress(f"round {k + 1}/{len(sizes)}: sampling {n} per side for {len(pairs)} input pair(s)")
         units = [Unit(ref, a, a2, n, seed, k, i, top, eps) for i, (a, a2) in enumerate(arguments)]
         outcomes = list(executor.map(run_unit, units)) if executor is not None else [run_unit(u) for u in units]
         result.rounds = k + 1
@@ -482,6 +486,8 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
     if varying and result.witness is not None:
         result.claimed_epsilon = result.witness.eps
     if prove_support:
+        if progress is not None and any(f.support_mismatch for f in result.findings):
+            progress("proving support mismatches with z3")
         _prove_support(mech, public, result)
     return result
 
