@@ -149,9 +149,13 @@ def _progress(stderr: TextIO) -> Iterator[Callable[[str], None] | None]:
         yield None
         return
     from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    with Console(file=stderr).status("align test: starting") as status:
-        yield lambda line: status.update(f"align test: {line}")
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=Console(file=stderr),
+                  transient=True) as bar:
+        task = bar.add_task("align test: starting", total=None)
+        # refresh=True draws each step at once (not at the next tick), so none is skipped
+        yield lambda line: bar.update(task, description=f"align test: {line}", refresh=True)
 
 
 def _values(values: dict) -> str:
