@@ -36,7 +36,7 @@ from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, REAL, ListType, TagType, TupleType, Type
 from .events import Event
 
-LIMITS = Limits(timeout_ms=5_000, rlimit=20_000_000)
+LIMITS = Limits(timeout_ms=5_000, rlimit=20_000_000, flatten=True)
 """One impossibility query: small, so a hard one costs seconds and comes back unknown (no claim)."""
 
 
@@ -236,7 +236,7 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
         constraints = [z3.simplify(c) for c in (*requires, *sides, *noise_support(enc), formula)]
     except (Unsupported, EncodingError, KeyError, TypeError, ValueError) as error:
         return "unsupported", str(error)
-    answer = satisfiable(constraints, limits, flatten=True)
+    answer = satisfiable(constraints, limits)
     if answer.status == "refuted":
         return "possible", "z3 found noise that gives an output in the event"
     if answer.status != "proved":
