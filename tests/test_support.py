@@ -132,6 +132,9 @@ def test_search_marks_the_stoddard_witness_infinite():
     s = result.strongest
     assert result.violation and s.epsilon_bound == float("inf") and s.c2 == 0 and s.impossible
     assert np.isfinite(s.epsilon_lower_bound)  # the sampling bound stays what it was
+    from align.stats.plot import bounds_per_pair
+
+    assert float("inf") in [b for _, b in bounds_per_pair(result)]  # drawn as "inf (proved)"
     # and a correct spec never gets one (its events all have positive probability on both inputs)
     path = ROOT / "specs/dworkroth/above_threshold.dp"
     correct = search(SpecRef(str(path), _load(SpecRef(str(path), "above_threshold")).name),

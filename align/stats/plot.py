@@ -85,9 +85,11 @@ def write_plot(path: str, mechanism: str, result: Any) -> None:
     y = np.arange(len(rows))
     colors = ["tab:red" if b > result.claimed_epsilon else "tab:gray" for b in values]
     right.barh(y, values, color=colors)
-    for k, (_, b) in enumerate(rows):
-        if b == math.inf:
-            right.text(reach, k, " inf (proved)", va="center", fontsize="small")
+    proved = [k for k, (_, b) in enumerate(rows) if b == math.inf]
+    for k in proved:
+        right.text(reach, k, " inf (proved)", va="center", fontsize="small")
+    if proved:
+        right.set_xlim(0, reach * 1.45)  # room for the labels
     right.set_yticks(y, names, fontsize="small")
     right.invert_yaxis()
     right.axvline(result.claimed_epsilon, color="black", linestyle=":", label="claimed eps")
