@@ -355,9 +355,11 @@ def test_checker_counterexamples_become_the_first_pairs():
     assert set(public) == {"eps"} and pair.name == "counterexample (C4a)"
     assert pair.d["q"] == [float(Fraction(x)) for x in data["args"]["q"]]
     assert pair.d_prime["q"] == [float(Fraction(x)) for x in data["neighbour"]["q"]]
-    # Stoddard's C4a counterexample has D = D' (the shifted threshold noise flips an answer by itself): no
-    # pair; a proved spec has no counterexample at all
-    assert checker_pairs(_ref(INCORRECT / "svt_stoddard_no_query_noise.dp")) == []
+    # Stoddard's alignment breaks already at D = D' (the shifted threshold noise flips an answer by itself);
+    # the checker is asked for D != D', which can show a loss
+    (stoddard,) = checker_pairs(_ref(INCORRECT / "svt_stoddard_no_query_noise.dp"))
+    assert stoddard.name == "counterexample (C4a)" and stoddard.d != stoddard.d_prime
+    # a proved spec has no counterexample at all
     assert checker_pairs(_ref(ROOT / "specs" / "freegap" / "alg2_svt_gap.dp")) == []
 
 

@@ -190,3 +190,15 @@ def test_counterexamples_do_not_depend_on_earlier_calls():
     first = counterexamples("specs/incorrect/noisy_max_value_exp.dp")
     counterexamples("specs/incorrect/histogram_lap_eps.dp")
     assert counterexamples("specs/incorrect/noisy_max_value_exp.dp") == first and len(first) == 2
+
+
+def test_distinct_inputs_finds_counterexamples_with_another_neighbour():
+    # for align test's input pairs: every refutation then has D != D' (Stoddard's alignment also breaks at
+    # D = D', which is where z3 finds it otherwise)
+    root = Path(__file__).resolve().parent.parent
+    for name in ("svt_stoddard_no_query_noise", "noisy_max_value_exp", "histogram_lap_eps"):
+        mech = resolve(parse_source(read_source(str(root / "specs" / "incorrect" / f"{name}.dp")))).mechanisms[0]
+        pairs = [(v.counterexample["args"]["q"], v.counterexample["neighbour"]["q"])
+                 for v in verify_mechanism(mech, Options(distinct_inputs=True))
+                 if v.status == "refuted" and v.counterexample and v.counterexample.get("neighbour")]
+        assert pairs and all(d != d2 for d, d2 in pairs), name

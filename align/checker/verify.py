@@ -64,6 +64,10 @@ class Verdict:
 class Options:
     max_length: int = DEFAULT_MAX_LENGTH
     limits: Limits = Limits()
+    distinct_inputs: bool = False
+    """Look only for counterexamples with D != D' (and skip the unbounded proofs): the input pairs that
+    `align test` takes from the checker (stats/lrtest.checker_pairs). Not for verdicts: an alignment that
+    breaks already at D = D' is refuted all the same."""
 
 
 # ------------------------------------------------------------------------------------------ entry point
@@ -96,7 +100,8 @@ def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> l
             tried += 1
     _confirm(mech, [verdicts[id(o)] for o in checked])
     bound = max(lengths) if lengths else 0
-    unbounded = _induction(mech, options, checked, verdicts) if _has_lists(mech) else {}
+    unbounded = _induction(mech, options, checked, verdicts) \
+        if _has_lists(mech) and not options.distinct_inputs else {}
     for o in checked:
         v = verdicts[id(o)]
         if v.status == "proved":
@@ -271,6 +276,18 @@ def noise_support(enc: Encoding, prefix: str = "") -> list[z3.BoolRef]:
     return parts
 
 
+def _inputs_differ(enc: Encoding) -> z3.BoolRef:
+    """D != D': some private parameter (some entry of a private list) differs."""
+    parts = []
+    for name, there in enc.neighbour.items():
+        here = enc.params[name]
+        if isinstance(here, ListV):
+            parts += [a != b for a, b in zip(here.items, there.items)]
+        else:
+            parts.append(here != there)
+    return z3.Or(parts) if parts else z3.BoolVal(False)
+
+
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],
                   verdicts: dict[int, Verdict], options: Options) -> None:
     limits = options.limits
@@ -280,6 +297,8 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
     inputs.update(enc.neighbour)
     run2 = Run(enc, inputs, shift=align.shift).execute()
     base = [enc.requires(), enc.adjacency(), *noise_support(enc)]
+    if options.distinct_inputs:
+        base.append(_inputs_differ(enc))
 
     def record(o: Obligation, answer: Answer, seconds: float, describe) -> None:
         v = verdicts[id(o)]

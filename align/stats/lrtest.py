@@ -152,8 +152,8 @@ def counterexample_pair(mech: ResolvedMechanism, counterexample: Any,
 
 
 def checker_pairs(ref: "SpecRef") -> list[Pair]:
-    """The input pairs of the checker's counterexamples (`align verify`, lengths <= 3): one per refuted
-    obligation whose counterexample has a neighbour different from D, distinct, named `counterexample (C4a)`.
+    """The input pairs of the checker's counterexamples (`align verify` looking only for D != D', lengths
+    <= 3): one per refuted obligation, distinct, named `counterexample (C4a)`.
     A refutation is a pair on which the alignment breaks, often where the mechanism leaks (design.md §4).
     Cached per file version: it does not depend on the seed or the samples."""
     import os
@@ -167,13 +167,13 @@ def checker_pairs(ref: "SpecRef") -> list[Pair]:
 
 @lru_cache(maxsize=32)
 def _checker_pairs(path: str, mechanism: str, stamp: int) -> tuple[Pair, ...]:
-    from ..checker.verify import verify_mechanism
+    from ..checker.verify import Options, verify_mechanism
 
     mech = _load(SpecRef(path, mechanism))
     if mech.alignment is None or mech.mixture_sites:
         return ()
     try:
-        verdicts = verify_mechanism(mech)
+        verdicts = verify_mechanism(mech, Options(distinct_inputs=True))
     except SpecError:
         return ()
     pairs: list[Pair] = []
