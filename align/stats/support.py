@@ -234,7 +234,7 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
         roots = {side.get_id(): _root_bounds(s, z3.simplify(x)) for s, x, side in enc.roots}
         sides = [side if roots.get(side.get_id()) is None else roots[side.get_id()] for side in enc.side]
         constraints = [z3.simplify(c) for c in (*requires, *sides, *noise_support(enc), formula)]
-    except (Unsupported, EncodingError, KeyError, TypeError, ValueError) as error:
+    except (Unsupported, EncodingError, KeyError, TypeError, ValueError, z3.Z3Exception) as error:
         return "unsupported", str(error)
     answer = satisfiable(constraints, limits)
     if answer.status == "refuted":
