@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 import z3
 
-from ..checker.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, tag_code
+from ..checker.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, num, tag_code
 from ..checker.solver import Limits, fresh_context, satisfiable
 from ..checker.verify import noise_support
 from ..interp.outputs import DISCRETE_KINDS, Outputs
@@ -44,13 +44,6 @@ class Unsupported(Exception):
     """The event or the mechanism is outside what the encoding expresses: no claim is made."""
 
 
-def _number(x: Any, integer: bool) -> z3.ArithRef:
-    value = Fraction(x) if not isinstance(x, Fraction) else x
-    if integer and value.denominator == 1:
-        return z3.IntVal(value.numerator)
-    return z3.RealVal(value)
-
-
 def _inputs(enc: Encoding, args: Mapping[str, Any]) -> dict[str, Any]:
     """The concrete arguments as z3 constants: the run is then a formula over the noise alone, folded to
     constants wherever the inputs decide (far smaller than symbolic inputs with equations would leave it)."""
@@ -60,11 +53,11 @@ def _inputs(enc: Encoding, args: Mapping[str, Any]) -> dict[str, Any]:
         if p.name in enc.structural:
             values[p.name] = enc.params[p.name]
         elif isinstance(p.type, ListType):
-            values[p.name] = ListV(tuple(_number(v, p.type.elem == INT) for v in value))
+            values[p.name] = ListV(tuple(num(Fraction(v), p.type.elem == INT) for v in value))
         elif p.type == BOOL:
             values[p.name] = z3.BoolVal(bool(value))
         else:
-            values[p.name] = _number(value, p.type == INT)
+            values[p.name] = num(Fraction(value), p.type == INT)
     return values
 
 
