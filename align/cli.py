@@ -18,6 +18,7 @@ from .diagnostics import CODES, ExitCode, SpecError, diag
 from .parse import parse_source, read_source
 from .report import (FORMATS, Style, diagnostic_json, diagnostic_line, mechanism_concise, mechanism_json,
                      mechanism_text, render_diagnostic)
+from .checker.solver import Limits
 from .checker.verify import DEFAULT_MAX_LENGTH
 from .report import verdicts_concise, verdicts_json, verdicts_text
 from .resolve import ResolvedSpec, resolve
@@ -62,9 +63,10 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
                         help="full (default), concise (one line per mechanism) or json (one document on stdout)")
     verify.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH, metavar="N",
                         help=f"check every length 1..N of the list parameters (default {DEFAULT_MAX_LENGTH})")
-    verify.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
-                        help="wall-clock limit of each solver query (default 10); z3's deterministic resource "
-                             "limit applies as well")
+    verify.add_argument("--timeout", type=float, default=Limits.timeout_ms / 1000, metavar="SECONDS",
+                        help=f"wall-clock safety net of each solver query (default {Limits.timeout_ms // 1000}); the "
+                             "limit that decides is z3's deterministic resource limit (rlimit "
+                             f"{Limits.rlimit:,}), so verdicts do not depend on the machine's speed or load")
     verify.add_argument("--counterexample", metavar="FILE.json",
                         help="write the first counterexample found, in the format `align run --noise-file` replays")
     verify.add_argument("--confirm", action="store_true",
@@ -126,7 +128,6 @@ def _check(files: Sequence[str], fmt: str, stdout: TextIO, stderr: TextIO) -> in
 
 
 def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from .checker.solver import Limits
     from .checker.verify import Options, overall_status, verify_mechanism
 
     if args.max_length < 1:

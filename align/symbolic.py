@@ -74,6 +74,8 @@ def to_z3(expr: sympy.Expr, lookup, function):
     uninterpreted function for exp and ln (sound for proofs; see checker/encode.py)."""
     import z3
 
+    from .checker import terms as zt
+
     def real(x):
         return z3.ToReal(x) if z3.is_int(x) else x
 
@@ -81,11 +83,11 @@ def to_z3(expr: sympy.Expr, lookup, function):
         if e.is_Symbol:
             return lookup(e.name)
         if e.is_Integer:
-            return z3.IntVal(int(e))
+            return zt.IntVal(int(e))
         if e.is_Rational:
-            return z3.RealVal(f"{e.p}/{e.q}")
+            return zt.RealVal(f"{e.p}/{e.q}")
         if e.is_Add:
-            return z3.Sum([real(go(a)) for a in e.args])
+            return zt.Sum([real(go(a)) for a in e.args])
         if e.is_Mul:
             result = real(go(e.args[0]))
             for a in e.args[1:]:
@@ -96,7 +98,7 @@ def to_z3(expr: sympy.Expr, lookup, function):
             if exponent.is_Integer:
                 k = int(exponent)
                 b = real(go(base))
-                result = z3.RealVal(1)
+                result = zt.RealVal(1)
                 for _ in range(abs(k)):
                     result = result * b
                 return result if k >= 0 else 1 / result

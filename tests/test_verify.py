@@ -11,7 +11,7 @@ import pytest
 import sympy
 
 from align.checker.mixture import _sample_parameters, _sympy
-from align.checker.solver import Limits
+from align.checker.solver import Limits, fresh_context
 from align.checker.verify import Options, overall_status, verify_mechanism
 from align.cli import main
 from align.expectations import read_expectations
@@ -168,10 +168,12 @@ def test_induction_does_not_prove_what_fails_for_long_inputs():
     from align.checker.verify import _cost_term, noise_support
 
     mech = _mutant(("if cost > eps - eps1 { break }", "if cost > eps { break }"))
-    result = induction.prove(mech, Limits(), _cost_term, noise_support)
+    with fresh_context():
+        result = induction.prove(mech, Limits(), _cost_term, noise_support)
     assert result.proved["C4c"] is not None
     mech = _mutant(("privacy eps", "privacy eps"))
-    assert induction.prove(mech, Limits(), _cost_term, noise_support).proved["C4c"] is None
+    with fresh_context():
+        assert induction.prove(mech, Limits(), _cost_term, noise_support).proved["C4c"] is None
 
 
 def test_counterexamples_do_not_depend_on_earlier_calls():

@@ -20,6 +20,7 @@ import z3
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism
+from . import terms as zt
 from .encode import AlignmentEval, Encoding, EncodingError, Run, _concrete
 from .solver import Answer, Limits, check_valid, satisfiable
 
@@ -31,12 +32,12 @@ def _union(*parts: Reads) -> Reads:
     result: Reads = {}
     for part in parts:
         for m, c in part.items():
-            result[m] = z3.Or(result[m], c) if m in result else c
+            result[m] = zt.Or(result[m], c) if m in result else c
     return result
 
 
 def _guarded(c: z3.BoolRef, reads: Reads) -> Reads:
-    return {m: z3.And(c, g) for m, g in reads.items()}
+    return {m: zt.And(c, g) for m, g in reads.items()}
 
 
 class _ReadAnalysis:
@@ -67,7 +68,7 @@ class _ReadAnalysis:
                 return self.let_reads[e.id]
             site = mech.site(e.id)
             if site is not None and not site.family and e.id not in self.align.env:
-                return {(e.id, None): z3.BoolVal(True)}
+                return {(e.id, None): zt.BoolVal(True)}
             return {}
         if isinstance(e, n.Index) and isinstance(e.base, n.Name) and not e.base.primed \
                 and mech.site(e.base.id) is not None and e.base.id not in self.align.env:
@@ -99,7 +100,7 @@ class _ReadAnalysis:
                     part_reads = self.reads(part)
                     if part_reads and not self._determined(part):
                         filter_reads = _union(filter_reads, part_reads)
-                    keep = z3.And(keep, value)
+                    keep = zt.And(keep, value)
                 result = _union(result, filter_reads, _guarded(keep, self.reads(e.body)))
                 if saved is None:
                     del self.align.env[e.var]
@@ -169,7 +170,7 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
             continue
         saved = align.env.get(shift.index_var) if shift.index_var else None
         if shift.index_var:
-            align.env[shift.index_var] = z3.IntVal(d.index)
+            align.env[shift.index_var] = zt.IntVal(d.index)
         reads = analysis.reads(shift.shift)
         if shift.index_var:
             if saved is None:
@@ -178,8 +179,8 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
                 align.env[shift.index_var] = saved
         for b, condition in reads.items():
             if b in drawn:
-                edges[((d.site, d.index), b)] = z3.simplify(z3.And(d.guard, drawn[b], condition))
-    reach = {(a, b): edges.get((a, b), z3.BoolVal(False)) for a in members for b in members}
+                edges[((d.site, d.index), b)] = z3.simplify(zt.And(d.guard, drawn[b], condition))
+    reach = {(a, b): edges.get((a, b), zt.BoolVal(False)) for a in members for b in members}
     for k in members:
         for a in members:
             ak = reach[(a, k)]
@@ -189,8 +190,8 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
                 kb = reach[(k, b)]
                 if z3.is_false(kb):
                     continue
-                reach[(a, b)] = z3.Or(reach[(a, b)], z3.And(ak, kb))
-    cycle = z3.Or([reach[(a, a)] for a in members]) if members else z3.BoolVal(False)
+                reach[(a, b)] = zt.Or(reach[(a, b)], zt.And(ak, kb))
+    cycle = zt.Or([reach[(a, a)] for a in members]) if members else zt.BoolVal(False)
     answer = satisfiable(base + [cycle], limits)
     if answer.status == "refuted" and analysis.approximate:
         answer = Answer("unknown", reason="a cycle appears only through conditions whose dependence on the output "

@@ -14,6 +14,7 @@ on such a function is re-checked before it is reported (`Encoding.uninterpreted`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable
@@ -23,6 +24,7 @@ import z3
 from .. import nodes as n
 from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
+from . import terms as zt
 
 
 class EncodingError(Exception):
@@ -61,7 +63,7 @@ class SetV:
     members: tuple[tuple[z3.BoolRef, z3.ArithRef], ...]
 
     def contains(self, x: z3.ArithRef) -> z3.BoolRef:
-        return z3.Or([z3.And(g, e == x) for g, e in self.members]) if self.members else z3.BoolVal(False)
+        return zt.Or([zt.And(g, e == x) for g, e in self.members]) if self.members else zt.BoolVal(False)
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ def merge(c: z3.BoolRef, a: Value, b: Value) -> Value:
             a, b = (longer, shorter) if longer is a else (shorter, longer)
         return ListV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)))
     if isinstance(a, SetV) and isinstance(b, SetV):
-        return SetV(tuple((z3.And(c, g), e) for g, e in a.members) + tuple((z3.And(z3.Not(c), g), e) for g, e in b.members))
+        return SetV(tuple((zt.And(c, g), e) for g, e in a.members) + tuple((zt.And(z3.Not(c), g), e) for g, e in b.members))
     if z3.is_expr(a) and z3.is_expr(b):
         if a.sort() != b.sort():
             a, b = _real(a), _real(b)
@@ -138,16 +140,16 @@ def equal(a: Value, b: Value) -> z3.BoolRef:
         for tag, fa in a.payload:
             fb = b.fields(tag)
             if fa and fb:
-                codes[tag] = z3.And([equal(x, y) for x, y in zip(fa, fb)])
+                codes[tag] = zt.And([equal(x, y) for x, y in zip(fa, fb)])
         for tag, same in codes.items():
-            parts.append(z3.Implies(a.code == TAG_CODES[tag], same))
-        return z3.And(parts)
+            parts.append(z3.Implies(a.code == tag_number(tag), same))
+        return zt.And(parts)
     if isinstance(a, TupV) and isinstance(b, TupV):
-        return z3.And([equal(x, y) for x, y in zip(a.items, b.items)])
+        return zt.And([equal(x, y) for x, y in zip(a.items, b.items)])
     if isinstance(a, ListV) and isinstance(b, ListV):
         if len(a.items) != len(b.items):
-            return z3.BoolVal(False)
-        return z3.And([equal(x, y) for x, y in zip(a.items, b.items)])
+            return zt.BoolVal(False)
+        return zt.And([equal(x, y) for x, y in zip(a.items, b.items)])
     if z3.is_expr(a) and z3.is_expr(b):
         if a.sort() != b.sort():
             return _real(a) == _real(b)
@@ -155,13 +157,26 @@ def equal(a: Value, b: Value) -> z3.BoolRef:
     raise EncodingError("cannot compare values of different shapes")
 
 
-TAG_CODES: dict[str, int] = {}
+_TAG_TEXT = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def tag_number(tag: str) -> int:
+    """The integer that stands for a tag in z3: its name's ASCII bytes read as one number (TOP is 0x544f50).
+    A function of the name alone, so the encoding of a mechanism never depends on which tags were encoded
+    before it in the process; 0 (the empty name) is the placeholder of a value that is not defined."""
+    return int.from_bytes(tag.encode("ascii"), "big")
+
+
+def tag_name(number: int) -> str:
+    """The tag whose `tag_number` is `number` ("?" for a number that is not one: the placeholder 0)."""
+    if number <= 0:
+        return "?"
+    text = number.to_bytes((number.bit_length() + 7) // 8, "big").decode("ascii", errors="replace")
+    return text if _TAG_TEXT.fullmatch(text) else "?"
 
 
 def tag_code(tag: str) -> z3.ArithRef:
-    if tag not in TAG_CODES:
-        TAG_CODES[tag] = len(TAG_CODES) + 1
-    return z3.IntVal(TAG_CODES[tag])
+    return zt.IntVal(tag_number(tag))
 
 
 def _real(x: z3.ArithRef) -> z3.ArithRef:
@@ -170,23 +185,23 @@ def _real(x: z3.ArithRef) -> z3.ArithRef:
 
 def num(value: Fraction, is_integer: bool) -> z3.ArithRef:
     if is_integer and value.denominator == 1:
-        return z3.IntVal(value.numerator)
-    return z3.RealVal(value)
+        return zt.IntVal(value.numerator)
+    return zt.RealVal(value)
 
 
 def default_value(t: Type) -> Value:
     """A placeholder for a value that is not defined on some path (never observed when the path is taken)."""
     if t == INT:
-        return z3.IntVal(0)
+        return zt.IntVal(0)
     if t == BOOL:
-        return z3.BoolVal(False)
+        return zt.BoolVal(False)
     if isinstance(t, TagType):
-        return TagV(z3.IntVal(0), tuple((tag, tuple(default_value(p) for p in payload)) for tag, payload in t.payloads))
+        return TagV(zt.IntVal(0), tuple((tag, tuple(default_value(p) for p in payload)) for tag, payload in t.payloads))
     if isinstance(t, TupleType):
         return TupV(tuple(default_value(i) for i in t.items))
     if isinstance(t, ListType):
         return ListV(())
-    return z3.RealVal(0)
+    return zt.RealVal(0)
 
 
 # ----------------------------------------------------------------------------------------------- encoding
@@ -228,7 +243,7 @@ class Encoding:
 
     def _symbol(self, name: str, t: Type) -> Value:
         if name in self.structural:
-            return z3.IntVal(self.structural[name])
+            return zt.IntVal(self.structural[name])
         if isinstance(t, ListType):
             return ListV(tuple(self._scalar(f"{name}[{i}]", t.elem) for i in range(self.n)))
         return self._scalar(name, t)
@@ -236,16 +251,16 @@ class Encoding:
     def _scalar(self, name: str, t: Type) -> z3.ExprRef:
         name = self.prefix + name
         if t == INT:
-            return z3.Int(name)
+            return zt.Int(name)
         if t == BOOL:
-            return z3.Bool(name)
-        return z3.Real(name)
+            return zt.Bool(name)
+        return zt.Real(name)
 
     def noise_symbol(self, name: str, index: int | None, integer: bool, prefix: str = "") -> z3.ArithRef:
         key = (prefix + name, index)
         if key not in self.noise:
             label = self.prefix + prefix + (name if index is None else f"{name}[i]" if index == -1 else f"{name}[{index}]")
-            self.noise[key] = z3.Int(label) if integer else z3.Real(label)
+            self.noise[key] = zt.Int(label) if integer else zt.Real(label)
             if not integer:
                 self.continuous.add(label)
         return self.noise[key]
@@ -253,11 +268,11 @@ class Encoding:
     def fresh(self, base: str, sort: str = "real") -> z3.ArithRef:
         self.counter += 1
         name = f"{self.prefix}%{base}{self.counter}"
-        return z3.Int(name) if sort == "int" else z3.Real(name)
+        return zt.Int(name) if sort == "int" else zt.Real(name)
 
     def function(self, name: str) -> z3.FuncDeclRef:
         if name not in self.functions:
-            self.functions[name] = z3.Function(name, z3.RealSort(), z3.RealSort())
+            self.functions[name] = zt.Function(name, zt.RealSort(), zt.RealSort())
             self.uninterpreted.add(name)
         return self.functions[name]
 
@@ -273,15 +288,15 @@ class Encoding:
                 elif adj.kind == "pointwise":
                     parts += [_abs(a - b) <= bound for a, b in zip(here.items, there.items)]
                 elif adj.kind == "l1":
-                    parts.append(z3.Sum([_abs(a - b) for a, b in zip(here.items, there.items)] or [z3.IntVal(0)]) <= bound)
+                    parts.append(zt.Sum([_abs(a - b) for a, b in zip(here.items, there.items)] or [zt.IntVal(0)]) <= bound)
                 elif adj.kind == "monotone":
                     pairs = list(zip(here.items, there.items))
-                    parts.append(z3.Or(z3.And([a <= b for a, b in pairs]), z3.And([a >= b for a, b in pairs])))
-        return z3.And(parts)
+                    parts.append(zt.Or(zt.And([a <= b for a, b in pairs]), zt.And([a >= b for a, b in pairs])))
+        return zt.And(parts)
 
     def requires(self) -> z3.BoolRef:
         ev = ExprEval(self, self.params, {})
-        return z3.And([ev.value(r) for r in self.mech.requires] + list(self.side))
+        return zt.And([ev.value(r) for r in self.mech.requires] + list(self.side))
 
 
 def _abs(x: z3.ArithRef) -> z3.ArithRef:
@@ -315,7 +330,7 @@ class ExprEval:
         return num(e.value, e.is_integer)
 
     def _BoolLit(self, e: n.BoolLit) -> Value:
-        return z3.BoolVal(e.value)
+        return zt.BoolVal(e.value)
 
     def _Name(self, e: n.Name) -> Value:
         if e.primed:
@@ -350,9 +365,9 @@ class ExprEval:
             self.env[e.var] = index
             ok = guard
             if e.excluded is not None:
-                ok = z3.And(ok, z3.Not(self.member(self.value(e.excluded), index)))
+                ok = zt.And(ok, z3.Not(self.member(self.value(e.excluded), index)))
             if e.condition is not None:
-                ok = z3.And(ok, self.value(e.condition))
+                ok = zt.And(ok, self.value(e.condition))
             body = self.value(e.body)
             results.append((z3.simplify(ok), index, body))
             if saved is None:
@@ -369,20 +384,20 @@ class ExprEval:
             lo, hi = _concrete(d.lo), _concrete(d.hi)
             if lo is None or hi is None:
                 raise EncodingError("a comprehension range must have concrete bounds at a fixed length")
-            return [(z3.BoolVal(True), z3.IntVal(i)) for i in range(lo, hi)]
+            return [(zt.BoolVal(True), zt.IntVal(i)) for i in range(lo, hi)]
         if isinstance(d, SetV):
             return [(g, x) for g, x in d.members]
         if isinstance(d, ListV):
-            return [(z3.BoolVal(True), x) for x in d.items]
+            return [(zt.BoolVal(True), x) for x in d.items]
         raise EncodingError("unsupported comprehension domain")
 
     def member(self, collection: Value, x: z3.ArithRef) -> z3.BoolRef:
         if isinstance(collection, RangeV):
-            return z3.And(collection.lo <= x, x < collection.hi)
+            return zt.And(collection.lo <= x, x < collection.hi)
         if isinstance(collection, SetV):
             return collection.contains(x)
         if isinstance(collection, ListV):
-            return z3.Or([x == y for y in collection.items]) if collection.items else z3.BoolVal(False)
+            return zt.Or([x == y for y in collection.items]) if collection.items else zt.BoolVal(False)
         raise EncodingError("unsupported membership test")
 
     def _Range(self, e: n.Range) -> Value:
@@ -396,7 +411,7 @@ class ExprEval:
             return _real(a) / _real(b)
         exponent = _concrete(b)
         if exponent is not None and 0 <= exponent <= 8:
-            result = z3.RealVal(1) if not z3.is_int(a) else z3.IntVal(1)
+            result = zt.RealVal(1) if not z3.is_int(a) else zt.IntVal(1)
             for _ in range(exponent):
                 result = result * a
             return result
@@ -417,11 +432,11 @@ class ExprEval:
             else:
                 parts.append({"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
                               ">=": lambda: a >= b}[op]())
-        return z3.And(parts) if len(parts) > 1 else parts[0]
+        return zt.And(parts) if len(parts) > 1 else parts[0]
 
     def _BoolOp(self, e: n.BoolOp) -> Value:
         a, b = self.value(e.left), self.value(e.right)
-        return z3.And(a, b) if e.op == "and" else z3.Or(a, b)
+        return zt.And(a, b) if e.op == "and" else zt.Or(a, b)
 
     def _Member(self, e: n.Member) -> Value:
         inside = self.member(self.value(e.collection), self.arith(e.element))
@@ -492,24 +507,24 @@ def select(items: tuple, index: z3.ArithRef, enc: "Encoding | None" = None) -> V
 def _fold(func: str, results: list[tuple[z3.BoolRef, z3.ArithRef, Value]]) -> Value:
     """max/min/argmax/argmin/sum/count/all/any over guarded candidates; ties go to the earliest candidate."""
     if func == "sum":
-        return z3.Sum([z3.If(g, v, 0) for g, _, v in results]) if results else z3.IntVal(0)
+        return zt.Sum([z3.If(g, v, 0) for g, _, v in results]) if results else zt.IntVal(0)
     if func == "count":
-        return z3.Sum([z3.If(z3.And(g, v), 1, 0) for g, _, v in results]) if results else z3.IntVal(0)
+        return zt.Sum([z3.If(zt.And(g, v), 1, 0) for g, _, v in results]) if results else zt.IntVal(0)
     if func == "all":
-        return z3.And([z3.Implies(g, v) for g, _, v in results])
+        return zt.And([z3.Implies(g, v) for g, _, v in results])
     if func == "any":
-        return z3.Or([z3.And(g, v) for g, _, v in results]) if results else z3.BoolVal(False)
+        return zt.Or([zt.And(g, v) for g, _, v in results]) if results else zt.BoolVal(False)
     if not results:
         raise EncodingError(f"`{func}` over an empty set")
     better = (lambda a, b: a > b) if func in ("max", "argmax") else (lambda a, b: a < b)
-    found = z3.BoolVal(False)
+    found = zt.BoolVal(False)
     best_v: Value = results[0][2]
     best_i: z3.ArithRef = results[0][1]
     for g, i, v in results:
-        take = z3.And(g, z3.Or(z3.Not(found), better(v, best_v)))
+        take = zt.And(g, zt.Or(z3.Not(found), better(v, best_v)))
         best_v = z3.If(take, v, best_v)
         best_i = z3.If(take, i, best_i)
-        found = z3.Or(found, g)
+        found = zt.Or(found, g)
     return best_v if func in ("max", "min") else best_i
 
 
@@ -519,15 +534,15 @@ def _ranked(values: tuple, count: int) -> list[tuple[z3.ArithRef, Value]]:
     chosen: list[z3.ArithRef] = []
     out = []
     for _ in range(count):
-        found = z3.BoolVal(False)
-        best_i: z3.ArithRef = z3.IntVal(0)
+        found = zt.BoolVal(False)
+        best_i: z3.ArithRef = zt.IntVal(0)
         best_v: Value = values[0]
         for j, v in enumerate(values):
-            free = z3.And([c != j for c in chosen]) if chosen else z3.BoolVal(True)
-            take = z3.And(free, z3.Or(z3.Not(found), v > best_v))
+            free = zt.And([c != j for c in chosen]) if chosen else zt.BoolVal(True)
+            take = zt.And(free, zt.Or(z3.Not(found), v > best_v))
             best_v = z3.If(take, v, best_v)
-            best_i = z3.If(take, z3.IntVal(j), best_i)
-            found = z3.Or(found, free)
+            best_i = z3.If(take, zt.IntVal(j), best_i)
+            found = zt.Or(found, free)
         chosen.append(best_i)
         out.append((best_i, best_v))
     return out
@@ -538,7 +553,7 @@ def _b_len(ev: ExprEval, e: n.Call) -> Value:
     if isinstance(v, OutputSeq):
         return v.length
     if isinstance(v, ListV):
-        return z3.IntVal(len(v.items))
+        return zt.IntVal(len(v.items))
     if isinstance(v, LoopList):
         return v.length
     raise EncodingError("len of a non-list")
@@ -549,14 +564,14 @@ def _b_min_max(ev: ExprEval, e: n.Call) -> Value:
         items = ev.value(e.args[0]).items
     else:
         items = tuple(ev.value(a) for a in e.args)
-    results = [(z3.BoolVal(True), z3.IntVal(k), v) for k, v in enumerate(items)]
+    results = [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)]
     return _fold(e.func, results)
 
 
 def _b_argmax(ev: ExprEval, e: n.Call) -> Value:
     items = ev.value(e.args[0]).items
     _assume_no_ties(ev, items, e)
-    return _fold(e.func, [(z3.BoolVal(True), z3.IntVal(k), v) for k, v in enumerate(items)])
+    return _fold(e.func, [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)])
 
 
 def _b_abs(ev: ExprEval, e: n.Call) -> Value:
@@ -567,7 +582,7 @@ def _b_sqrt(ev: ExprEval, e: n.Call) -> Value:
     x = _real(ev.arith(e.args[0]))
     concrete = z3.simplify(x)
     s = ev.enc.fresh("sqrt")
-    side = z3.And(s >= 0, s * s == concrete)
+    side = zt.And(s >= 0, s * s == concrete)
     ev.enc.side.append(side)
     ev.enc.roots.append((s, concrete, side))
     return s
@@ -580,7 +595,7 @@ def _b_function(name: str) -> Callable[[ExprEval, n.Call], Value]:
         if name in ("exp", "normal_pdf"):
             ev.enc.side.append(value > 0)
         if name == "normal_cdf":
-            ev.enc.side.append(z3.And(value >= 0, value <= 1))
+            ev.enc.side.append(zt.And(value >= 0, value <= 1))
         return value
     return apply
 
@@ -642,9 +657,9 @@ def _b_top_k(ev: ExprEval, e: n.Call) -> Value:
 def _b_indices(ev: ExprEval, e: n.Call) -> Value:
     v = ev.value(e.args[0])
     if isinstance(v, OutputSeq):
-        return SetV(tuple((z3.And(k < v.length), slot.items[0]) for k, slot in enumerate(v.slots)))
+        return SetV(tuple((zt.And(k < v.length), slot.items[0]) for k, slot in enumerate(v.slots)))
     if isinstance(v, ListV):
-        return SetV(tuple((z3.BoolVal(True), item.items[0]) for item in v.items))
+        return SetV(tuple((zt.BoolVal(True), item.items[0]) for item in v.items))
     raise EncodingError("indices of an unsupported value")
 
 
@@ -652,9 +667,9 @@ def _b_count(ev: ExprEval, e: n.Call) -> Value:
     v = ev.value(e.args[0])
     code = tag_code(e.args[1].id)
     if isinstance(v, OutputSeq):
-        return z3.Sum([z3.If(z3.And(k < v.length, slot.code == code), 1, 0) for k, slot in enumerate(v.slots)]) \
-            if v.slots else z3.IntVal(0)
-    return z3.Sum([z3.If(item.code == code, 1, 0) for item in v.items]) if v.items else z3.IntVal(0)
+        return zt.Sum([z3.If(zt.And(k < v.length, slot.code == code), 1, 0) for k, slot in enumerate(v.slots)]) \
+            if v.slots else zt.IntVal(0)
+    return zt.Sum([z3.If(item.code == code, 1, 0) for item in v.items]) if v.items else zt.IntVal(0)
 
 
 _BUILTINS: dict[str, Callable[[ExprEval, n.Call], Value]] = {
@@ -682,7 +697,7 @@ class OutputSeq:
         parts = [self.length == other.length]
         for k, (a, b) in enumerate(zip(self.slots, other.slots)):
             parts.append(z3.Implies(k < self.length, equal(a, b)))
-        return z3.And(parts)
+        return zt.And(parts)
 
 
 # ---------------------------------------------------------------------------------------------- runs
@@ -721,9 +736,9 @@ class Run:
         self.draws: list[Draw] = []
         self.current: dict[str, z3.ArithRef] = {}
         self.slots: list[Value] = []
-        self.length: z3.ArithRef = z3.IntVal(0)
+        self.length: z3.ArithRef = zt.IntVal(0)
         self.running: list[z3.BoolRef] = []
-        self.active: z3.BoolRef = z3.BoolVal(True)
+        self.active: z3.BoolRef = zt.BoolVal(True)
         self.output_type = enc.mech.output_type
 
     # -- evaluation -----------------------------------------------------------------------------
@@ -772,29 +787,29 @@ class Run:
                     items[position] = merge(self.active, value, items[position]) if position < len(old.items) else value
                     self.vars[s.target] = ListV(tuple(items))
                 else:
-                    self.vars[s.target] = ListV(tuple(merge(z3.And(self.active, index == k), value, item)
+                    self.vars[s.target] = ListV(tuple(merge(zt.And(self.active, index == k), value, item)
                                                       for k, item in enumerate(old.items)))
         elif isinstance(s, n.Sample):
             self.sample(s)
         elif isinstance(s, n.If):
             c = self.eval(s.condition)
             outer = self.active
-            self.active = z3.And(outer, c)
+            self.active = zt.And(outer, c)
             self.block(s.then)
-            self.active = z3.And(outer, z3.Not(c), *self._running_now())
+            self.active = zt.And(outer, z3.Not(c), *self._running_now())
             self.block(s.orelse)
-            self.active = z3.And(outer, *self._running_now())
+            self.active = zt.And(outer, *self._running_now())
         elif isinstance(s, n.For):
             self.loop(s)
         elif isinstance(s, n.Break):
-            self.running[-1] = z3.And(self.running[-1], z3.Not(self.active))
-            self.active = z3.BoolVal(False)
+            self.running[-1] = zt.And(self.running[-1], z3.Not(self.active))
+            self.active = zt.BoolVal(False)
         elif isinstance(s, n.Output):
             value = self.eval(s.value)
             new_slots = []
             for k, slot in enumerate(self.slots):
-                new_slots.append(merge(z3.And(self.active, self.length == k), value, slot))
-            new_slots.append(merge(z3.And(self.active, self.length == len(self.slots)), value,
+                new_slots.append(merge(zt.And(self.active, self.length == k), value, slot))
+            new_slots.append(merge(zt.And(self.active, self.length == len(self.slots)), value,
                                    default_value(self.output_type)))
             self.slots = [z3.simplify(x) if z3.is_expr(x) else x for x in new_slots]
             self.length = z3.simplify(z3.If(self.active, self.length + 1, self.length))
@@ -810,11 +825,11 @@ class Run:
             raise EncodingError(f"the loop at line {s.span.line} has bounds that are not fixed by the length and "
                                 "the structural parameters")
         outer = self.active
-        self.running.append(z3.BoolVal(True))
+        self.running.append(zt.BoolVal(True))
         saved = self.vars.get(s.var)
         for i in range(lo, hi):
-            self.vars[s.var] = z3.IntVal(i)
-            self.active = z3.And(outer, self.running[-1])
+            self.vars[s.var] = zt.IntVal(i)
+            self.active = zt.And(outer, self.running[-1])
             self.block(s.body)
         self.running.pop()
         self.active = outer
@@ -895,11 +910,11 @@ class AlignmentEval:
             return self._cache[key]
         shift = self.enc.mech.alignment.shift_of(name) if self.enc.mech.alignment else None
         if shift is None:
-            value: z3.ArithRef = z3.IntVal(0)
+            value: z3.ArithRef = zt.IntVal(0)
         else:
             saved = self.env.get(shift.index_var) if shift.index_var else None
             if shift.index_var:
-                self.env[shift.index_var] = z3.IntVal(index)
+                self.env[shift.index_var] = zt.IntVal(index)
             value = self.ev.arith(shift.shift)
             if shift.index_var:
                 if saved is None:

@@ -31,6 +31,7 @@ import z3
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, walk, walk_statements
 from ..types import INT, ListType
+from . import terms as zt
 from .encode import (CURRENT, Encoding, EncodingError, ExprEval, IterOutput, LoopList, OutputSeq, Run, _real,
                      default_value, equal)
 from .solver import Limits, check_valid
@@ -76,13 +77,13 @@ class _Product:
                  entry1: dict, entry2: dict, constants: dict):
         self.mech = mech
         self.enc = enc
-        self.i = z3.Int("%i")
-        self.n = z3.Int("%n")
-        self.monotone = z3.Bool("%up")
+        self.i = zt.Int("%i")
+        self.n = zt.Int("%n")
+        self.monotone = zt.Bool("%up")
         self.head1 = {x: _fresh_like(entry1[x], f"{x}@1") for x in carried}
         self.head2 = {x: _fresh_like(entry2[x], f"{x}@2") for x in carried}
-        self.acost = z3.Real("%aligned_cost")
-        self.ghost_head = {t: z3.Int(f"#{t}@1") for t in sorted(mech.output_tags)}
+        self.acost = zt.Real("%aligned_cost")
+        self.ghost_head = {t: zt.Int(f"#{t}@1") for t in sorted(mech.output_tags)}
         self.witness_primed: dict = {}
         self._witness_base: dict = {}
         inputs1, inputs2, self.adjacent = self._inputs()
@@ -90,11 +91,11 @@ class _Product:
         base1 = {**constants, **{k: v for k, v in entry1.items() if k not in carried}, **inputs1}
         base2 = {**constants, **{k: v for k, v in entry2.items() if k not in carried}, **inputs2}
         self.run1 = Run(enc, {**base1, **self.head1, loop.var: self.i})
-        self.run1.running.append(z3.BoolVal(True))
+        self.run1.running.append(zt.BoolVal(True))
         self.run1.block(loop.body)
         self.align = _IterAlignment(self, inputs1, inputs2, constants)
         self.run2 = Run(enc, {**base2, **self.head2, loop.var: self.i}, shift=self.align.shift)
-        self.run2.running.append(z3.BoolVal(True))
+        self.run2.running.append(zt.BoolVal(True))
         self.run2.block(loop.body)
         self.continues1, self.continues2 = self.run1.running[-1], self.run2.running[-1]
 
@@ -103,12 +104,12 @@ class _Product:
 
         slot = self.run1.slots[0] if self.run1.slots else None
         if slot is None:
-            return z3.BoolVal(False)
-        return z3.And(self.run1.length >= 1, slot.code == tag_code(tag))
+            return zt.BoolVal(False)
+        return zt.And(self.run1.length >= 1, slot.code == tag_code(tag))
 
     def witness_env(self, name: str) -> dict:
         """Parameters seen at a witness index j (with its own adjacency constraints)."""
-        j = z3.Int(name + "#j")
+        j = zt.Int(name + "#j")
         env = {}
         primed = {}
         for p in self.mech.params:
@@ -169,7 +170,7 @@ class _Product:
             if site.distribution.cost is None:
                 continue
             terms.append(z3.If(d.guard, cost_term(self.enc, site, d) * z3.If(_real(psi) >= 0, _real(psi), -_real(psi)), 0))
-        return z3.Sum(terms) if terms else z3.RealVal(0)
+        return zt.Sum(terms) if terms else zt.RealVal(0)
 
 
 class _InductiveEval(ExprEval):
@@ -201,9 +202,9 @@ class _InductiveEval(ExprEval):
             if e.func in ("all", "any") and starts_at_zero and z3.is_true(z3.simplify(hi == p.n)) \
                     and e.condition is None and e.excluded is None:
                 name = f"%{e.func}@{e.span.line}:{e.span.column}"
-                value = z3.Bool(name)
+                value = zt.Bool(name)
                 here = self._body_at(e, p.i, self.env)
-                there = self._body_at(e, z3.Int(name + "#j"), p.witness_env(name))
+                there = self._body_at(e, zt.Int(name + "#j"), p.witness_env(name))
                 if e.func == "all":
                     p.enc.side.extend([z3.Implies(value, here), z3.Implies(z3.Not(value), z3.Not(there))])
                 else:
@@ -255,7 +256,7 @@ class _IterAlignment:
     def shift(self, name: str, index) -> z3.ArithRef:
         shift = self.product.mech.alignment.shift_of(name) if self.product.mech.alignment else None
         if shift is None:
-            return z3.IntVal(0)
+            return zt.IntVal(0)
         if shift.index_var:
             saved = self.env.get(shift.index_var)
             self.env[shift.index_var] = self.product.i
@@ -270,16 +271,16 @@ class _IterAlignment:
 
 
 def _scalar(name: str, t) -> z3.ExprRef:
-    return z3.Int(name) if t == INT else z3.Real(name)
+    return zt.Int(name) if t == INT else zt.Real(name)
 
 
 def _fresh_like(value, name: str):
     if z3.is_int(value):
-        return z3.Int(name)
+        return zt.Int(name)
     if z3.is_bool(value):
-        return z3.Bool(name)
+        return zt.Bool(name)
     if z3.is_expr(value):
-        return z3.Real(name)
+        return zt.Real(name)
     raise NotInductive(f"loop-carried variable {name} is not a number")
 
 
@@ -315,7 +316,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         raise NotInductive(str(error)) from None
 
     def prefix_shift(name: str, index):
-        return probe.align.shift(name, index) if index is None else z3.IntVal(0)
+        return probe.align.shift(name, index) if index is None else zt.IntVal(0)
 
     pre2_inputs = {**enc.params, **{k: v for k, v in enc.neighbour.items()}}
     pre2 = Run(enc, pre2_inputs, shift=prefix_shift)
@@ -331,11 +332,11 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
 
     from .encode import tag_code
 
-    entry_ghosts = {t: z3.Sum([z3.If(z3.And(k < pre1.length, slot.code == tag_code(t)), 1, 0)
-                               for k, slot in enumerate(pre1.slots)]) if pre1.slots else z3.IntVal(0)
+    entry_ghosts = {t: zt.Sum([z3.If(zt.And(k < pre1.length, slot.code == tag_code(t)), 1, 0)
+                               for k, slot in enumerate(pre1.slots)]) if pre1.slots else zt.IntVal(0)
                     for t in product.ghost_head}
     after_ghosts = {t: g + z3.If(product.current_is(t), 1, 0) for t, g in product.ghost_head.items()}
-    entry = at(pre1.vars, pre2.vars, entry_cost, z3.IntVal(0), entry_ghosts)
+    entry = at(pre1.vars, pre2.vars, entry_cost, zt.IntVal(0), entry_ghosts)
     head = at(product.head1, product.head2, product.acost, product.i, product.ghost_head)
     after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
                after_ghosts)
@@ -384,12 +385,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     assume = base + inv
 
     # C4a: each iteration outputs one item, the same in both runs, and both runs stop together.
-    one = z3.And(product.run1.length == 1, product.run2.length == 1)
-    same = z3.And(equal(product.run1.slots[0], product.run2.slots[0]) if product.run1.slots and
-                  product.run2.slots else z3.BoolVal(False), product.continues1 == product.continues2)
+    one = zt.And(product.run1.length == 1, product.run2.length == 1)
+    same = zt.And(equal(product.run1.slots[0], product.run2.slots[0]) if product.run1.slots and
+                  product.run2.slots else zt.BoolVal(False), product.continues1 == product.continues2)
     prefix_same = OutputSeq(tuple(pre1.slots), pre1.length).equal(OutputSeq(tuple(pre2.slots), pre2.length)) \
-        if pre1.slots else z3.BoolVal(True)
-    c4a = check_valid(assume, z3.And(one, same), limits).status == "proved" and \
+        if pre1.slots else zt.BoolVal(True)
+    c4a = check_valid(assume, zt.And(one, same), limits).status == "proved" and \
         check_valid(_entry_assumptions(enc, pre1, pre2, base), prefix_same, limits).status == "proved"
     result.proved["C4a"] = None if c4a else "the iteration's outputs could not be shown equal from the invariant"
     # C4c: within the claim at every loop head (the loop may end there) and right after a `break`.
@@ -413,7 +414,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 conditions.append((f"C3:{d.site}", z3.Implies(d.guard, psi == 0)))
     for key in {k for k, _ in conditions} | {"C4d"} | {f"C3:{s.name}" for s in mech.noise}:
         formulas = [f for k, f in conditions if k == key]
-        ok = not formulas or check_valid(assume, z3.And(formulas), limits).status == "proved"
+        ok = not formulas or check_valid(assume, zt.And(formulas), limits).status == "proved"
         result.proved[key] = None if ok else "not shown for every iteration"
     result.proved["C2"] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of)
     return result
@@ -428,7 +429,7 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
         pre.block(prefix)
         runs.append(pre)
     pre_a, pre_b = runs
-    i, n_len = z3.Int("%i"), z3.Int("%n")
+    i, n_len = zt.Int("%i"), zt.Int("%n")
     inputs = {}
     for p in mech.params:
         if isinstance(p.type, ListType):
@@ -440,14 +441,14 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
     for pre, head, tag in ((pre_a, heads[0], "A."), (pre_b, heads[1], "B.")):
         state = {**constants, **{k: v for k, v in pre.vars.items() if k not in carried}, **inputs, **head, loop.var: i}
         run = Run(enc, state, noise_prefix=tag)
-        run.running.append(z3.BoolVal(True))
+        run.running.append(zt.BoolVal(True))
         run.block(loop.body)
         iters.append(run)
     a, b = iters
     base = [enc.requires(), *support_of(enc), i >= 0, i < n_len]
     same_prefix_out = OutputSeq(tuple(pre_a.slots), pre_a.length).equal(OutputSeq(tuple(pre_b.slots), pre_b.length)) \
-        if pre_a.slots else z3.BoolVal(True)
-    same_iter_out = z3.And(a.length == b.length, *(z3.Implies(k < a.length, equal(x, y))
+        if pre_a.slots else zt.BoolVal(True)
+    same_iter_out = zt.And(a.length == b.length, *(z3.Implies(k < a.length, equal(x, y))
                                                    for k, (x, y) in enumerate(zip(a.slots, b.slots))))
     alive = [x for x in carried if z3.is_expr(pre_a.vars[x]) and not z3.is_bool(pre_a.vars[x]) and
              check_valid(base + [same_prefix_out], pre_a.vars[x] == pre_b.vars[x], limits).status == "proved"]
@@ -463,8 +464,8 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
     assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out]
     guards = [da.guard == db.guard for da, db in zip(a.draws, b.draws)]
     prefix_guards = [da.guard == db.guard for da, db in zip(pre_a.draws, pre_b.draws)]
-    ok = check_valid(assume, z3.And(*guards, a.running[-1] == b.running[-1]), limits).status == "proved" and \
-        check_valid(base + [same_prefix_out], z3.And(prefix_guards) if prefix_guards else z3.BoolVal(True),
+    ok = check_valid(assume, zt.And(*guards, a.running[-1] == b.running[-1]), limits).status == "proved" and \
+        check_valid(base + [same_prefix_out], zt.And(prefix_guards) if prefix_guards else zt.BoolVal(True),
                     limits).status == "proved"
     return None if ok else "the draws of an iteration could not be shown to be determined by the output"
 
@@ -481,7 +482,7 @@ def _prefix_cost(pre1: Run, probe: _Product, cost_term) -> z3.ArithRef:
             continue
         psi = _real(probe.align.shift(d.site, None))
         terms.append(z3.If(d.guard, cost_term(probe.enc, site, d) * z3.If(psi >= 0, psi, -psi), 0))
-    return z3.Sum(terms) if terms else z3.RealVal(0)
+    return zt.Sum(terms) if terms else zt.RealVal(0)
 
 
 def _eval_in(enc: Encoding, state: dict, constants: dict, e: n.Expr):
@@ -510,7 +511,7 @@ def _iteration_cost_bound(mech: ResolvedMechanism, product: "_Product", cost_ter
         if bound is None:
             return None
         total.append(cost_term(product.enc, mech.site(d.site), d) * bound)
-    return z3.Sum(total) if total else None
+    return zt.Sum(total) if total else None
 
 
 def _shift_bound(mech: ResolvedMechanism, product: "_Product", e: n.Expr) -> z3.ArithRef | None:
@@ -530,13 +531,13 @@ def _shift_bound(mech: ResolvedMechanism, product: "_Product", e: n.Expr) -> z3.
             terms.append((sign, x))
 
     flatten(e, 1)
-    total = z3.RealVal(0)
+    total = zt.RealVal(0)
     used: set[int] = set()
     for k, (sign, term) in enumerate(terms):
         if k in used:
             continue
         if isinstance(term, n.Number):
-            total = total + z3.RealVal(abs(term.value))
+            total = total + zt.RealVal(abs(term.value))
             continue
         if isinstance(term, n.Conditional):
             bound = _shift_bound(mech, product, term)

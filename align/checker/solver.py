@@ -1,7 +1,17 @@
-"""The one place solvers are made: fixed seed, deterministic resource limit, wall-clock timeout.
+"""Checker stage (support): the one place solvers are made — fixed seed, a deterministic resource limit that
+binds, and a wall-clock timeout far above it as a safety net only.
 
-A verdict comes from `check_valid`: the negation is unsat (proved), sat (refuted, with a model) or unknown
-(with z3's reason). z3 `unknown` is never turned into "proved".
+A verdict must not depend on the speed or the load of the machine. z3's `rlimit` counts internal steps, so the
+same formula, seed and z3 version give the same answer everywhere; the wall clock does not. Every query is
+therefore bounded by `Limits.rlimit`, chosen with headroom over the hardest query of the corpus (about 8.3
+million steps; see docs/checker.md, "Limits"), and the timeout is set so far above what that many steps
+take that it only stops a runaway query on a machine that is stalled, never decides a verdict. When it does
+fire, the answer is `unknown` with the reason "wall-clock safety net", never a proof.
+
+A verdict comes from `check_valid`: the negation of the claim is unsat (proved), sat (refuted, with a model)
+or unknown (with z3's reason). z3 `unknown` is never turned into "proved". A proof whose assumptions are
+themselves unsatisfiable proves nothing about any run (it is *vacuous*), so `check_valid` also asks whether
+the assumptions have a model at all, and reports a vacuous proof as unknown.
 """
 
 from __future__ import annotations
@@ -10,77 +20,130 @@ from dataclasses import dataclass
 
 import z3
 
+from . import terms as zt
+from .terms import fresh_context
+
+__all__ = ["SEED", "Limits", "Answer", "fresh_context", "make_solver", "check_valid", "satisfiable"]
+
 SEED = 7
 """z3's random seed for every query, so that verdicts and models are the same on every run."""
+
+VACUOUS = "vacuous: the assumptions (requires, path, side conditions) have no model, so the proof says nothing"
 
 
 @dataclass(frozen=True)
 class Limits:
-    timeout_ms: int = 10_000
-    """Wall-clock limit per query."""
     rlimit: int = 20_000_000
-    """z3's deterministic resource limit per query: the same formula gives the same answer on any machine."""
+    """z3's deterministic resource limit per query: the limit that binds. The hardest query of the corpus
+    takes about 8.3 million steps (Free Gap Algorithm 5 at length 3)."""
+    timeout_ms: int = 300_000
+    """Wall-clock safety net per query, far above what `rlimit` steps take (a few seconds on a slow machine):
+    it never decides a verdict on a working machine."""
     flatten: bool = False
-    """Solve through the tactic pipeline of `make_solver` instead of z3's default solver (the queries of
-    align/stats/support.py use it)."""
+    """Preprocess the formula (simplify, propagate values, solve equations, lift if-then-else terms out of
+    the arithmetic) before solving it with the default solver (the queries of align/stats/support.py)."""
 
 
 @dataclass(frozen=True)
 class Answer:
     status: str
-    """"proved", "refuted" or "unknown"."""
+    """"proved", "refuted" or "unknown" (for `satisfiable`: "refuted" means a model exists)."""
     model: z3.ModelRef | None = None
     reason: str = ""
 
 
-def fresh_context() -> None:
-    """Start a new z3 main context. z3's answers depend on the history of the context (terms created
-    earlier change internal ids and hence the search order), so a second verification in one process could
-    return another model, hence another counterexample. Each entry point (checker.verify.verify_mechanism,
-    stats.support.check_event) calls this first: the same spec gives the same verdicts and counterexamples
-    in every process and on every call. z3 objects of an earlier call must not be mixed with later ones
-    (none are kept: verdicts hold Python values)."""
-    z3.z3._main_ctx = z3.Context()
+_PREPROCESS = ("simplify", "propagate-values", "solve-eqs", "elim-term-ite")
 
 
 def make_solver(limits: Limits) -> z3.Solver:
-    """A solver with the fixed seed and both limits. With `limits.flatten`: first simplify, propagate values,
-    solve equations and lift the if-then-else terms out of the arithmetic, then SMT. The guarded updates of
-    the encoding (encode.py) nest if-then-else terms deeply, and z3's default solver spends its time on them:
-    the pipeline is 50x faster on the ground formulas of one concrete input (align/stats/support.py). Every
-    step preserves satisfiability. The checker keeps the default solver: with the pipeline the corpus
-    verified 1.5x faster (warm median 0.16 s against 0.24 s, same verdicts), but one query of
-    dworkroth/numeric_sparse.dp ran into the 10 s timeout in one run of two (unknown instead of proved)."""
-    if limits.flatten:
-        solver = z3.Then("simplify", "propagate-values", "solve-eqs", "elim-term-ite", "smt").solver()
-    else:
-        solver = z3.Solver()
+    """z3's default solver in the current context, with the fixed seed and both limits.
+
+    Only the default solver honours `rlimit` throughout: a tactic pipeline turned into a solver
+    (`Then(..., "smt").solver()`) ran into the wall clock with the resource limit set (tried on z3 4.15 and
+    5.4), so `Limits.flatten` preprocesses the goal with tactics (`_preprocess`) and solves the result here."""
+    solver = z3.Solver(ctx=zt.current())
     solver.set("random_seed", SEED)
     solver.set("rlimit", limits.rlimit)
     solver.set("timeout", limits.timeout_ms)
     return solver
 
 
-def check_valid(assumptions: list[z3.BoolRef], claim: z3.BoolRef, limits: Limits) -> Answer:
-    """Is `claim` true whenever all `assumptions` hold?"""
+def _preprocess(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef], z3.Goal | None]:
+    """The guarded updates of the encoding (encode.py) nest if-then-else terms deeply, and z3's default
+    solver spends its time on them: simplifying first is 50x faster on the ground formulas of one concrete
+    input (align/stats/support.py). Every step preserves satisfiability; the goal converts models back."""
+    goal = z3.Goal(ctx=zt.current())
+    goal.add(*constraints)
+    result = z3.Then(*_PREPROCESS, ctx=zt.current())(goal)
+    if len(result) != 1:
+        return constraints, None
+    subgoal = result[0]
+    return [subgoal.as_expr()], subgoal
+
+
+def _reason(solver: z3.Solver, limits: Limits) -> str:
+    reason = solver.reason_unknown() or "unknown"
+    if reason in ("canceled", "max. resource limit exceeded"):
+        return f"resource limit reached (rlimit {limits.rlimit})"
+    if reason == "timeout":
+        return f"wall-clock safety net reached ({limits.timeout_ms / 1000:g} s)"
+    return reason
+
+
+def _solve(constraints: list[z3.BoolRef], limits: Limits) -> tuple[z3.CheckSatResult, z3.Solver, z3.Goal | None]:
+    goal = None
+    if limits.flatten:
+        constraints, goal = _preprocess(constraints)
     solver = make_solver(limits)
-    solver.add(*assumptions)
-    solver.add(z3.Not(claim))
-    result = solver.check()
-    if result == z3.unsat:
-        return Answer("proved")
+    solver.add(*constraints)
+    return solver.check(), solver, goal
+
+
+def _model(solver: z3.Solver, goal: z3.Goal | None) -> z3.ModelRef:
+    model = solver.model()
+    return goal.convert_model(model) if goal is not None else model
+
+
+def check_valid(assumptions: list[z3.BoolRef], claim: z3.BoolRef, limits: Limits, vacuity: bool = True) -> Answer:
+    """Is `claim` true whenever all `assumptions` hold — and do the assumptions hold anywhere at all?
+
+    `vacuity=False` skips the second question, for queries whose "proved" is not a verdict but a step of a
+    search whose final queries ask it (the Houdini rounds of induction.py)."""
+    result, solver, goal = _solve([*assumptions, z3.Not(claim)], limits)
     if result == z3.sat:
-        return Answer("refuted", solver.model())
-    return Answer("unknown", reason=solver.reason_unknown() or "unknown")
+        return Answer("refuted", _model(solver, goal))
+    if result != z3.unsat:
+        return Answer("unknown", reason=_reason(solver, limits))
+    if not vacuity:
+        return Answer("proved")
+    exists = _assumptions_satisfiable(list(assumptions), limits)
+    if exists.status == "proved":
+        return Answer("unknown", reason=VACUOUS)
+    if exists.status == "unknown":
+        return Answer("unknown", reason="the claim follows from the assumptions, but whether the assumptions have "
+                                        "a model is unknown: " + exists.reason)
+    return Answer("proved")
+
+
+def _assumptions_satisfiable(assumptions: list[z3.BoolRef], limits: Limits) -> Answer:
+    """`satisfiable(assumptions)`, remembered for the current context: the obligations of one length share
+    their assumptions (requires, adjacency, support), so each set is solved once."""
+    ctx = zt.current()
+    cache: dict[tuple[frozenset[int], Limits], tuple[Answer, list]] = ctx.__dict__.setdefault("_align_sat", {})
+    key = (frozenset(a.get_id() for a in assumptions), limits)
+    if key not in cache:
+        answer = satisfiable(assumptions, limits)
+        # The terms are kept with the answer: z3 reuses the id of a deleted term, and a reused id would
+        # make another set of assumptions hit this entry.
+        cache[key] = (Answer(answer.status, None, answer.reason), list(assumptions))
+    return cache[key][0]
 
 
 def satisfiable(constraints: list[z3.BoolRef], limits: Limits) -> Answer:
     """Is there a model of all `constraints`? ("refuted" carries it; "proved" means none exists.)"""
-    solver = make_solver(limits)
-    solver.add(*constraints)
-    result = solver.check()
+    result, solver, goal = _solve(list(constraints), limits)
     if result == z3.sat:
-        return Answer("refuted", solver.model())
+        return Answer("refuted", _model(solver, goal))
     if result == z3.unsat:
         return Answer("proved")
-    return Answer("unknown", reason=solver.reason_unknown() or "unknown")
+    return Answer("unknown", reason=_reason(solver, limits))

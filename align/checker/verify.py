@@ -31,10 +31,11 @@ from ..obligations import Obligation, cost_coefficient, obligations
 from ..resolve import ResolvedMechanism, walk
 from ..symbolic import NotSymbolic, to_z3
 from ..types import ListType
+from . import terms as zt
 from . import acyclic, mixture
-from .encode import (TAG_CODES, AlignmentEval, Draw, Encoding, EncodingError, ListV, OutputSeq, Run, TagV, TupV,
-                     _abs, _real)
-from .solver import Answer, Limits, check_valid, fresh_context
+from .encode import (AlignmentEval, Draw, Encoding, EncodingError, ListV, OutputSeq, Run, TagV, TupV, _abs, _real,
+                     tag_name)
+from .solver import Answer, Limits, check_valid, fresh_context, satisfiable
 
 DEFAULT_MAX_LENGTH = 3
 
@@ -74,7 +75,11 @@ class Options:
 
 
 def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> list[Verdict]:
-    fresh_context()
+    with fresh_context():
+        return _verify_mechanism(mech, options)
+
+
+def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict]:
     obs = obligations(mech)
     if mech.mixture_sites:
         return [mixture.verify(mech, obs[0])]
@@ -87,10 +92,10 @@ def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> l
     tried = 0
     assumptions: set[str] = set()
     for n_len in lengths:
-        for structural in _structural_values(mech, n_len):
+        for structural in _structural_values(mech, n_len, options.limits):
             enc = Encoding(mech, n_len, structural)
             try:
-                if not _feasible(enc):
+                if not _feasible(enc, options.limits):
                     continue
                 _check_length(mech, enc, checked, verdicts, options)
             except EncodingError as error:
@@ -168,12 +173,9 @@ def _confirm(mech: ResolvedMechanism, verdicts: list[Verdict]) -> None:
                            + result.detail)
 
 
-def _feasible(enc: Encoding) -> bool:
+def _feasible(enc: Encoding, limits: Limits) -> bool:
     """Whether some parameters satisfy `requires` at this length (otherwise the length is skipped)."""
-    solver = z3.Solver()
-    solver.set("timeout", 5000)
-    solver.add(enc.requires())
-    return solver.check() != z3.unsat
+    return satisfiable([enc.requires()], limits).status != "proved"
 
 
 def overall_status(verdicts: list[Verdict]) -> str:
@@ -236,7 +238,7 @@ def _stmt_exprs(s: n.Stmt) -> list[n.Expr]:
     return []
 
 
-def _structural_values(mech: ResolvedMechanism, n_len: int) -> list[dict[str, int]]:
+def _structural_values(mech: ResolvedMechanism, n_len: int, limits: Limits) -> list[dict[str, int]]:
     names = _structural_names(mech)
     if not names:
         return [{}]
@@ -248,10 +250,7 @@ def _structural_values(mech: ResolvedMechanism, n_len: int) -> list[dict[str, in
             req = enc.requires()
         except EncodingError:
             continue
-        solver = z3.Solver()
-        solver.set("timeout", 2000)
-        solver.add(req)
-        if solver.check() != z3.unsat:
+        if satisfiable([req], limits).status != "proved":
             result.append(candidate)
     return result
 
@@ -285,7 +284,7 @@ def _inputs_differ(enc: Encoding) -> z3.BoolRef:
             parts += [a != b for a, b in zip(here.items, there.items)]
         else:
             parts.append(here != there)
-    return z3.Or(parts) if parts else z3.BoolVal(False)
+    return zt.Or(parts) if parts else zt.BoolVal(False)
 
 
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],
@@ -330,7 +329,7 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
                    lambda model: f"aligned cost {_show(model, cost)} exceeds the claim {_show(model, claim)}")
         elif o.id == "C4d":
             conditions = support_conditions(run1, align)
-            answer = check_valid(base, z3.And([c for c, _ in conditions]), limits)
+            answer = check_valid(base, zt.And([c for c, _ in conditions]), limits)
             record(o, answer, time.perf_counter() - start,
                    lambda model: _first_false(model, conditions))
         elif o.id == "C3":
@@ -339,7 +338,7 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
                           for d in run1.draws if d.site == o.site and not mech.site(d.site).distribution.lipschitz]
             if not conditions:
                 continue
-            answer = check_valid(base, z3.And([c for c, _ in conditions]), limits)
+            answer = check_valid(base, zt.And([c for c, _ in conditions]), limits)
             record(o, answer, time.perf_counter() - start,
                    lambda model: _first_false(model, conditions))
         elif o.id == "C2":
@@ -367,13 +366,13 @@ def aligned_cost(enc: Encoding, run: Run, align: AlignmentEval) -> tuple[z3.Arit
             continue  # no cost coefficient: C3 decides whether it is shifted at all
         c = _cost_term(enc, site, d)
         terms.append((d, z3.If(d.guard, c * _abs(_real(psi)), 0)))
-    return (z3.Sum([t for _, t in terms]) if terms else z3.RealVal(0)), terms
+    return (zt.Sum([t for _, t in terms]) if terms else zt.RealVal(0)), terms
 
 
 def _cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:
     if site.distribution.cost is None:
         # Not Lipschitz: no finite coefficient. C3 fails separately; the cost has no bound.
-        return enc.function("unbounded_cost")(z3.RealVal(0))
+        return enc.function("unbounded_cost")(zt.RealVal(0))
     coefficient = cost_coefficient(site)
     if coefficient is None:
         raise EncodingError(f"the cost coefficient of {site.display} is not symbolic")
@@ -413,7 +412,7 @@ def _samples_determined(mech: ResolvedMechanism, enc: Encoding, limits: Limits):
     run_a = Run(enc, enc.params, noise_prefix="A.").execute()
     run_b = Run(enc, enc.params, noise_prefix="B.").execute()
     pairs = list(zip(run_a.draws, run_b.draws))
-    same = z3.And([a.guard == b.guard for a, b in pairs]) if pairs else z3.BoolVal(True)
+    same = zt.And([a.guard == b.guard for a, b in pairs]) if pairs else zt.BoolVal(True)
     base = [enc.requires(), *noise_support(enc)]
     answer = check_valid(base + [run_a.output.equal(run_b.output)], same, limits)
 
@@ -461,8 +460,7 @@ def _concrete_value(model: z3.ModelRef, value: Any) -> Any:
         return [_concrete_value(model, v) for v in value.items]
     if isinstance(value, TagV):
         code = _number(model, value.code)
-        names = {c: t for t, c in TAG_CODES.items()}
-        tag = names.get(code, "?")
+        tag = tag_name(code) if isinstance(code, int) else "?"
         fields = [_concrete_value(model, f) for f in value.fields(tag)]
         return {"tag": tag, "payload": fields} if fields else {"tag": tag}
     if z3.is_expr(value):

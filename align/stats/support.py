@@ -28,6 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 import z3
 
+from ..checker import terms as zt
 from ..checker.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, num, tag_code
 from ..checker.solver import Limits, fresh_context, satisfiable
 from ..checker.verify import noise_support
@@ -36,8 +37,9 @@ from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, REAL, ListType, TagType, TupleType, Type
 from .events import Event
 
-LIMITS = Limits(timeout_ms=5_000, rlimit=20_000_000, flatten=True)
-"""One impossibility query: small, so a hard one costs seconds and comes back unknown (no claim)."""
+LIMITS = Limits(flatten=True)
+"""One impossibility query: the checker's deterministic resource limit, on a preprocessed goal (fast on the
+ground formulas of one concrete input); a query that reaches it comes back unknown (no claim)."""
 
 
 class Unsupported(Exception):
@@ -55,7 +57,7 @@ def _inputs(enc: Encoding, args: Mapping[str, Any]) -> dict[str, Any]:
         elif isinstance(p.type, ListType):
             values[p.name] = ListV(tuple(num(Fraction(v), p.type.elem == INT) for v in value))
         elif p.type == BOOL:
-            values[p.name] = z3.BoolVal(bool(value))
+            values[p.name] = zt.BoolVal(bool(value))
         else:
             values[p.name] = num(Fraction(value), p.type == INT)
     return values
@@ -75,8 +77,132 @@ def _root_bounds(s: z3.ArithRef, x: z3.ExprRef) -> z3.BoolRef | None:
     lo = Fraction(math.isqrt(value.numerator * scale * scale // value.denominator), scale)
     hi = lo + Fraction(1, scale)
     if lo * lo == value:
-        return s == z3.RealVal(lo)
-    return z3.And(s >= z3.RealVal(lo), s <= z3.RealVal(hi))
+        return s == zt.RealVal(lo)
+    return zt.And(s >= zt.RealVal(lo), s <= zt.RealVal(hi))
+
+
+_INTERVAL_FUNCTIONS = ("exp", "ln", "normal_cdf", "normal_pdf")
+
+
+def _enclose_constants(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
+    """Replace each noise-free term that applies exp, ln, normal_cdf or normal_pdf (uninterpreted in the
+    encoding) to constants — `1 / (1 - exp(-1/2))` — by a fresh constant bounded by a rigorous interval
+    (mpmath's interval arithmetic, 80 bits, outward rounding) that contains its true value.
+
+    Why: with concrete inputs the encoding is linear in the noise except for such constants, which, left
+    uninterpreted, make the query nonlinear (b0 = 1/(1 - e) with e free) and cost z3 more than its resource
+    limit (Free Gap Algorithm 3 with geometric noise). The replacement is a relaxation, so "no model" for it
+    is "no model" for the exact values, and an "impossible" answer stays sound; a model is only a witness
+    that the relaxation allows (align test makes no claim from "possible"). Returns the rewritten
+    constraints and the bounds of the fresh constants."""
+    from mpmath import iv
+
+    saved = iv.prec
+    iv.prec = 80  # mpmath's interval context has no `workprec`; the precision is restored below
+    try:
+        return _enclose(constraints, iv)
+    finally:
+        iv.prec = saved
+
+
+def _enclose(constraints: list[z3.BoolRef], iv: Any) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
+    from mpmath import libmp
+
+    memo: dict[int, Any] = {}
+
+    def interval(term: z3.ExprRef) -> Any:
+        """The interval of a noise-free term, or None."""
+        key = term.get_id()
+        if key in memo:
+            return memo[key]
+        memo[key] = None
+        if z3.is_rational_value(term) or z3.is_int_value(term):
+            value = term.as_fraction() if z3.is_rational_value(term) else Fraction(term.as_long())
+            memo[key] = iv.mpf(value.numerator) / iv.mpf(value.denominator)
+            return memo[key]
+        if not z3.is_app(term) or term.num_args() == 0:
+            return None
+        args = [interval(c) for c in term.children()]
+        if any(a is None for a in args):
+            return None
+        kind = term.decl().kind()
+        try:
+            if kind == z3.Z3_OP_ADD:
+                result = sum(args[1:], args[0])
+            elif kind == z3.Z3_OP_SUB:
+                result = args[0] - sum(args[1:], iv.mpf(0))
+            elif kind == z3.Z3_OP_MUL:
+                result = args[0]
+                for a in args[1:]:
+                    result = result * a
+            elif kind == z3.Z3_OP_DIV and len(args) == 2:
+                if args[1].a <= 0 <= args[1].b:
+                    return None
+                result = args[0] / args[1]
+            elif kind == z3.Z3_OP_UMINUS:
+                result = -args[0]
+            elif kind in (z3.Z3_OP_TO_REAL,):
+                result = args[0]
+            elif kind == z3.Z3_OP_UNINTERPRETED and term.decl().name() in _INTERVAL_FUNCTIONS and len(args) == 1:
+                x = args[0]
+                name = term.decl().name()
+                if name == "exp":
+                    result = iv.exp(x)
+                elif name == "ln":
+                    if x.a <= 0:
+                        return None
+                    result = iv.log(x)
+                elif name == "normal_cdf":
+                    result = (1 + iv.erf(x / iv.sqrt(2))) / 2
+                else:
+                    result = iv.exp(-x * x / 2) / iv.sqrt(2 * iv.pi)
+            else:
+                return None
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+        if not (math.isfinite(float(result.a)) and math.isfinite(float(result.b))):
+            return None
+        memo[key] = result
+        return result
+
+    contains: dict[int, bool] = {}
+
+    def has_function(term: z3.ExprRef) -> bool:
+        """Whether term applies one of the functions (memoised: the terms share most of their subterms)."""
+        key = term.get_id()
+        if key not in contains:
+            contains[key] = (z3.is_app(term) and term.decl().kind() == z3.Z3_OP_UNINTERPRETED and
+                             term.decl().name() in _INTERVAL_FUNCTIONS) or \
+                any([has_function(c) for c in term.children()])
+        return contains[key]
+
+    pairs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
+    bounds: list[z3.BoolRef] = []
+    seen: set[int] = set()
+
+    def visit(term: z3.ExprRef) -> None:
+        if term.get_id() in seen:
+            return
+        seen.add(term.get_id())
+        if z3.is_arith(term) and not z3.is_int(term) and not z3.is_rational_value(term) and has_function(term):
+            enclosure = interval(term)
+            if enclosure is not None:
+                fresh = zt.Real(f"%enclosed{len(pairs)}")
+                lo = Fraction(*libmp.to_rational(enclosure._mpi_[0]))
+                hi = Fraction(*libmp.to_rational(enclosure._mpi_[1]))
+                pairs.append((term, fresh))
+                bounds.append(zt.And(fresh >= zt.RealVal(lo), fresh <= zt.RealVal(hi)))
+                return
+        for child in term.children():
+            if has_function(child):
+                visit(child)
+
+    for c in constraints:
+        if has_function(c):
+            visit(c)
+    if not pairs:
+        return constraints, []
+    return [z3.substitute(c, *pairs) for c in constraints], bounds
 
 
 def _encoding(mech: ResolvedMechanism, args: Mapping[str, Any]) -> Encoding:
@@ -107,7 +233,7 @@ def _flatten(v: Any, t: Type, name: str, valid: z3.BoolRef, enc: Encoding,
             if not types:
                 continue
             fields = v.fields(tag)
-            has = z3.And(valid, v.code == tag_code(tag))
+            has = zt.And(valid, v.code == tag_code(tag))
             for k, pt in enumerate(types):
                 # a payload the value never carries: any value (the constraint only gets weaker)
                 x = fields[k] if k < len(fields) else enc.fresh("payload", "int" if pt == INT else "real")
@@ -120,7 +246,7 @@ def _flatten(v: Any, t: Type, name: str, valid: z3.BoolRef, enc: Encoding,
     elif t == INT:
         out[name or "value"] = ("int", v, valid)
     elif t == BOOL:
-        out[name or "value"] = ("bool", z3.If(v, z3.IntVal(1), z3.IntVal(0)), valid)
+        out[name or "value"] = ("bool", z3.If(v, zt.IntVal(1), zt.IntVal(0)), valid)
     else:
         raise Unsupported(f"outputs of type {t}")
 
@@ -162,16 +288,16 @@ def event_formula(mech: ResolvedMechanism, run: Run, event: Event, tag_names: tu
         if col == 0:
             return length == value
         if spec is None:
-            return z3.BoolVal(value == -1)
+            return zt.BoolVal(value == -1)
         kind, (_, expr, valid) = spec
         if value == -1 and kind != "int":
             return z3.Not(valid)
         if kind == "tag":
             if not 0 <= value < len(tag_names):
-                return z3.BoolVal(False)
-            return z3.And(valid, expr == tag_code(tag_names[value]))
-        hit = z3.And(valid, expr == value)
-        return z3.Or(hit, z3.Not(valid)) if value == -1 else hit
+                return zt.BoolVal(False)
+            return zt.And(valid, expr == tag_code(tag_names[value]))
+        hit = zt.And(valid, expr == value)
+        return zt.Or(hit, z3.Not(valid)) if value == -1 else hit
 
     parts = []
     if event.key is not None:
@@ -182,11 +308,11 @@ def event_formula(mech: ResolvedMechanism, run: Run, event: Event, tag_names: tu
         parts.append(key_is(event.entry, event.value))
     if event.real is not None:
         # the event on the column's value v: v <= t or v > t, and, for a bin, also v > lower
-        sides = [(event.below, z3.RealVal(Fraction(event.threshold)))]
+        sides = [(event.below, zt.RealVal(Fraction(event.threshold)))]
         if event.lower is not None:
-            sides.append((False, z3.RealVal(Fraction(event.lower))))
+            sides.append((False, zt.RealVal(Fraction(event.lower))))
         present = [rc for rc in real_cols if rc is not None]
-        some = z3.Or([v for _, v in present]) if present else z3.BoolVal(False)
+        some = zt.Or([v for _, v in present]) if present else zt.BoolVal(False)
         r = event.real
         plain = len(real_cols)
         if r >= plain and not (plain > 1 and r < plain + 3):
@@ -197,17 +323,17 @@ def event_formula(mech: ResolvedMechanism, run: Run, event: Event, tag_names: tu
 
             if r < plain:
                 rc = real_cols[r]
-                parts.append(z3.BoolVal(False) if rc is None else z3.And(rc[1], side(rc[0])))
+                parts.append(zt.BoolVal(False) if rc is None else zt.And(rc[1], side(rc[0])))
                 continue
             which = r - plain  # 0 min, 1 max, 2 sum of the present entries
             if which == 2:
-                total = z3.Sum([z3.If(v, x, z3.RealVal(0)) for x, v in present]) if present else z3.RealVal(0)
-                parts.append(z3.And(some, side(total)))
+                total = zt.Sum([z3.If(v, x, zt.RealVal(0)) for x, v in present]) if present else zt.RealVal(0)
+                parts.append(zt.And(some, side(total)))
             elif (which == 0) == below:  # min <= t, max > t: some present entry is on that side
-                parts.append(z3.Or([z3.And(v, side(x)) for x, v in present]) if present else z3.BoolVal(False))
+                parts.append(zt.Or([zt.And(v, side(x)) for x, v in present]) if present else zt.BoolVal(False))
             else:  # min > t, max <= t: every present entry is on that side, and one is present
-                parts.append(z3.And(some, *[z3.Implies(v, side(x)) for x, v in present]))
-    return z3.And(parts)
+                parts.append(zt.And(some, *[z3.Implies(v, side(x)) for x, v in present]))
+    return zt.And(parts)
 
 
 def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
@@ -215,9 +341,13 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
     """(status, detail): "impossible" (z3 proves P[M(args) in event] = 0; detail says why), "possible" (z3 has
     noise that gives an output in the event), "unknown" (z3 gave up) or "unsupported" (the encoding cannot
     express the mechanism or the event). `args`: every parameter's value, as prepared for the interpreter."""
+    with fresh_context():
+        return _check_event(mech, args, event, limits)
+
+
+def _check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event, limits: Limits) -> tuple[str, str]:
     from ..interp.vector import tag_table
 
-    fresh_context()
     try:
         enc = _encoding(mech, args)
         inputs = _inputs(enc, args)
@@ -226,7 +356,10 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
         requires = [ExprEval(enc, inputs, {}).value(r) for r in mech.requires]
         roots = {side.get_id(): _root_bounds(s, z3.simplify(x)) for s, x, side in enc.roots}
         sides = [side if roots.get(side.get_id()) is None else roots[side.get_id()] for side in enc.side]
-        constraints = [z3.simplify(c) for c in (*requires, *sides, *noise_support(enc), formula)]
+        raw = [z3.simplify(c) for c in (*requires, *sides, *noise_support(enc), formula)]
+        enclosed, bounds = _enclose_constants(raw) if enc.uninterpreted else (raw, [])
+        context = [*enclosed[:-1], *bounds]
+        constraints = [*context, enclosed[-1]]
     except (Unsupported, EncodingError, KeyError, TypeError, ValueError, z3.Z3Exception) as error:
         return "unsupported", str(error)
     answer = satisfiable(constraints, limits)
@@ -234,6 +367,11 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
         return "possible", "z3 found noise that gives an output in the event"
     if answer.status != "proved":
         return "unknown", answer.reason
+    # Without the event the constraints must have a model: otherwise "no output in the event" is vacuous.
+    some_run = satisfiable(context, limits)
+    if some_run.status != "refuted":
+        return "unknown", "no run of the mechanism satisfies the encoding's own constraints" \
+            if some_run.status == "proved" else some_run.reason
     why = "z3: no noise in its support puts the output in the event, in exact arithmetic"
     if enc.assumptions:
         why += "; up to ties of continuous noise, which have probability 0"

@@ -1,0 +1,114 @@
+"""Checker stage (support): the z3 context of the current query set, and the constructors that build terms in it.
+
+z3's answers depend on the history of the context they are asked in: terms created earlier change internal
+ids and hence the search order, so a second verification in the same process could return another model (a
+different counterexample) or, near a resource limit, another verdict. Every entry point (a verification, a
+support proof of `align test`) therefore runs inside `fresh_context()`, which makes a new `z3.Context` and
+makes it current for this thread of control (a `ContextVar`, so concurrent threads do not share it). Every
+term is built through the constructors below, which take the current context explicitly; z3's own global
+context is never used. Mixing terms of two contexts raises z3's "context mismatch" error, so a term built
+outside (or kept across) a verification fails loudly instead of silently changing an answer.
+
+Operators that combine existing terms (`If`, `Not`, `Implies`, arithmetic, comparisons) infer the context from
+their arguments and need no wrapper; those that may receive no term at all (an empty `And`, `Or`, `Sum`) and
+the leaf constructors (symbols, numerals, sorts, functions) must come from here.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from fractions import Fraction
+from typing import Iterable, Iterator
+
+import z3
+
+_CURRENT: ContextVar[z3.Context | None] = ContextVar("align_z3_context", default=None)
+
+
+class NoContext(RuntimeError):
+    """A z3 term was requested outside `fresh_context()`: an internal error (this is probably a bug)."""
+
+
+@contextmanager
+def fresh_context() -> Iterator[z3.Context]:
+    """Run a block of z3 work in a new context of its own (see the module docstring)."""
+    ctx = z3.Context()
+    token = _CURRENT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CURRENT.reset(token)
+
+
+def current() -> z3.Context:
+    ctx = _CURRENT.get()
+    if ctx is None:
+        raise NoContext("z3 term built outside a verification context (this is probably a bug)")
+    return ctx
+
+
+def Int(name: str) -> z3.ArithRef:
+    return z3.Int(name, current())
+
+
+def Real(name: str) -> z3.ArithRef:
+    return z3.Real(name, current())
+
+
+def Bool(name: str) -> z3.BoolRef:
+    return z3.Bool(name, current())
+
+
+def IntVal(value: int) -> z3.IntNumRef:
+    return z3.IntVal(value, current())
+
+
+def RealVal(value: int | Fraction | str) -> z3.RatNumRef:
+    return z3.RealVal(value, current())
+
+
+def BoolVal(value: bool) -> z3.BoolRef:
+    return z3.BoolVal(value, current())
+
+
+def RealSort() -> z3.ArithSortRef:
+    return z3.RealSort(current())
+
+
+def IntSort() -> z3.ArithSortRef:
+    return z3.IntSort(current())
+
+
+def Function(name: str, *sorts: z3.SortRef) -> z3.FuncDeclRef:
+    return z3.Function(name, *sorts)
+
+
+def And(*args: z3.BoolRef | Iterable[z3.BoolRef]) -> z3.BoolRef:
+    """Conjunction; `And()` / `And([])` is true (z3's own would build it in the global context)."""
+    items = _items(args)
+    if not items:
+        return BoolVal(True)
+    return items[0] if len(items) == 1 else z3.And(items)
+
+
+def Or(*args: z3.BoolRef | Iterable[z3.BoolRef]) -> z3.BoolRef:
+    """Disjunction; `Or()` / `Or([])` is false."""
+    items = _items(args)
+    if not items:
+        return BoolVal(False)
+    return items[0] if len(items) == 1 else z3.Or(items)
+
+
+def Sum(*args: z3.ArithRef | Iterable[z3.ArithRef]) -> z3.ArithRef:
+    """Sum; `Sum([])` is the integer 0."""
+    items = _items(args)
+    if not items:
+        return IntVal(0)
+    return items[0] if len(items) == 1 else z3.Sum(items)
+
+
+def _items(args: tuple) -> list:
+    if len(args) == 1 and not z3.is_expr(args[0]) and isinstance(args[0], Iterable):
+        args = tuple(args[0])
+    return [BoolVal(a) if isinstance(a, bool) else a for a in args]
