@@ -198,7 +198,9 @@ def _confirm(path: str, mech, verdicts: list, samples: int) -> dict:
         result = search(SpecRef(path, mech.name), public, length=length, samples=samples, extra_pairs=[pair])
     except SpecError as error:
         return {"violation": None, "text": "not tested: " + "; ".join(d.message for d in error.diagnostics)}
-    best = min(result.findings, key=lambda f: f.adjusted_p, default=None)
+    # the witness decided (its bound >= its claim, the same exact test as adjusted p <= alpha); the strongest
+    # bound is over the findings that reject, so it is >= the claim too (align/stats/lrtest.py, Result)
+    best = result.witness
     args_text = ", ".join(f"{k} = {v}" for k, v in public.items())
     if result.violation and best is not None:
         strongest = result.strongest
@@ -207,11 +209,12 @@ def _confirm(path: str, mech, verdicts: list, samples: int) -> dict:
             bound = ("the true ε is ∞: an output event seen on D is proved impossible on D' "
                      f"({strongest.event.text})")
         else:
-            bound = f"simultaneous lower confidence bound on the true ε: {strongest.epsilon_lower_bound:.3g}"
+            bound = (f"simultaneous {1 - result.alpha:.0%} lower confidence bound on the true ε, from the same "
+                     f"exact test inverted: {strongest.epsilon_lower_bound:.3g}")
         return {"violation": True, "p": best.adjusted_p, "samples": result.samples, "epsilon_infinite": infinite,
-                "epsilon_lower_bound": strongest.epsilon_lower_bound,
+                "epsilon_lower_bound": strongest.epsilon_lower_bound, "claimed_epsilon": best.eps,
                 "text": f"privacy violation confirmed at {args_text}: P[M(D) in E] > e^ε P[M(D') in E] for the "
-                        f"claim ε = {result.claimed_epsilon:.3g} (adjusted p = {best.adjusted_p:.3g}; {bound})"}
+                        f"claim ε = {best.eps:.3g} (adjusted p = {best.adjusted_p:.3g}; {bound})"}
     smallest = best.adjusted_p if best is not None else 1.0
     return {"violation": False, "samples": result.samples, "smallest_p": smallest,
             "text": f"the alignment fails, but no violation was found with {result.samples} samples at "

@@ -4,8 +4,11 @@
 
 One row per spec of specs/incorrect/ with `# expect: violation`, searched as `align test` does by default
 (the checker's counterexample pairs first, then StatDP's patterns): samples drawn (selection and test, D and D'),
-seconds, the Bonferroni-adjusted p-value of the witness and its epsilon lower bound (Clopper–Pearson, 95%
-simultaneous), then the line `detected: X/Y median s: T`. The arguments per spec are those of
+seconds, the Bonferroni-adjusted p-value of the witness, the claim it was tested against, its epsilon lower bound
+and the strongest of the search (the exact test inverted, 95% simultaneous: align/stats/bounds.py; `inf` when
+P[M(D') in E] = 0 is proved, with the sampling bound in the verdict), then the line `detected: X/Y median s: T`.
+A confirmed violation whose bound is below its claim (the decision and the bound disagreeing) is flagged
+`INCONSISTENT`; by construction it never is. The arguments per spec are those of
 tests/test_align_test.py (chosen so that the spec's documented witness applies). Target: every spec
 confirmed, each within 10 s on 2 cores.
 
@@ -26,9 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from align.expectations import read_expectations, read_test_arguments  # noqa: E402
-from align.parse import read_source  # noqa: E402
-from align.stats.lrtest import SpecRef, search  # noqa: E402
+from align.expectations import read_expectations, read_test_arguments
+from align.parse import read_source
+from align.stats.lrtest import Finding, Result, SpecRef, search
+
 
 def _violations() -> dict[str, tuple[dict, int]]:
     """spec name -> (public arguments, length), from the `# test-args:` line of every violating spec."""
@@ -53,9 +57,21 @@ COMPARE = [
 ]
 
 
-def _bound(f) -> str:
-    """The finding's bound: `inf` when P[M(D') in E] = 0 is proved, else the Clopper–Pearson bound."""
+def _bound(f: Finding) -> str:
+    """The finding's bound: `inf` when P[M(D') in E] = 0 is proved, else the sampling bound (the exact test
+    inverted)."""
     return "inf" if f.epsilon_bound == float("inf") else f"{f.epsilon_lower_bound:.3f}"
+
+
+def _verdict(r: Result) -> str:
+    """confirmed / not found, the sampling bound behind an `inf`, and a flag if the bound contradicted the verdict."""
+    w = r.witness
+    text = "confirmed" if r.violation else "not found"
+    if w.epsilon_bound == float("inf"):
+        text += f" (sampling bound {w.epsilon_lower_bound:.3f})"
+    if r.violation != (w.epsilon_bound >= w.eps):
+        text += " INCONSISTENT"
+    return text
 
 
 def _ref(name: str) -> SpecRef:
@@ -71,7 +87,8 @@ def main() -> None:
     parser.add_argument("--compare-samples", type=int, default=1_024_000)
     options = parser.parse_args()
     executor = ProcessPoolExecutor(options.jobs) if options.jobs > 1 else None
-    print(f"{'spec':40} {'samples':>10} {'seconds':>8} {'p (adj.)':>10} {'eps >=':>8} {'strongest':>9}  verdict")
+    print(f"{'spec':40} {'samples':>10} {'seconds':>8} {'p (adj.)':>10} {'claim':>6} {'eps >=':>8} {'strongest':>9}  "
+          f"verdict")
     times, detected = [], 0
     for name, (public, length) in VIOLATIONS.items():
         start = time.perf_counter()
@@ -81,8 +98,8 @@ def main() -> None:
         times.append(seconds)
         detected += r.violation
         w = r.witness
-        print(f"{name:40} {r.samples:>10} {seconds:>8.2f} {w.adjusted_p:>10.3g} {_bound(w):>8} "
-              f"{_bound(r.strongest):>9}  {'confirmed' if r.violation else 'not found'}", flush=True)
+        print(f"{name:40} {r.samples:>10} {seconds:>8.2f} {w.adjusted_p:>10.3g} {w.eps:>6.3g} {_bound(w):>8} "
+              f"{_bound(r.strongest):>9}  {_verdict(r)}", flush=True)
     if options.compare:
         print(f"\nat claimed eps = 0.1, every round run, samples per input and round as in COMPARE (at most "
               f"{options.compare_samples}):")

@@ -9,10 +9,11 @@ deterministic.
 from __future__ import annotations
 
 import io
-from fractions import Fraction
 import json
+import math
 import re
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ import pytest
 from align.cli import main
 from align.expectations import read_expectations, read_test_arguments
 from align.parse import read_source
+from align.stats.command import result_text
 from align.stats.lrtest import SpecRef, _load, input_pairs, round_sizes, search
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +42,7 @@ VIOLATIONS = {p.stem: _test_arguments(p) for p in sorted(INCORRECT.glob("*.dp"))
 
 
 def _expected_violations() -> set[str]:
-    return {p.stem for p in INCORRECT.glob("*.dp") if re.search(r"^# expect: violation$", p.read_text(), re.M)}
+    return {p.stem for p in INCORRECT.glob("*.dp") if re.search(r"^# expect: violation$", p.read_text(), re.MULTILINE)}
 
 
 def _ref(path: Path) -> SpecRef:
@@ -55,6 +57,27 @@ def test_the_table_covers_every_expected_violation():
     assert set(VIOLATIONS) == _expected_violations()
 
 
+def _assert_one_test(result) -> None:
+    """The verdict and the bounds are one test (align/stats/bounds.py): every finding's Bonferroni-adjusted
+    p-value (a binomial tail) is <= alpha exactly when its bound (a Clopper–Pearson quantile, computed
+    separately) is >= the eps it was tested against; a violation reports a witness and a strongest bound >= their
+    claims, and no violation means every bound is below its claim (and no eps = inf)."""
+    for f in result.findings:
+        # the two computations may round differently only when the claim sits on the bound
+        if abs(f.epsilon_lower_bound - f.eps) > 1e-9 * max(1.0, abs(f.eps)):
+            assert (f.adjusted_p <= result.alpha) == (f.epsilon_lower_bound >= f.eps), (
+                f.event.text, f.eps, f.c1, f.c2, f.mean, f.adjusted_p, f.epsilon_lower_bound)
+        if f.epsilon_bound == math.inf:  # z3's proof only strengthens a bound that already rejected
+            assert f.rejects and f.support_mismatch
+    if result.violation:
+        w, s = result.witness, result.strongest
+        assert w.adjusted_p <= result.alpha and w.epsilon_lower_bound >= w.eps
+        assert s.epsilon_bound >= s.eps and s.epsilon_bound >= w.epsilon_lower_bound
+    else:
+        assert all(f.adjusted_p > result.alpha for f in result.findings)
+        assert all(f.epsilon_bound < f.eps for f in result.findings)
+
+
 @pytest.mark.parametrize("name", sorted(VIOLATIONS))
 def test_violation_is_confirmed(name):
     public, length = VIOLATIONS[name]
@@ -62,8 +85,47 @@ def test_violation_is_confirmed(name):
     w = result.witness
     assert result.violation, (w.event.text, w.c1, w.n1, w.c2, w.n2, w.adjusted_p)
     assert w.adjusted_p <= 0.05
-    assert w.epsilon_lower_bound > 0
+    assert w.epsilon_lower_bound >= result.claimed_epsilon > 0  # the bound of the test that rejected
     assert result.strongest.epsilon_lower_bound >= w.epsilon_lower_bound
+    _assert_one_test(result)
+
+
+def test_every_report_of_the_violating_specs_is_one_test():
+    """Real `align test` runs (checker pairs, patterns, support proofs) on every `# expect: violation` spec, with
+    small budgets so that both verdicts occur: the text and the JSON report bounds >= the claim exactly when they
+    report a violation, and below it otherwise; and every finding of the same searches agrees with its p-value."""
+    verdicts = set()
+    for name, (public, length) in sorted(VIOLATIONS.items()):
+        path = str(INCORRECT / f"{name}.dp")
+        argv = ["test", path, *(f"--arg={k}={v}" for k, v in public.items()), "--length", str(length),
+                "--samples", "2000", "--seed", "3"]
+        code, out, _ = _run(*argv, "--format", "json")
+        doc = json.loads(out)
+        verdicts.add(doc["violation"])
+        claim = doc["claimed_epsilon"]
+        w, s = doc["witness"], doc["strongest"]
+        low = {k: -math.inf if f["epsilon_lower_bound"] is None else f["epsilon_lower_bound"]
+               for k, f in (("witness", w), ("strongest", s))}
+        assert code == (1 if doc["violation"] else 0)
+        if doc["violation"]:
+            assert w["rejects"] and low["witness"] >= w["epsilon"] == claim, (name, w)
+            assert s["rejects"] and (s["epsilon_infinite"] or low["strongest"] >= s["epsilon"]), (name, s)
+        else:
+            assert not w["rejects"] and not s["epsilon_infinite"] and low["strongest"] < claim, (name, s)
+        # the same search as a library call, for all its findings and for the text report the command prints
+        ref = _ref(INCORRECT / f"{name}.dp")
+        result = search(ref, public, length=length, samples=2000, seed=3, checker=True)
+        assert result.violation == doc["violation"] and len(result.findings) > 0
+        _assert_one_test(result)
+        text = result_text(path, ref.mechanism, result, 0.0)
+        shown = [float(x) for x in re.findall(r"^  eps >= (\S+) with", text, re.MULTILINE)]
+        largest = [float(x) for x in re.findall(r"^  largest eps lower bound: (\S+) ", text, re.MULTILINE)]
+        if doc["violation"]:
+            assert "privacy violation confirmed" in text and all(b >= claim for b in shown)
+            assert shown or "eps = inf" in text
+        else:
+            assert "no violation found" in text and largest and largest[0] < claim
+    assert verdicts == {True, False}  # both branches of the property were exercised
 
 
 # Correct specs: claimed eps must survive. Each run is a full search (every pattern, both directions, Bonferroni
@@ -84,7 +146,11 @@ CORRECT = {
 def test_false_alarms_on_correct_specs_are_consistent_with_alpha(path):
     public, length = CORRECT[path]
     ref = _ref(ROOT / "specs" / path)
-    alarms = sum(search(ref, public, length=length, samples=2000, base=2000, seed=s).violation for s in range(SEEDS))
+    alarms = 0
+    for s in range(SEEDS):
+        result = search(ref, public, length=length, samples=2000, base=2000, seed=s)
+        _assert_one_test(result)
+        alarms += result.violation
     assert alarms <= FALSE_ALARMS_ALLOWED
 
 
@@ -94,7 +160,7 @@ def _counts(result):
 
 def test_same_seed_same_counts_on_any_executor():
     ref = _ref(INCORRECT / "svt_lee_clifton.dp")
-    kwargs = dict(public={"T": 0, "c": 1, "eps": 1}, length=6, samples=4000, seed=7, stop_early=False)
+    kwargs = {"public": {"T": 0, "c": 1, "eps": 1}, "length": 6, "samples": 4000, "seed": 7, "stop_early": False}
     alone = _counts(search(ref, **kwargs))
     with ThreadPoolExecutor(2) as pool:
         threads = _counts(search(ref, executor=pool, **kwargs))
@@ -204,6 +270,10 @@ def test_cli_plot_writes_a_png(tmp_path):
     assert grid[0] == 0 and grid[-1] >= 2 * result.claimed_epsilon
     assert curve[np.searchsorted(grid, result.claimed_epsilon)] <= result.alpha and curve[-1] > result.alpha
     assert all(np.diff(curve) >= -1e-12)  # a p-value grows with the test eps
+    # the curve is below alpha exactly up to the largest bound: each bound is its finding's test inverted
+    top = max(f.epsilon_lower_bound for f in result.findings)
+    far = np.abs(grid - top) > 1e-9
+    assert np.array_equal((curve <= result.alpha)[far], (grid <= top)[far]) and top < grid[-1]
     assert [name for name, _ in bounds_per_pair(result)] == [p.name for p in result.pairs]
 
 
@@ -242,10 +312,10 @@ def test_exact_privacy_loss_model_is_found_by_replay_only_for_additive_noise():
 
 
 def test_exact_privacy_loss_events_find_a_loss_spread_over_coordinates(monkeypatch):
-    import align.stats.lrtest as lrtest
+    from align.stats import lrtest
 
     # D' shifts every partial sum by 1 (Lap(2) noise): the true loss 5/2 is spread over five outputs
-    kwargs = dict(public={"eps": 0.5}, length=5, samples=16000, base=16000, seed=1, stop_early=False)
+    kwargs = {"public": {"eps": 0.5}, "length": 5, "samples": 16000, "base": 16000, "seed": 1, "stop_early": False}
     ref = _ref(INCORRECT / "partial_sums_too_little_noise.dp")
     with_loss = search(ref, **kwargs)
     assert any("privacy loss" in f.event.text for f in with_loss.findings)

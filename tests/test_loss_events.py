@@ -26,8 +26,16 @@ from align.interp.noise import SAMPLERS, draw_block_values
 from align.interp.runner import prepare_arguments, sample
 from align.parse import parse_source, read_source
 from align.resolve import resolve
-from align.stats.events import (LOG_DENSITIES, AdditiveNoise, Event, Layout, additive_noise, candidates,
-                                noise_offsets, threshold_grid)
+from align.stats.events import (
+    LOG_DENSITIES,
+    AdditiveNoise,
+    Event,
+    Layout,
+    additive_noise,
+    candidates,
+    noise_offsets,
+    threshold_grid,
+)
 from align.stats.lrtest import SpecRef, search
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -310,11 +318,11 @@ def test_too_little_noise_of_each_kind_is_detected(tmp_path, name):
 def test_the_new_spec_is_found_by_the_loss_column_alone(monkeypatch):
     """specs/incorrect/geometric_counting_queries.dp: each answer alone has loss eps, the outputs are integers
     (no threshold events on them), so the joint loss is what shows the true 5 eps."""
-    import align.stats.lrtest as lrtest
+    from align.stats import lrtest
 
     path = ROOT / "specs" / "incorrect" / "geometric_counting_queries.dp"
     ref = SpecRef(str(path), "geometric_counting_queries")
-    kwargs = dict(public={"eps": 0.5}, length=5, samples=2000, base=2000, seed=0)
+    kwargs = {"public": {"eps": 0.5}, "length": 5, "samples": 2000, "base": 2000, "seed": 0}
     result = search(ref, **kwargs)
     assert result.violation and "privacy loss" in result.witness.event.text
     assert result.strongest.epsilon_lower_bound <= 2.5  # the true eps

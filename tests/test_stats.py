@@ -1,7 +1,9 @@
-"""align/stats/bounds.py: the exact test and the Clopper–Pearson bounds hold their stated error rates.
+"""align/stats/bounds.py: the exact test and the Clopper–Pearson bounds hold their stated error rates, and the
+epsilon lower bound is the exact test inverted (the decision and the bound are one test).
 
-Each check draws many synthetic binomial/Poisson experiments with a fixed seed and compares the rate of false
-statements with the nominal level, allowing three binomial standard deviations for the finite repetitions.
+Each coverage check draws many synthetic binomial/Poisson experiments with a fixed seed and compares the rate of
+false statements with the nominal level, allowing three binomial standard deviations for the finite
+repetitions.
 """
 
 from __future__ import annotations
@@ -11,7 +13,14 @@ import math
 import numpy as np
 import pytest
 
-from align.stats.bounds import clopper_pearson, epsilon_lower_bound, lower_bound, p_value, upper_bound
+from align.stats.bounds import (
+    clopper_pearson,
+    epsilon_lower_bound,
+    lower_bound,
+    p_value,
+    separate_epsilon_lower_bound,
+    upper_bound,
+)
 
 REPS = 4000
 
@@ -65,14 +74,23 @@ def test_p_value_extremes():
     assert 0 < p_value(10, 1000, 0, 1000, 1000.0) <= 1.0  # a huge claimed eps stays finite
 
 
-def test_epsilon_lower_bound_covers_the_true_loss():
+@pytest.mark.parametrize("p1,p2,informative", [(0.05, 0.02, 0.3), (0.6, 0.3, 0.5), (0.002, 0.002, -2.0)])
+def test_epsilon_lower_bound_covers_the_true_loss(p1, p2, informative):
+    # Poissonised sizes, as the search draws them; large probabilities included (0.6 against 0.3), where the
+    # conditional binomial law holds only because the sizes are Poisson
     rng = np.random.default_rng(4)
-    n, p1, p2 = 3000, 0.05, 0.02
+    n = 3000
     true = math.log(p1 / p2)
-    c1, c2 = rng.binomial(n, p1, size=REPS), rng.binomial(n, p2, size=REPS)
+    sizes = rng.poisson(n, size=(REPS, 2))
+    c1, c2 = rng.binomial(sizes[:, 0], p1), rng.binomial(sizes[:, 1], p2)
     bounds = epsilon_lower_bound(c1, n, c2, n, 0.05)
     assert np.mean(bounds > true) <= _allowed(0.05)
-    assert np.median(bounds) > 0.3  # and it is informative
+    assert np.median(bounds) > informative  # and it is informative (about 6 samples each in the last case)
+    # stronger than two separate Clopper–Pearson bounds at the same level (the old reported bound), in the
+    # median; for large probabilities not on every sample (the Poisson sizes add variance: n P, not n P (1 - P))
+    separate = separate_epsilon_lower_bound(c1, sizes[:, 0], c2, sizes[:, 1], 0.05)
+    finite = np.isfinite(bounds) & np.isfinite(separate)
+    assert np.median(bounds[finite] - separate[finite]) > 0
 
 
 def test_support_mismatch_bound_is_finite_and_grows_without_cap():
@@ -81,7 +99,49 @@ def test_support_mismatch_bound_is_finite_and_grows_without_cap():
     assert math.isfinite(small) and math.isfinite(large)
     assert large > small + 6  # about ln(1000) more: no cap at ln(1/c) as in DP-Sniper
     assert large > 4.6
+    # c2 = 0: p_L = delta^(1/c1), so eps_L = ln(p_L / (1 - p_L)) in closed form
+    p_low = 0.05 ** (1 / 500)
+    assert small == pytest.approx(math.log(p_low / (1 - p_low)), rel=1e-9)
     assert float(epsilon_lower_bound(0, 1000, 0, 1000, 0.05)) == -math.inf
+    assert float(epsilon_lower_bound(0, 1000, 7, 1000, 0.05)) == -math.inf
+
+
+# The duality that makes the verdict and the reported bound one test: p_value(eps) <= delta exactly when
+# eps <= epsilon_lower_bound at level delta (Clopper–Pearson inverts the binomial tail). Checked on a grid of
+# counts (c2 = 0 and large counts included), unequal means, and levels down to a Bonferroni-adjusted 1e-6.
+DUALITY_COUNTS = [(1, 0), (3, 0), (40, 0), (10**6, 0), (1, 1), (5, 2), (17, 30), (200, 150), (1000, 10),
+                  (567_899, 28), (10**6, 10**5), (2, 10**4)]
+DUALITY_MEANS = [(2000, 2000), (1000, 3000), (64_000, 16_000)]
+DUALITY_LEVELS = [0.05, 0.05 / 90, 1e-6]
+
+
+@pytest.mark.parametrize("c1,c2", DUALITY_COUNTS)
+def test_the_bound_is_the_exact_test_inverted(c1, c2):
+    grid = np.linspace(-12.0, 16.0, 57)
+    for n1, n2 in DUALITY_MEANS:
+        for delta in DUALITY_LEVELS:
+            bound = float(epsilon_lower_bound(c1, n1, c2, n2, delta))
+            assert math.isfinite(bound)  # c1 > 0: finite, also when c2 = 0
+            # just below the bound the test rejects, just above it does not
+            h = 1e-7 * max(1.0, abs(bound))
+            assert p_value(c1, n1, c2, n2, bound - h) <= delta < p_value(c1, n1, c2, n2, bound + h), (
+                n1, n2, delta, bound)
+            # and on the whole grid of claims the two decisions agree
+            for eps in grid[np.abs(grid - bound) > h]:
+                assert (p_value(c1, n1, c2, n2, float(eps)) <= delta) == (eps <= bound), (n1, n2, delta, eps)
+
+
+def test_no_evidence_rejects_nothing():
+    for n1, n2 in DUALITY_MEANS:
+        assert float(epsilon_lower_bound(0, n1, 5, n2, 0.05)) == -math.inf
+        assert all(p_value(0, n1, 5, n2, eps) == 1.0 for eps in (-5.0, 0.0, 5.0))
+
+
+def test_the_bound_is_vectorised_like_its_scalar_form():
+    c1, c2 = np.array([0, 1, 40, 17, 10**6]), np.array([3, 0, 0, 30, 10**5])
+    together = epsilon_lower_bound(c1, 2000, c2, 2000, 0.01)
+    alone = [float(epsilon_lower_bound(a, 2000, b, 2000, 0.01)) for a, b in zip(c1, c2)]
+    assert np.array_equal(together, np.asarray(alone))
 
 
 @pytest.mark.parametrize("low, high, width", [(-1, 3, 13), (-1, 10**6, 4), (0, 2**40, 3), (-1, 2, 1)])
@@ -130,7 +190,8 @@ def test_every_candidate_event_is_scored_on_its_own_counts(varying):
     for c in chosen:
         in1, in2 = c.event.contains(k1, r1), c.event.contains(k2, r2)
         a, b = (in1.sum(), in2.sum()) if c.forward else (in2.sum(), in1.sum())
-        assert c.score == pytest.approx(float(epsilon_lower_bound(a, 400, b, 400, SELECTION_DELTA)), rel=1e-12)
+        assert c.score == pytest.approx(float(separate_epsilon_lower_bound(a, 400, b, 400, SELECTION_DELTA)),
+                                        rel=1e-12)
         if varying:
             assert c.eps == pytest.approx(max(e1[in1].max(initial=-np.inf), e2[in2].max(initial=-np.inf)))
         e = c.event

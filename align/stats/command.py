@@ -1,8 +1,10 @@
 """Statistics (the `align test` command): search for a privacy violation and print the verdict.
 
 Exit codes: 0 no violation found (the claim survived the test; it is not proved), 1 a violation confirmed at
-level alpha, 2 usage, input, parse, type or runtime error. Only the result goes to stdout; progress goes to
-stderr (a rich status line), and only when stderr is a terminal.
+level alpha, 2 usage, input, parse, type or runtime error. The verdict and every printed eps lower bound come
+from one test (the exact conditional test of two Poisson rates, inverted into the bound; bounds.py): a
+confirmed violation prints a bound >= its claim, "no violation found" a largest bound below it. Only the
+result goes to stdout; progress goes to stderr (a rich status line), and only when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, TextIO
 
 from ..diagnostics import ExitCode, SpecError, diag
 from ..report import report_errors
@@ -63,10 +66,10 @@ class UsageError(Exception):
 
 
 def test_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
+    from ..interp.command import UsageError as RunUsageError
+    from ..interp.command import _pairs, _select
     from ..parse import parse_source, read_source
     from ..resolve import resolve
-    from ..interp.command import _pairs, _select
-    from ..interp.command import UsageError as RunUsageError
     from .lrtest import Pair, SpecRef, counterexample_pair, search
 
     source: Source | None = None
@@ -169,20 +172,26 @@ def _bound_text(x: float) -> str:
 
 
 def _p1_bound(result: Any, f: Any) -> float:
-    """lcb(P1) at the finding's simultaneous level (alpha / tests, halved as in the eps bound)."""
+    """lcb(P1): Clopper–Pearson on c1 of the n1 samples of M(D) (c1 | N1 ~ Binomial(N1, P1)), at the level
+    alpha / tests of the finding's eps bound."""
     from .bounds import lower_bound
 
-    return float(lower_bound(f.c1, f.n1, result.alpha / result.tests / 2))
+    return float(lower_bound(f.c1, f.n1, result.alpha / result.tests))
 
 
 def _strongest_text(f: Any) -> str:
     return "= inf" if f.epsilon_bound == math.inf else f">= {_bound_text(f.epsilon_lower_bound)}"
 
 
+def _method(result: Any) -> str:
+    """How the bound was obtained: the test that decided, inverted, at its Bonferroni-adjusted level."""
+    return f"the exact test inverted at level alpha/{result.tests}, simultaneous"
+
+
 def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
     if getattr(result, "claim_reads_output", False):
-        lines = [f"mechanism {mechanism}  ({path}); the claim reads the output: each event is tested against "
-                 f"the claim's largest value over the event"]
+        lines = [(f"mechanism {mechanism}  ({path}); the claim reads the output: each event is tested against "
+                  f"the claim's largest value over the event")]
     else:
         lines = [f"mechanism {mechanism}  ({path}); claimed eps = {result.claimed_epsilon:.6g}"]
     w = result.witness
@@ -204,20 +213,28 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
                          f"(the samples alone give eps >= {_bound_text(w.epsilon_lower_bound)})")
         else:
             lines.append(f"  eps >= {_bound_text(w.epsilon_lower_bound)} with {confidence} confidence "
-                         f"(Clopper–Pearson, simultaneous)" + (
+                         f"({_method(result)})" + (
                              "; finite only because of the sample size" if w.support_mismatch else ""))
         s = result.strongest
         stronger = s is not None and (s.epsilon_bound, s.epsilon_lower_bound) > \
             (w.epsilon_bound, w.epsilon_lower_bound + 1e-12)
         if stronger:
             proved = " (P[M(D') in E] = 0 proved)" if s.epsilon_bound == math.inf else ""
+            claim = f"; claim eps = {s.eps:.6g}" if getattr(result, "claim_reads_output", False) else ""
             lines.append(f"  strongest bound: eps {_strongest_text(s)} on {s.event.text} ({s.c1} of {s.n1} vs "
-                         f"{s.c2} of {s.n2}{proved}; D: {_values(dict(s.pair.d))}; "
+                         f"{s.c2} of {s.n2}{proved}{claim}; D: {_values(dict(s.pair.d))}; "
                          f"D': {_values(dict(s.pair.d_prime))})")
     else:
         smallest = f"{w.adjusted_p:.3g}" if w is not None else "1"
         lines.append(f"no violation found: smallest adjusted p = {smallest} > alpha = {result.alpha:g} "
                      f"(this is not a proof)")
+        s = result.strongest
+        if s is not None:
+            # the same test: no claim rejected means every bound is below the claim it was tested against
+            below = "each below its event's claim" if getattr(result, "claim_reads_output", False) else \
+                f"< claimed eps = {result.claimed_epsilon:.6g}"
+            lines.append(f"  largest eps lower bound: {_bound_text(s.epsilon_lower_bound)} ({below}; "
+                         f"{confidence} confidence, {_method(result)})")
     lines.append(f"samples: {result.samples} in {result.rounds} round(s), {len(result.pairs)} input pair(s), "
                  f"seed {result.seed}, {seconds:.2f} s")
     return "\n".join(lines)
@@ -231,6 +248,7 @@ def finding_json(f: Any) -> dict:
             "samples_d_prime": f.n2, "p_value": f.p_value, "adjusted_p_value": f.adjusted_p,
             "epsilon_lower_bound": None if f.epsilon_lower_bound == -math.inf else f.epsilon_lower_bound,
             "support_mismatch": f.support_mismatch, "epsilon": getattr(f, "eps", None),
+            "rejects": f.rejects,
             "epsilon_infinite": f.epsilon_bound == math.inf, "support_proof": f.impossible or None}
 
 

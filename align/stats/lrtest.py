@@ -8,9 +8,12 @@ For each round k (sizes n_k = base * 2^k, up to `samples`) and each input pair (
    `top` best events and compute the exact p-value of H0: P[M(D) in E] <= e^eps P[M(D') in E].
 
 Every p-value is multiplied by the number of tests the whole search may run (rounds x pairs x top:
-Bonferroni, fixed in advance, so stopping early is allowed); a violation is confirmed when an adjusted p-value
-is <= alpha, and the search stops at the end of that round. The epsilon lower bounds are computed at level
-alpha / (number of tests), so all of them hold simultaneously with probability >= 1 - alpha.
+Bonferroni, fixed in advance, so stopping early is allowed). Each finding's epsilon lower bound is the same
+exact test inverted at level delta = alpha / (number of tests) (bounds.py), so all of them hold simultaneously
+with probability >= 1 - alpha, and a finding rejects its claim eps exactly when its bound is >= eps, which is
+exactly when its adjusted p-value is <= alpha. The decision is made on the bound (`Finding.rejects`), so that
+a confirmed violation always reports a bound >= the claim it was tested against, and "no violation found"
+always means every bound is below its claim. The search stops at the end of the first round with a rejection.
 
 At the end, the support mismatches (seen under D, never under D') go to z3 (support.py): when the event is
 proved impossible on D', P[M(D') in E] = 0 exactly and the finding's eps is inf (`Finding.epsilon_bound`).
@@ -24,10 +27,11 @@ a Dask `Client.get_executor()` works the same way).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,9 +39,8 @@ from .. import nodes
 from ..diagnostics import SpecError, diag
 from ..resolve import ResolvedMechanism
 from ..types import INT, ListType
-from .bounds import epsilon_lower_bound, p_value
+from .bounds import epsilon_lower_bound, p_value, rejected
 from .events import Candidate, Event, Layout, additive_noise, candidates
-
 
 # ------------------------------------------------------------------------------------------------ pairs
 
@@ -90,7 +93,7 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
         bounds = [(a.kind, float(it.ev(a.bound))) for a in p.adjacency if a.bound is not None]
         kind, c = min(bounds, key=lambda kc: kc[1]) if bounds else ("pointwise", 1.0)
         is_int = (p.type.elem if isinstance(p.type, ListType) else p.type) == INT
-        cast = (lambda v: int(round(v))) if is_int else float
+        cast = round if is_int else float  # round(float) is an int
         if isinstance(p.type, ListType):
             rows = _pattern_lists(length, c, l1=kind == "l1")
             per_param[p.name] = [(name, [cast(x) for x in a], [cast(x) for x in b]) for name, a, b in rows]
@@ -151,7 +154,7 @@ def counterexample_pair(mech: ResolvedMechanism, counterexample: Any,
                         {k: plain(neighbour[k]) for k in private if k in neighbour})
 
 
-def checker_pairs(ref: "SpecRef") -> list[Pair]:
+def checker_pairs(ref: SpecRef) -> list[Pair]:
     """The input pairs of the checker's counterexamples (`align verify` looking only for D != D', lengths
     <= 3): one per refuted obligation, distinct, named `counterexample (C4a)`.
     A refutation is a pair on which the alignment breaks, often where the mechanism leaks (design.md §4).
@@ -319,7 +322,8 @@ class Finding:
     adjusted_p: float
     """Bonferroni-adjusted: min(1, p * tests)."""
     epsilon_lower_bound: float
-    """ln lcb(P1) - ln ucb(P2) at level alpha / tests (simultaneous with all others)."""
+    """The exact conditional test inverted at level alpha / tests (bounds.epsilon_lower_bound, simultaneous with
+    all others): a lower confidence bound on ln(P1 / P2), >= eps exactly when the test rejects eps."""
     mean: int = 0
     """The Poisson mean of both sample sizes (the p-value's n1 = n2; 0 when unknown: use n1, n2)."""
     eps: float = 0.0
@@ -331,9 +335,17 @@ class Finding:
     """Non-empty when P[M(D') in E] = 0 is proved (support.py says why): with c1 > 0, eps = inf."""
 
     @property
+    def rejects(self) -> bool:
+        """The test rejects H0: P1 <= e^eps P2 at level alpha / tests, for this finding's eps: decided on the
+        bound (eps_L >= eps), which the duality of Clopper–Pearson with the binomial tail makes the same as
+        p_value <= alpha / tests (bounds.py); the bound and the decision cannot disagree."""
+        return rejected(self.epsilon_lower_bound, self.eps)
+
+    @property
     def epsilon_bound(self) -> float:
         """The reported bound: inf when the event is proved impossible on D' and was seen on D (then
-        P1 >= lcb(P1) > 0 and P2 = 0), otherwise the Clopper–Pearson bound."""
+        P1 >= lcb(P1) > 0 and P2 = 0), otherwise the sampling bound `epsilon_lower_bound`. Proofs are only
+        attempted for findings that reject (`_prove_support`), so inf never stands beside a claim that held."""
         return math.inf if self.impossible and self.c1 > 0 else self.epsilon_lower_bound
 
     def p_value_at(self, eps: float) -> float:
@@ -364,22 +376,29 @@ class Result:
 
     @property
     def witness(self) -> Finding | None:
-        """The finding with the smallest p-value (ties: the larger bound)."""
+        """A finding that rejects its claim when there is one, and among those (or among all, when none does)
+        the one with the smallest p-value (ties: the larger bound). Rejecting is adjusted p <= alpha, so this
+        is the smallest p-value; putting the decision first keeps the witness one that rejects even where the
+        p-value and the bound round differently at the boundary."""
         if not self.findings:
             return None
-        return min(self.findings, key=lambda f: (f.adjusted_p, -f.epsilon_lower_bound))
+        return min(self.findings, key=lambda f: (not f.rejects, f.adjusted_p, -f.epsilon_lower_bound))
 
     @property
     def strongest(self) -> Finding | None:
-        """The finding with the largest epsilon lower bound (a proved support mismatch first)."""
-        if not self.findings:
+        """The finding with the largest epsilon lower bound (a proved support mismatch first), among those that
+        reject when there is a violation: with a claim that reads the output, an event with a large loss but a
+        larger claim is no evidence of a violation, and a report of one shows only bounds above their claims."""
+        pool = [f for f in self.findings if f.rejects] or self.findings
+        if not pool:
             return None
-        return max(self.findings, key=lambda f: (f.epsilon_bound, f.epsilon_lower_bound))
+        return max(pool, key=lambda f: (f.epsilon_bound, f.epsilon_lower_bound))
 
     @property
     def violation(self) -> bool:
+        """A finding rejects its claim: its bound is >= the claim (the same exact test as adjusted p <= alpha)."""
         w = self.witness
-        return w is not None and w.adjusted_p <= self.alpha
+        return w is not None and w.rejects
 
 
 def round_sizes(base: int, samples: int) -> list[int]:
@@ -439,7 +458,6 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
     Raises SpecError for bad arguments or no valid pair.
     """
     from ..interp.runner import prepare_arguments
-
     from ..interp.values import convert_arguments
 
     mech = _load(ref)
@@ -471,8 +489,9 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
             result.samples += outcome.samples
             pair = pairs[outcome.pair]
             for t in outcome.tested:
+                # the p-value and its inversion, both with the Poisson means (c1 ~ Poisson(mean P1) exactly)
                 p = p_value(t.c1, t.mean, t.c2, t.mean, t.eps)
-                bound = float(epsilon_lower_bound(t.c1, t.n1, t.c2, t.n2, delta))
+                bound = float(epsilon_lower_bound(t.c1, t.mean, t.c2, t.mean, delta))
                 d, d2 = (pair.d, pair.d_prime) if t.candidate.forward else (pair.d_prime, pair.d)
                 result.findings.append(Finding(Pair(pair.name, d, d2), t.candidate.event, t.candidate.forward,
                                                t.c1, t.n1, t.c2, t.n2, p, min(1.0, p * tests), bound,
@@ -499,6 +518,9 @@ PROOF_ATTEMPTS = 8
 def _prove_support(mech: ResolvedMechanism, public: Mapping[str, Any], result: Result) -> None:
     """Mark the support mismatches whose event z3 proves impossible on D' (support.py): their eps is inf.
 
+    Only findings that reject their claim are tried: the proof strengthens a bound the test already put above
+    the claim, and never makes a report show eps = inf beside a claim the test did not reject.
+
     The event must also be possible on D in exact arithmetic (z3 finds noise for it): the samples in it are
     then not a floating-point artefact of a set the exact semantics gives probability 0."""
     from ..interp.runner import prepare_arguments
@@ -516,7 +538,7 @@ def _prove_support(mech: ResolvedMechanism, public: Mapping[str, Any], result: R
     proofs: dict[tuple, str] = {}
     for i in order:
         f = result.findings[i]
-        if not f.support_mismatch:
+        if not f.support_mismatch or not f.rejects:
             continue
         key = (repr(sorted(f.pair.d_prime.items())), repr(sorted(f.pair.d.items())), f.event)
         if key not in proofs:

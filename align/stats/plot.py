@@ -4,8 +4,10 @@ Left panel (as StatDP draws it): for each test epsilon on a grid from 0 to beyon
 strongest lower bound), the smallest Bonferroni-adjusted p-value over the tested (pair, event) findings of
 H0: P[M(D) in E] <= e^eps P[M(D') in E], with the counts the search measured; the level alpha and the claimed
 epsilon are marked. A claim is rejected where the curve is below alpha; the curve rises through alpha near
-the true loss of the best event. Right panel: the strongest epsilon lower bound (simultaneous, at level alpha)
-per input pair, with the claimed epsilon marked.
+the true loss of the best event, exactly at the largest epsilon lower bound (each bound is its finding's test
+inverted, bounds.py: p-value(eps) <= alpha / tests exactly when eps <= the bound). Right panel: the strongest
+epsilon lower bound (simultaneous, at level alpha) per input pair, with the claimed epsilon marked; a bar is red
+when a finding of that pair rejects its claim.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ def p_curve(result: Any, grid: np.ndarray) -> np.ndarray:
         p = np.array([min(1.0, f.p_value_at(float(e)) * result.tests) for e in grid])
         best = np.minimum(best, p)
     return best
+
+
+def pairs_rejecting(result: Any) -> set[str]:
+    """The input pairs with a finding that rejects its own claim (Finding.rejects): the same decision as the
+    verdict, also for a claim that reads the output, where each event has its own claim."""
+    return {f.pair.name for f in result.findings if f.rejects}
 
 
 def bounds_per_pair(result: Any) -> list[tuple[str, float]]:
@@ -83,7 +91,8 @@ def write_plot(path: str, mechanism: str, result: Any) -> None:
     reach = max([result.claimed_epsilon, *finite]) * 1.25 or 1.0
     values = [reach if b == math.inf else b if math.isfinite(b) else 0.0 for _, b in rows]
     y = np.arange(len(rows))
-    colors = ["tab:red" if b > result.claimed_epsilon else "tab:gray" for b in values]
+    rejecting = pairs_rejecting(result)
+    colors = ["tab:red" if name in rejecting else "tab:gray" for name in names]
     right.barh(y, values, color=colors)
     proved = [k for k, (_, b) in enumerate(rows) if b == math.inf]
     for k in proved:
