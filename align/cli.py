@@ -1,7 +1,8 @@
 """The `align` command line: parse arguments, run the stages, print, and return a documented exit code.
 
 Exit codes (diagnostics.ExitCode): 0 success/proved, 1 refuted, 2 usage/parse/type/internal error,
-3 unknown. Machine output (`--output-format json`) goes to stdout; diagnostics and progress to stderr.
+3 unknown, or (for `verify`) bounded: proved only for lengths <= N, unless `--accept-bounded`. Machine output
+(`--output-format json`) goes to stdout; diagnostics and progress to stderr.
 An unexpected exception never escapes as a traceback: it becomes an `internal-error` diagnostic and exit 2.
 """
 
@@ -19,6 +20,7 @@ from .parse import parse_source, read_source
 from .report import (FORMATS, Style, diagnostic_json, diagnostic_line, mechanism_concise, mechanism_json,
                      mechanism_text, render_diagnostic)
 from .checker.solver import Limits
+from .limits import MAX_BOUNDED_LENGTH
 from .checker.verify import DEFAULT_MAX_LENGTH
 from .report import verdicts_concise, verdicts_json, verdicts_text
 from .resolve import ResolvedSpec, resolve
@@ -40,7 +42,7 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
         stream = stderr
 
     parser = Parser(prog="align", description="Prove differential privacy by randomness alignment.",
-                     epilog="Exit codes: 0 success/proved, 1 refuted, 2 error, 3 unknown.")
+                     epilog="Exit codes: 0 success/proved, 1 refuted, 2 error, 3 unknown or only bounded.")
     parser.add_argument("--version", action="version", version=f"align {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     check = sub.add_parser("check", help="parse and resolve specs; list what a proof must establish",
@@ -56,17 +58,22 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="prove ε-DP by Lemma 1 (or the R²DP rule), or refute an obligation",
                             description="Discharge every obligation of each mechanism with z3 and sympy, with the "
                                         "parameters symbolic as `requires` allows; print one line per obligation "
-                                        "and the verdict. Exit 0 when everything is proved, 1 when something is "
-                                        "refuted, 3 when something is unknown and nothing refuted.")
+                                        "and the verdict. Exit 0 when everything is proved for every input, 1 when "
+                                        "something is refuted, 3 when nothing is refuted but something is unknown or "
+                                        "only bounded (proved for lengths <= N; see --accept-bounded).")
     verify.add_argument("files", nargs="+", metavar="FILE.dp")
     verify.add_argument("--output-format", choices=FORMATS, default="full",
                         help="full (default), concise (one line per mechanism) or json (one document on stdout)")
     verify.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH, metavar="N",
-                        help=f"check every length 1..N of the list parameters (default {DEFAULT_MAX_LENGTH})")
+                        help=f"the bounded check covers every length 0..N of each list parameter (default "
+                             f"{DEFAULT_MAX_LENGTH}); a proof for every length needs the induction")
     verify.add_argument("--timeout", type=float, default=Limits.timeout_ms / 1000, metavar="SECONDS",
                         help=f"wall-clock safety net of each solver query (default {Limits.timeout_ms // 1000}); the "
                              "limit that decides is z3's deterministic resource limit (rlimit "
                              f"{Limits.rlimit:,}), so verdicts do not depend on the machine's speed or load")
+    verify.add_argument("--accept-bounded", action="store_true",
+                        help="exit 0 when every obligation is proved or bounded (proved only for lengths <= N): "
+                             "by default a bounded verdict exits 3, because it is not a proof for longer inputs")
     verify.add_argument("--counterexample", metavar="FILE.json",
                         help="write the first counterexample found, in the format `align run --noise-file` replays")
     verify.add_argument("--confirm", action="store_true",
@@ -128,15 +135,16 @@ def _check(files: Sequence[str], fmt: str, stdout: TextIO, stderr: TextIO) -> in
 
 
 def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from .checker.verify import Options, overall_status, verify_mechanism
+    from .checker.verify import Options, overall_scope, overall_status, verify_mechanism
+    from .status import Status
 
-    if args.max_length < 1:
-        stderr.write("align: error[usage]: --max-length must be at least 1\n")
+    if not 1 <= args.max_length <= MAX_BOUNDED_LENGTH:
+        stderr.write(f"align: error[usage]: --max-length must be between 1 and {MAX_BOUNDED_LENGTH}\n")
         return ExitCode.ERROR
     options = Options(max_length=args.max_length, limits=Limits(timeout_ms=max(1, int(args.timeout * 1000))))
     out_style = Style.for_stream(stdout)
     documents: list = []
-    statuses: list[str] = []
+    statuses: list[Status] = []
     errors = False
     first_counterexample = None
     for path in args.files:
@@ -148,6 +156,7 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         for mech in spec.mechanisms:
             verdicts = verify_mechanism(mech, options)
             status = overall_status(verdicts)
+            scope = overall_scope(verdicts)
             statuses.append(status)
             if first_counterexample is None:
                 first_counterexample = next((v.counterexample for v in verdicts if v.status == "refuted"
@@ -155,28 +164,37 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             confirmation = _confirm(path, mech, verdicts, args.confirm_samples) \
                 if args.confirm and status == "refuted" else None
             if args.output_format == "full":
-                stdout.write(verdicts_text(mech, verdicts, status, out_style) + "\n")
+                stdout.write(verdicts_text(mech, verdicts, status, scope, out_style) + "\n")
                 if confirmation is not None:
                     stdout.write(f"  empirical    {confirmation['text']}\n")
                 stdout.write("\n")
             elif args.output_format == "concise":
-                stdout.write(verdicts_concise(mech, verdicts, status) +
+                stdout.write(verdicts_concise(mech, verdicts, status, scope) +
                              (f" ({confirmation['text']})" if confirmation else "") + "\n")
-            document = verdicts_json(mech, verdicts, status)
+            document = verdicts_json(mech, verdicts, status, scope)
             if confirmation is not None:
                 document["confirm"] = confirmation
             mechanisms.append(document)
         if args.output_format == "json":
             documents.append({"path": path, "ok": True, "diagnostics": [], "mechanisms": mechanisms})
-    code = ExitCode.ERROR if errors else ExitCode.REFUTED if "refuted" in statuses else \
-        ExitCode.UNKNOWN if "unknown" in statuses else ExitCode.OK
+    # Bounded is not proved: it exits like unknown (3) unless the user accepts bounded results.
+    worst = Status.merge(statuses)
+    code = ExitCode.ERROR if errors else ExitCode.REFUTED if worst == Status.REFUTED else \
+        ExitCode.UNKNOWN if worst == Status.UNKNOWN or (worst == Status.BOUNDED and not args.accept_bounded) \
+        else ExitCode.OK
     if args.counterexample:
         if first_counterexample is None:
             stderr.write(f"align: no counterexample to write to {args.counterexample}\n")
         else:
-            with open(args.counterexample, "w", encoding="utf-8") as handle:
-                json.dump(first_counterexample, handle, indent=2)
-                handle.write("\n")
+            try:
+                with open(args.counterexample, "w", encoding="utf-8") as handle:
+                    json.dump(first_counterexample, handle, indent=2)
+                    handle.write("\n")
+            except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
+                reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+                stderr.write(diagnostic_line(diag("write-error", None, path=args.counterexample, reason=reason),
+                                             Style.for_stream(stderr)) + "\n")
+                code = ExitCode.ERROR
     if args.output_format == "json":
         json.dump({"command": "verify", "files": documents, "exit_code": int(code)}, stdout, indent=2, default=str)
         stdout.write("\n")

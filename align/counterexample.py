@@ -26,7 +26,7 @@ from typing import Any
 from .diagnostics import SpecError, diag
 
 FORMAT = "align-counterexample/1"
-OBLIGATIONS = ("C1", "C2", "C3", "C4a", "C4b", "C4c", "C4d", "C5", "MIX")
+OBLIGATIONS = ("C0", "C1", "C2", "C3", "C4a", "C4b", "C4c", "C4d", "C5", "MIX")
 
 
 @dataclass(frozen=True)
@@ -86,14 +86,18 @@ class Counterexample:
 
 
 def load(path: str) -> Counterexample:
-    """Read a counterexample file; a missing or malformed file raises SpecError with a diagnostic."""
+    """Read a counterexample file; a missing or malformed file raises SpecError with a diagnostic.
+
+    Read as spec files are (`parse.read_bytes`): a regular file of bounded size, never a FIFO or a device.
+    """
+    from .parse import read_bytes, read_json
+
+    raw = read_bytes(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as error:
-        raise SpecError([diag("io-error", None, path=path, reason=error.strerror or str(error))]) from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise SpecError([diag("counterexample-format", None, path=path, reason=f"not JSON ({error})")]) from None
+        data = read_json(raw.decode("utf-8"))
+    except ValueError as error:  # also UnicodeDecodeError, numbers out of range, nesting too deep
+        raise SpecError([diag("counterexample-format", None, path=path,
+                              reason=f"not JSON ({str(error)[:200]})")]) from None
     return Counterexample.from_json(data, path)
 
 
@@ -115,14 +119,23 @@ def _encode(value: Any) -> Any:
     return value
 
 
-def _decode(value: Any) -> Any:
+def _decode(value: Any, depth: int = 0) -> Any:
+    # Numbers obey the limits of spec literals (parse.exact_text, never `Fraction(text)`, which computes
+    # 10^100000000 for "1e100000000"); lists nest as deep as expressions may.
+    from .limits import MAX_NESTING_DEPTH
+    from .parse import checked_number, exact_text
+
+    if depth > MAX_NESTING_DEPTH:
+        raise ValueError(f"lists nest more than {MAX_NESTING_DEPTH} deep")
     if isinstance(value, list):
-        return [_decode(v) for v in value]
+        return [_decode(v, depth + 1) for v in value]
     if isinstance(value, str):
         try:
-            return Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{value!r} is not a number (write numbers as JSON numbers or \"p/q\")") from None
-    if value is None or isinstance(value, (bool, int, float)):
+            return exact_text(value)
+        except ValueError as error:
+            raise ValueError(f"{error} (write numbers as JSON numbers or \"p/q\")") from None
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, (int, float)):
+        return checked_number(value)
     raise ValueError(f"{json.dumps(value)[:40]} is not a number, boolean, null or list")

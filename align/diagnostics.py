@@ -24,7 +24,8 @@ class ExitCode(enum.IntEnum):
     ERROR = 2
     """Usage, input, parse, type or internal error."""
     UNKNOWN = 3
-    """Nothing refuted, but something could not be decided."""
+    """Nothing refuted, but something could not be decided, or (for `verify`) was proved only for lengths <= N
+    (bounded) and `--accept-bounded` was not given."""
 
 
 class Severity(enum.Enum):
@@ -69,6 +70,21 @@ CODES: Mapping[str, Code] = _registry(
     Code("missing-body", "a mechanism needs a body in braces after its clauses",
          "After the `adjacent`, `requires` and `privacy` clauses comes the body `{ ... }`."),
     Code("no-mechanism", "no mechanism in this file", "A specification file holds at least one `mechanism` block."),
+    # -- limits (align/limits.py; docs/language.md, "Limits") -----------------------------------------
+    Code("file-too-large", "{path} is larger than {limit} bytes, the most align reads from one file",
+         "Spec files (and the JSON files of `--noise-file`) are read up to MAX_SOURCE_BYTES (align/limits.py); a real spec has a few kilobytes."),
+    Code("nesting-too-deep", "this is nested more than {limit} levels deep",
+         "Operators, calls, indexing, lists, conditionals and blocks nest at most MAX_NESTING_DEPTH levels (align/limits.py); a chain `a + b + c` nests one level per operator. Name intermediate results with assignments or `let`."),
+    Code("too-many-sampling-sites", "mechanism `{name}` has more than {limit} sampling statements",
+         "A mechanism samples noise in at most MAX_SAMPLING_SITES statements (align/limits.py); a sample inside a loop is one statement, however often the loop runs."),
+    Code("number-too-long", "the number `{text}` has {digits} digits; a number literal has at most {limit}",
+         "A number literal has at most MAX_LITERAL_DIGITS digits before its exponent (align/limits.py)."),
+    Code("number-out-of-range", "the number `{text}` is out of range: {reason}",
+         "A nonzero number literal, written d.ddd × 10^e, has |e| <= MAX_DECIMAL_EXPONENT, so that it is a finite double and exact arithmetic on it stays small; an integer literal is at most MAX_INTEGER_LITERAL = 2^63 - 1 (align/limits.py)."),
+    Code("constant-out-of-range", "this constant is out of range: {reason}",
+         "Arithmetic on literals alone is computed exactly; its result obeys the range of number literals, and its numerator and denominator have at most MAX_CONSTANT_BITS bits (align/limits.py)."),
+    Code("power-out-of-range", "the exponent of `^` is {value}; a constant exponent is at most {limit} in absolute value",
+         "`x ^ n` with a constant n is multiplied out by sympy and the checker, so |n| <= MAX_POWER_EXPONENT (align/limits.py)."),
     # -- names -------------------------------------------------------------------------------------
     Code("undefined-name", "name `{name}` is not defined{hint}",
          "A name was read before any definition of it (parameter, assignment, sample, let, loop variable)."),
@@ -157,6 +173,14 @@ CODES: Mapping[str, Code] = _registry(
          "A replayed noise value is a number (an integer for Geo, DLap and Bernoulli); a family is a list with a value or null per loop index."),
     Code("counterexample-format", "{path}: not a counterexample file: {reason}",
          "Counterexample files follow the `align-counterexample/1` format of docs/interpreter.md."),
+    Code("loop-too-long", "this loop runs {count} times, which takes the run past {limit} loop iterations in all",
+         "`align run` executes at most MAX_LOOP_ITERATIONS loop iterations in one execution, all loops together (align/limits.py)."),
+    Code("run-too-large", "this needs an array of {cells} cells ({lanes} samples at once × {positions} positions), more than {limit}; lower --chunk-size",
+         "The vectorised interpreter keeps every list, output sequence and noise family as an array over the samples of a chunk; one array has at most MAX_ARRAY_CELLS cells (align/limits.py)."),
+    Code("list-too-deep", "this list nests more than {limit} lists deep, more than the interpreter evaluates",
+         "The vectorised interpreter gives every level of a nested list an array axis; lists of lists nest at most MAX_LIST_NESTING deep (align/limits.py)."),
+    Code("write-error", "cannot write {path}: {reason}",
+         "An output file (`--counterexample`, `--counterexample-out`) could not be written: its directory does not exist, it is a directory, or permission is denied."),
     Code("invalid-distribution-parameter", "the parameter {param} of {dist} must be {requirement}, but it is {value}",
          "A distribution was drawn with a parameter outside its domain (a scale that is not positive, p outside (0, 1), a >= b, ...)."),
     Code("index-out-of-range", "index {index} is out of range for {what} of length {length}",
@@ -166,6 +190,9 @@ CODES: Mapping[str, Code] = _registry(
     Code("math-domain", "{operation} is undefined: {detail}",
          "A function or power was applied outside its domain: ln of a non-positive number, sqrt of a negative one, ..."),
     Code("division-by-zero", "division by zero: {detail}", "The divisor of `/` was 0."),
+    Code("integer-overflow", "integer overflow: {detail}",
+         "An integer result left the 64-bit range the interpreter computes in. The language's integers are exact "
+         "(the checker reasons about them exactly), so the interpreter stops rather than wrap around."),
     Code("empty-reduction", "`{func}` of an empty {what}",
          "max, min, argmax and argmin need at least one value."),
     Code("too-few-entries", "`{func}` needs {need}, but k = {k} and the list has length {length}",

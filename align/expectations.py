@@ -1,7 +1,9 @@
 """The corpus convention: each spec states its expected verdicts in `# expect:` header lines.
 
-    # expect: proved
+    # expect: proved                 (every obligation proved for every input)
+    # expect: bounded                (every obligation proved, but only for lengths <= N: not a proof)
     # expect: not-proved C4b          (the obligation that must fail)
+    # expect: unknown C4a              (the obligation that can be neither proved nor refuted: vacuous, ...)
     # expect: violation                (`align test` must confirm a privacy violation)
     # expect: mixture-rule <expr>      (the R²DP rule's exact ε, an expression over the parameters)
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from . import nodes as n
 from .diagnostics import SpecError
@@ -19,7 +22,9 @@ from .obligations import ORDER
 from .parse import parse_expression
 from .span import Source, Span
 
-KINDS = ("proved", "not-proved", "violation", "mixture-rule")
+KINDS = ("proved", "bounded", "not-proved", "unknown", "violation", "mixture-rule")
+CORRECT = ("proved", "bounded")
+"""The kinds that say the mechanism is private: a proof exists, for every input or for the bounded check."""
 _LINE = re.compile(r"^\s*#\s*expect:\s*(?P<body>.*?)\s*$")
 
 
@@ -51,9 +56,9 @@ def read_expectations(source: Source) -> tuple[Expectation, ...]:
         rest = rest.strip()
         if kind not in KINDS:
             raise ExpectationError(f"{span}: unknown expectation `{kind}` (one of {', '.join(KINDS)})")
-        if kind == "not-proved":
+        if kind in ("not-proved", "unknown"):
             if rest not in ORDER:
-                raise ExpectationError(f"{span}: `not-proved` names one obligation of {', '.join(ORDER)}")
+                raise ExpectationError(f"{span}: `{kind}` names one obligation of {', '.join(ORDER)}")
             result.append(Expectation(kind, rest, None, span))
         elif kind == "mixture-rule":
             if not rest:
@@ -73,12 +78,17 @@ def read_expectations(source: Source) -> tuple[Expectation, ...]:
 _ARGS_LINE = re.compile(r"^\s*#\s*test-args:\s*(?P<body>.*?)\s*$")
 
 
+def _number(text: str) -> int | float:
+    return int(text) if re.fullmatch(r"-?[0-9]+", text.strip()) else float(text)
+
+
 @dataclass(frozen=True)
 class TestArguments:
     """`# test-args: eps=0.5 T=1 length=5`: the public arguments and list length under which `align test`
     is run on this spec (by the test suite and the benchmarks), as `align test --arg eps=0.5 ... --length 5`."""
 
-    public: dict[str, int | float]
+    public: dict[str, Any]
+    """Numbers, and lists of numbers for public list parameters (`r=[]`, `w=[1,2]`: no spaces)."""
     length: int
 
 
@@ -87,14 +97,16 @@ def read_test_arguments(source: Source) -> TestArguments | None:
         match = _ARGS_LINE.match(line)
         if not match:
             continue
-        public: dict[str, int | float] = {}
+        public: dict[str, Any] = {}
         length = 5
         for item in match.group("body").split():
             name, _, text = item.partition("=")
             try:
-                value: int | float = int(text) if re.fullmatch(r"-?[0-9]+", text) else float(text)
+                value: Any = _number(text) if not text.startswith("[") else \
+                    [_number(x) for x in text.strip("[]").split(",") if x.strip()]
             except ValueError:
-                raise ExpectationError(f"{source.path}:{number}: `{item}` is not name=number") from None
+                raise ExpectationError(f"{source.path}:{number}: `{item}` is not name=number or name=[numbers]") \
+                    from None
             if name == "length":
                 length = int(value)
             else:

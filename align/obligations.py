@@ -7,8 +7,16 @@ ln f(x)/f(y) <= c·|x - y|, (4) for every D ~ D' and ω a local alignment preser
 This module states those conditions for one mechanism, each with a source location (design.md §1). It
 decides nothing: verdicts belong to the checker.
 
-Mechanisms that draw a Laplace scale from other noise (R²DP, seed 002) get one obligation instead: the claim
-must be at least the mixture rule's ε = ln(E[u] / M'_u(-Δq)) (Theorem 4.1, Corollary 4.2).
+Lemma 1 also assumes, without saying so, that each noise variable η_i has one density f_i, the same in the
+run on (D, H) and in the aligned run on (D', φ(H)): its proof compares f_i(η_i) with f_i(η_i'), and a scale,
+rate, probability or bound that reads the data (or a shifted noise variable) gives η_i another density on
+D'. Condition C0 states that hypothesis: every parameter of every sampling site is equal in both runs along
+the path, and well formed there (scale > 0, p in [0, 1], a < b, no division by zero), for every parameter
+value that `requires` allows. Without it, randomized response whose coin reads the private bit, or noise
+scaled by |q|, would be "proved" (specs/incorrect/ has one mechanism per case).
+
+Mechanisms that draw a Laplace scale from other noise (R²DP, seed 002) get C0 and the mixture rule instead
+of Lemma 1: the claim must be at least ε = ln(E[u] / M'_u(-Δq)) (Theorem 4.1, Corollary 4.2).
 """
 
 from __future__ import annotations
@@ -18,12 +26,13 @@ from dataclasses import dataclass
 import sympy
 
 from . import nodes as n
-from .resolve import NoiseSite, ResolvedMechanism, walk, walk_statements
+from .resolve import NoiseSite, ResolvedMechanism, _children, walk, walk_statements
 from .span import Span
 from .symbolic import NotSymbolic, show, simplify, to_sympy
 from .unparse import unparse
 
 TITLES = {
+    "C0": "each noise variable has one fixed density: its parameters are equal in both runs and well formed",
     "C1": "termination with probability 1",
     "C2": "the number of samples is determined by the output",
     "C3": "each noise density is Lipschitz: ln f(x)/f(y) <= c·|x - y|",
@@ -112,6 +121,82 @@ def summarize_site(mech: ResolvedMechanism, site: NoiseSite) -> SiteSummary:
     return SiteSummary(site, dist, cost, shift_text)
 
 
+@dataclass(frozen=True)
+class ParameterReads:
+    """What the parameters of one sampling site read, for C0 (and for `align check` to mark)."""
+
+    private: tuple[str, ...]
+    """Private parameters (read other than through `len`), and constants computed from them."""
+    noise: tuple[str, ...]
+    """Noise variables (their shifted value is read in the aligned run)."""
+    variables: tuple[str, ...]
+    """Program variables that are not parameter-only constants (they may hold data, noise or outputs)."""
+
+    @property
+    def public(self) -> bool:
+        """Only public parameters, their constants and literals: equal in both runs by construction."""
+        return not (self.private or self.noise or self.variables)
+
+    def text(self) -> str:
+        if self.public:
+            return "public: they read only public parameters and constants (equal in both runs by construction)"
+        parts = []
+        if self.private:
+            parts.append("private data " + ", ".join(self.private))
+        if self.noise:
+            parts.append("noise " + ", ".join(self.noise))
+        if self.variables:
+            parts.append("program variables " + ", ".join(self.variables))
+        return "not public: they read " + "; ".join(parts) + " (C0 checks them in both runs)"
+
+
+def parameter_reads(mech: ResolvedMechanism, site: NoiseSite) -> ParameterReads:
+    """Classify the names that the site's parameters read (len(x) reads only the public length of x)."""
+    private_params = {p.name for p in mech.params if not p.public}
+    noise = {s.name for s in mech.noise}
+    private_constants = _private_constants(mech, private_params)
+    found_private: set[str] = set()
+    found_noise: set[str] = set()
+    found_vars: set[str] = set()
+
+    def visit(e: n.Expr) -> None:
+        if isinstance(e, n.Call) and e.func == "len":
+            return
+        if isinstance(e, n.Name) and not e.primed:
+            if e.id in private_params or e.id in private_constants:
+                found_private.add(e.id)
+            elif e.id in noise:
+                found_noise.add(e.id)
+            elif e.id in mech.variables and e.id not in mech.constants:
+                found_vars.add(e.id)
+        for child in _children(e):
+            visit(child)
+
+    for a in site.args:
+        visit(a)
+    return ParameterReads(tuple(sorted(found_private)), tuple(sorted(found_noise)), tuple(sorted(found_vars)))
+
+
+def _private_constants(mech: ResolvedMechanism, private: set[str]) -> set[str]:
+    tainted: set[str] = set()
+    for s in mech.node.body:
+        if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
+            reads: set[str] = set()
+
+            def visit(e: n.Expr) -> None:
+                if isinstance(e, n.Call) and e.func == "len":
+                    return
+                if isinstance(e, n.Name) and not e.primed:
+                    reads.add(e.id)
+                for child in _children(e):
+                    visit(child)
+
+            visit(s.value)
+            if reads & (private | tainted):
+                tainted.add(s.target)
+    return tainted
+
+
 def _out_reads(e: n.Expr) -> list[str]:
     """The places where e reads the output (they must be discrete: checked during resolution)."""
     reads = []
@@ -136,8 +221,9 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
     claim_span = mech.claim.span
     loops = [s for s in walk_statements(node.body) if isinstance(s, n.For)]
     breaks = [s for s in walk_statements(node.body) if isinstance(s, n.Break)]
-    result: list[Obligation] = [Obligation("C1", node.name_span, (
-        f"{len(loops)} `for` loop(s) over bounded ranges and no `while`: termination holds by construction",))]
+    result: list[Obligation] = list(density_obligations(mech))
+    result.append(Obligation("C1", node.name_span, (
+        f"{len(loops)} `for` loop(s) over bounded ranges and no `while`: termination holds by construction",)))
 
     c2 = []
     for site in mech.noise:
@@ -216,6 +302,21 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
     return tuple(result)
 
 
+def density_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+    """C0 for each sampling site: one density in both runs (same parameters, well formed)."""
+    result = []
+    for site in mech.noise:
+        dist = f"{site.distribution.name}({', '.join(unparse(a) for a in site.args)})"
+        reads = parameter_reads(mech, site)
+        requirements = [f"{site.distribution.params[r.param]} {r.text}" for r in site.distribution.requirements
+                        if r.param < len(site.args)]
+        details = [f"{site.display} ~ {dist}: its parameters are {reads.text()}",
+                   "well formed for every value `requires` allows: " + (", ".join(requirements) or "no condition") +
+                   ", and every division, ln and sqrt in them defined"]
+        result.append(Obligation("C0", site.span, tuple(details), site=site.name))
+    return tuple(result)
+
+
 def _parenthesized(e: n.Expr) -> str:
     text = unparse(e)
     return text if isinstance(e, (n.Number, n.Name, n.Index, n.Call)) else f"({text})"
@@ -236,4 +337,4 @@ def _mixture_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
             f"{s.display} ~ {s.distribution.name}({', '.join(unparse(a) for a in s.args)})" for s in mixing))
     details.append(f"claim: {unparse(mech.claim)} (Theorem 4.1 for one mixing variable, Corollary 4.2 for a linear "
                    "combination of independent ones)")
-    return (Obligation("MIX", mech.claim.span, tuple(details)),)
+    return (*density_obligations(mech), Obligation("MIX", mech.claim.span, tuple(details)))

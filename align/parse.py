@@ -4,19 +4,46 @@ Syntax errors never escape as lark exceptions: `parse_source` turns them into lo
 naming common mistakes (Python-style blocks, `=` in a condition, `range(...)`, `elif`, an unprimed
 shift) from example programs, as lark's `match_examples` does (see `_SIGNATURES` for why we match on the
 parser state and token alone).
+
+This is also where hostile input stops (align/limits.py): `read_source` reads only regular files and at
+most MAX_SOURCE_BYTES of them; the nesting depth of the tree is measured, without recursion, before the
+recursive transformer runs; number literals are checked for length and range before any exact arithmetic
+(`exact_number`); and arithmetic on literals alone is evaluated with the same bounds (`_Build._fold`), so
+that no later stage meets a constant it cannot afford.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import os
 import re
+import stat
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from . import nodes as n
 from .diagnostics import Diagnostic, SpecError, diag
+from .limits import (
+    MAX_CONSTANT_BITS,
+    MAX_DECIMAL_EXPONENT,
+    MAX_INTEGER_LITERAL,
+    MAX_LITERAL_DIGITS,
+    MAX_NESTING_DEPTH,
+    MAX_POWER_EXPONENT,
+    MAX_SAMPLING_SITES,
+    MAX_SOURCE_BYTES,
+)
 from .span import Source, Span
 
 
@@ -35,6 +62,12 @@ class _Build(Transformer):
     def __init__(self, path: str):
         super().__init__()
         self.path = path
+        self._constants: dict[int, Fraction] = {}
+        """id(node) -> exact value, for the constant nodes built so far (the nodes stay alive in the tree)."""
+        self._integers: set[int] = set()
+        """id(node) of the constants of type int: integer literals, and + - * on them (the resolver's rule)."""
+        self._approximate: dict[int, float] = {}
+        """id(node) -> approximate value of the constants that are not rational (`exp(2)`, `sqrt(2) * 3`)."""
 
     # -- helpers -------------------------------------------------------------------------------------
     def _span(self, meta) -> Span:
@@ -192,7 +225,80 @@ class _Build(Transformer):
     def number(self, meta, children):
         (token,) = children
         text = str(token)
-        return n.Number(Fraction(text), re.fullmatch(r"[0-9]+", text) is not None, self._span(meta))
+        span = self._span(meta)
+        try:
+            value = exact_number(text)
+        except NumberError as error:
+            raise _SyntaxProblem(diag(error.code, span, **error.fields)) from None
+        is_integer = re.fullmatch(r"[0-9]+", text) is not None
+        if is_integer and value > MAX_INTEGER_LITERAL:  # the interpreter's ints are 64-bit, as numpy's
+            raise _SyntaxProblem(diag("number-out-of-range", span, text=_short(text), reason=_INTEGER_RANGE))
+        return self._fold(n.Number(value, is_integer, span), value, is_integer)
+
+    # -- constants: arithmetic on literals alone, evaluated exactly within the limits ---------------------
+    def _value(self, node) -> Fraction | None:
+        """The exact value of a constant node built earlier (literals and arithmetic on them), or None."""
+        return self._constants.get(id(node))
+
+    def _magnitude(self, node) -> float | None:
+        """The value, exact or approximate, of a constant node as a double (finite: constants obey the range)."""
+        exact = self._constants.get(id(node))
+        return float(exact) if exact is not None else self._approximate.get(id(node))
+
+    def _fold_approximate(self, node, compute):
+        """Remember the approximate value of a constant that is not rational, `compute()`, after checking its
+        magnitude: sympy evaluates such constants numerically (`exp(exp(1e300))` overflows mpmath) and the
+        interpreter in doubles. A result that is not real (`sqrt(-1)`, `ln(0)`) is left to later stages."""
+        try:
+            x = compute()
+        except OverflowError:
+            x = math.inf
+        except (ValueError, ZeroDivisionError):
+            return node
+        if isinstance(x, complex) or math.isnan(x):
+            return node
+        if not abs(x) < _FLOAT_HI or 0 < abs(x) < _FLOAT_LO:
+            raise _SyntaxProblem(diag("constant-out-of-range", node.span, reason=_MAGNITUDE_RANGE))
+        self._approximate[id(node)] = x
+        return node
+
+    def _fold(self, node, value: Fraction | None, integer: bool = False):
+        """Remember `node`'s exact value, after checking it against the limits of constants.
+
+        The value is never stored in the node: later stages compute with the node as written. It is
+        computed here only to refuse, at its source location, a constant that sympy, z3 or the
+        interpreters would choke on (`1e300 * 1e300`, `2 ^ 64 ^ 64`, a sum of a thousand fractions, an
+        int past the interpreter's 64 bits).
+        """
+        if value is not None:
+            reason = constant_problem(value)
+            if reason is None and integer and not -MAX_INTEGER_LITERAL - 1 <= value <= MAX_INTEGER_LITERAL:
+                reason = "an integer constant lies between -2^63 and 2^63 - 1"
+            if reason is not None:
+                raise _SyntaxProblem(diag("constant-out-of-range", node.span, reason=reason))
+            self._constants[id(node)] = value
+            if integer:
+                self._integers.add(id(node))
+        return node
+
+    @staticmethod
+    def _arith(op: str, a: Fraction, b: Fraction) -> Fraction | None:
+        """a op b exactly (op one of + - * /), or None for a division by zero, which is left to the later
+        stages as written. Both operands obey the limits, so this costs microseconds."""
+        if op in n.RING_OPERATIONS:
+            return n.RING_OPERATIONS[op](a, b)
+        return a / b if b != 0 else None
+
+    def _power(self, node: n.Binary, a: Fraction, k: Fraction) -> Fraction | None:
+        """a ^ k exactly for an integer k (|k| <= MAX_POWER_EXPONENT); None when it is not a rational
+        constant (a fractional exponent, 0 to a negative power)."""
+        if k.denominator != 1 or (a == 0 and k < 0):
+            return None
+        bits = max(a.numerator.bit_length(), a.denominator.bit_length())
+        if bits * abs(k.numerator) > MAX_CONSTANT_BITS + bits:  # refuse before computing a huge power
+            raise _SyntaxProblem(diag("constant-out-of-range", node.span,
+                                      reason=f"its exact value needs more than {MAX_CONSTANT_BITS} bits"))
+        return a ** k.numerator
 
     @v_args(meta=True)
     def true(self, meta, children):
@@ -252,19 +358,47 @@ class _Build(Transformer):
     @v_args(meta=True)
     def binary(self, meta, children):
         left, op, right = children
-        return n.Binary(str(op), left, right, self._span(meta))
+        node = n.Binary(str(op), left, right, self._span(meta))
+        a, b = self._value(left), self._value(right)
+        if a is None or b is None:
+            x, y = self._magnitude(left), self._magnitude(right)
+            if x is None or y is None:
+                return node
+            return self._fold_approximate(node, lambda: _FLOAT_OPERATIONS[node.op](x, y))
+        integer = node.op in n.RING_OPERATIONS and id(left) in self._integers and id(right) in self._integers
+        return self._fold(node, self._arith(node.op, a, b), integer)
 
     @v_args(meta=True)
     def power(self, meta, children):
-        return n.Binary("^", children[0], children[1], self._span(meta))
+        base, exponent = children
+        node = n.Binary("^", base, exponent, self._span(meta))
+        k, magnitude = self._value(exponent), self._magnitude(exponent)
+        if magnitude is not None and abs(magnitude) > MAX_POWER_EXPONENT:
+            raise _SyntaxProblem(diag("power-out-of-range", exponent.span,
+                                      value=_short(k if k is not None else f"about {magnitude:.6g}"),
+                                      limit=MAX_POWER_EXPONENT))
+        a = self._value(base)
+        if a is not None and k is not None:
+            exact = self._power(node, a, k)
+            if exact is not None:
+                return self._fold(node, exact)
+        x = self._magnitude(base)
+        if x is None or magnitude is None:
+            return node
+        return self._fold_approximate(node, lambda: x**magnitude)
 
     @v_args(meta=True)
     def negate(self, meta, children):
         operand = children[0]
         if isinstance(operand, n.Number):
             # Fold `-3` into a literal so that spans and printed formulas stay simple.
-            return n.Number(-operand.value, operand.is_integer, self._span(meta))
-        return n.Unary("-", operand, self._span(meta))
+            return self._fold(n.Number(-operand.value, operand.is_integer, self._span(meta)), -operand.value,
+                              operand.is_integer)
+        value, node = self._value(operand), n.Unary("-", operand, self._span(meta))
+        if value is None:
+            x = self._magnitude(operand)
+            return node if x is None else self._fold_approximate(node, lambda: -x)
+        return self._fold(node, -value, id(operand) in self._integers)
 
     @v_args(meta=True)
     def index(self, meta, children):
@@ -292,7 +426,11 @@ class _Build(Transformer):
         if args is None:
             return n.Call(str(func), (), span, func_span)
         if args[0] == "positional":
-            return n.Call(str(func), args[1], span, func_span)
+            node = n.Call(str(func), args[1], span, func_span)
+            values = [self._magnitude(a) for a in node.args]
+            if node.func in _FLOAT_FUNCTIONS and len(values) == 1 and values[0] is not None:
+                return self._fold_approximate(node, lambda: _FLOAT_FUNCTIONS[node.func](values[0]))
+            return node
         _, domain, condition, body = args
         if not isinstance(domain, n.Member) or not isinstance(domain.element, n.Name) or domain.element.primed:
             raise _SyntaxProblem(diag("unexpected-token", domain.span if hasattr(domain, "span") else span,
@@ -303,6 +441,184 @@ class _Build(Transformer):
         else:
             universe, excluded = domain.collection, None
         return n.Comprehension(str(func), var.id, var.span, universe, excluded, condition, body, span, func_span)
+
+
+# ---------------------------------------------------------------------------------------------- limits
+
+
+class NumberError(ValueError):
+    """A number's text breaks a limit of align/limits.py; `code` and `args` fill the diagnostic."""
+
+    def __init__(self, code: str, **fields: object):
+        self.code = code
+        self.fields = fields
+        """The values for the code's message template."""
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """The diagnostic's message, for callers that report it inside another one (`--arg` values)."""
+        return diag(self.code, None, **self.fields).message
+
+
+_FLOAT_HI = 10.0 ** (MAX_DECIMAL_EXPONENT + 1)
+_FLOAT_LO = 10.0**-MAX_DECIMAL_EXPONENT
+_MAGNITUDE_RANGE = (f"its magnitude is outside 1e-{MAX_DECIMAL_EXPONENT} .. 1e{MAX_DECIMAL_EXPONENT + 1}, "
+                    "the range of numbers")
+_FLOAT_OPERATIONS = {"+": float.__add__, "-": float.__sub__, "*": float.__mul__, "/": float.__truediv__}
+_FLOAT_FUNCTIONS = {"exp": math.exp, "ln": math.log, "sqrt": math.sqrt, "abs": abs}
+"""Builtins of one argument whose value on a constant is a constant (approximated, to check its range)."""
+_EXPONENT_RANGE = (f"written d.ddd...e±N, a nonzero number has N between -{MAX_DECIMAL_EXPONENT} and "
+                   f"{MAX_DECIMAL_EXPONENT}")
+_INTEGER_RANGE = "an integer literal is at most 2^63 - 1 (write 1e30 for a large real)"
+_NUMBER = re.compile(r"([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?)([0-9]+))?")
+_TEN_HI = Fraction(10) ** (MAX_DECIMAL_EXPONENT + 1)
+_TEN_LO = Fraction(1, 10**MAX_DECIMAL_EXPONENT)
+
+
+def _short(value: object, width: int = 24) -> str:
+    """`value` as text of at most about `width` characters, for messages (a 100-digit literal, a 4096-bit
+    fraction)."""
+    text = str(value)
+    return text if len(text) <= width else text[: width // 2] + "..." + text[-(width // 2) + 3:]
+
+
+def exact_number(text: str) -> Fraction:
+    """The exact value of an unsigned decimal number (`12`, `0.5`, `1e-3`, `2.5E+10`) within the limits.
+
+    Raises `NumberError` (`number-too-long`, `number-out-of-range`) *before* any arithmetic: `Fraction(text)`
+    would compute 10^100000000 for `1e100000000`, and `int(text)` refuses more than 4300 digits. Text that
+    is not such a number at all raises a plain ValueError.
+    """
+    match = _NUMBER.fullmatch(text)
+    if match is None or not (match.group(1) or match.group(2)):
+        raise ValueError(f"{_short(text)!r} is not a number")
+    whole, fraction, sign, exponent = match.group(1), match.group(2) or "", match.group(3), match.group(4)
+    digits = whole + fraction
+    if len(digits) > MAX_LITERAL_DIGITS:
+        raise NumberError("number-too-long", text=_short(text), digits=len(digits), limit=MAX_LITERAL_DIGITS)
+    significant = digits.lstrip("0")
+    if not significant:
+        return Fraction(0)  # zero, whatever its exponent: nothing to compute
+    exponent = (exponent or "0").lstrip("0") or "0"
+    if len(exponent) > len(str(MAX_DECIMAL_EXPONENT + MAX_LITERAL_DIGITS)):
+        raise NumberError("number-out-of-range", text=_short(text), reason=_EXPONENT_RANGE)
+    e = -int(exponent) if sign == "-" else int(exponent)
+    # The decimal exponent of the value written d.ddd x 10^scientific: the first significant digit's place.
+    scientific = len(whole) - 1 - (len(digits) - len(significant)) + e
+    if abs(scientific) > MAX_DECIMAL_EXPONENT:
+        raise NumberError("number-out-of-range", text=_short(text), reason=_EXPONENT_RANGE)
+    scale = e - len(fraction)
+    mantissa = int(digits)
+    return Fraction(mantissa * 10**scale) if scale >= 0 else Fraction(mantissa, 10**-scale)
+
+
+def constant_problem(value: Fraction) -> str | None:
+    """Why an exact constant breaks the limits of align/limits.py (for `constant-out-of-range`), or None."""
+    if value != 0 and not _TEN_LO <= abs(value) < _TEN_HI:
+        return _MAGNITUDE_RANGE
+    if max(value.numerator.bit_length(), value.denominator.bit_length()) > MAX_CONSTANT_BITS:
+        return f"its exact value needs more than {MAX_CONSTANT_BITS} bits"
+    return None
+
+
+_RATIONAL = re.compile(r"\s*([+-]?)\s*([0-9.eE+-]+?)\s*(?:/\s*([+-]?)\s*([0-9.eE+-]+))?\s*")
+
+
+def exact_text(text: str) -> Fraction:
+    """A number written as text ("3", "-0.25", "1e-3", "p/q"), exactly, within the limits of spec literals.
+
+    Never `Fraction(text)`: it computes 10^100000000 for "1e100000000" before anyone can refuse it.
+    """
+    match = _RATIONAL.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{text[:40]!r} is not a number")
+    sign, numerator, denominator_sign, denominator = match.groups()
+    try:
+        value = exact_number(numerator)
+        if denominator is not None:
+            divisor = exact_number(denominator)
+            if divisor == 0:
+                raise ValueError(f"{text[:40]!r} divides by zero")
+            value = value / divisor * (-1 if denominator_sign == "-" else 1)
+    except NumberError as error:
+        raise ValueError(error.message) from None
+    return checked_number(-value if sign == "-" else value)
+
+
+def checked_number(x: Any) -> Any:
+    """`x` (an int, float or Fraction) if it obeys the limits of spec literals; else ValueError saying why."""
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError(f"{x} is not a finite number")
+    if isinstance(x, (int, float, Fraction)) and not isinstance(x, bool):
+        problem = constant_problem(Fraction(x))
+        if problem is not None:
+            text = str(x)
+            raise ValueError(f"the number {text[:12] + '...' if len(text) > 24 else text} is out of range: "
+                             + problem.removeprefix("its "))
+    return x
+
+
+def _json_number(text: str) -> Fraction:
+    try:
+        return exact_number(text.removeprefix("-"))
+    except NumberError as error:
+        raise ValueError(error.message) from None
+
+
+def _json_constant(text: str) -> None:
+    raise ValueError(f"{text} is not a finite number")
+
+
+def read_json(text: str) -> Any:
+    """JSON text to Python data, with every number checked against the limits of spec literals as text,
+    before Python converts it: a 5000-digit integer or `1e400` is refused with the reason, never turned
+    into an error about Python's int-string limit or into `inf`; `NaN` and `Infinity` are refused.
+
+    Raises ValueError (also for JSON nested past the decoder's stack).
+    """
+    def as_float(number: str) -> float:
+        _json_number(number)
+        return float(number)
+
+    def as_int(number: str) -> int:
+        _json_number(number)
+        return int(number)
+
+    try:
+        return json.loads(text, parse_float=as_float, parse_int=as_int, parse_constant=_json_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _tree_span(tree: Tree, path: str) -> Span:
+    meta = tree.meta
+    line, column = getattr(meta, "line", 1), getattr(meta, "column", 1)
+    return Span(path, line, column, getattr(meta, "end_line", line), getattr(meta, "end_column", column + 1))
+
+
+def _check_tree(tree: Tree, path: str) -> None:
+    """Refuse a tree nested deeper than MAX_NESTING_DEPTH, or a mechanism with more than MAX_SAMPLING_SITES
+    sampling statements, at the first offending subtree in source order.
+
+    Iterative on purpose: this runs before anything recursive sees the tree. lark's LALR parser builds the
+    tree with explicit stacks, so any depth parses; everything after it recurses.
+    """
+    stack: list[tuple[Tree, int]] = [(tree, 1)]
+    sites, mechanism = 0, tree
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING_DEPTH:
+            raise SpecError([diag("nesting-too-deep", _tree_span(node, path), limit=MAX_NESTING_DEPTH)])
+        if node.data == "mechanism":
+            sites, mechanism = 0, node
+        elif node.data == "sample":
+            sites += 1
+            if sites > MAX_SAMPLING_SITES:
+                name = mechanism.children[0]
+                raise SpecError([diag("too-many-sampling-sites", _tree_span(node, path), name=str(name),
+                                      limit=MAX_SAMPLING_SITES)])
+        stack.extend((child, depth + 1) for child in reversed(node.children) if isinstance(child, Tree))
 
 
 class _SyntaxProblem(Exception):
@@ -398,10 +714,10 @@ def _describe_token(token: Token) -> str:
     if token.type == "$END":
         return "end of file"
     if token.type == "NAME":
-        return f"name `{token}`"
+        return f"name `{_short(token, 40)}`"
     if token.type == "NUMBER":
-        return f"number `{token}`"
-    return f"`{token}`"
+        return f"number `{_short(token, 40)}`"
+    return f"`{_short(token, 40)}`"
 
 
 def _previous_word(text: str, pos: int) -> str:
@@ -420,7 +736,7 @@ def _syntax_diagnostic(error: UnexpectedInput, source: Source) -> Diagnostic:
         return diag("unexpected-character", span, char=repr(source.text[error.pos_in_stream]))
     token = getattr(error, "token", None)
     if isinstance(error, UnexpectedEOF) or (token is not None and token.type == "$END"):
-        last_line = max(1, len(source.text.splitlines()))
+        last_line = max(1, source.line_count())
         col = len(source.line(last_line)) + 1
         span = Span(path, last_line, col, last_line, col + 1)
         expected = getattr(error, "expected", None) or getattr(error, "accepts", set())
@@ -440,11 +756,12 @@ def _syntax_diagnostic(error: UnexpectedInput, source: Source) -> Diagnostic:
 
 
 def parse_source(source: Source) -> n.SpecFile:
-    """Parse one file. Raises `SpecError` with located diagnostics on any syntax problem."""
+    """Parse one file. Raises `SpecError` with located diagnostics on any syntax problem or broken limit."""
     try:
         tree = _parser().parse(source.text, start="start")
     except UnexpectedInput as error:
         raise SpecError([_syntax_diagnostic(error, source)]) from None
+    _check_tree(tree, source.path)
     try:
         items = _Build(source.path).transform(tree)
     except VisitError as error:
@@ -458,14 +775,63 @@ def parse_source(source: Source) -> n.SpecFile:
     return n.SpecFile(source, mechanisms, alignments)
 
 
-def read_source(path: str) -> Source:
-    """Read a file as UTF-8; raise `SpecError(io-error)` rather than an OSError."""
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def read_bytes(path: str, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The contents of a regular file of at most `limit` bytes; anything else raises `SpecError`.
+
+    A FIFO, a device (`/dev/zero`, `/dev/urandom`, a terminal) or a directory is refused from `fstat`, before a
+    single byte is read: opening with O_NONBLOCK returns at once even for a FIFO without a writer, which a
+    plain `open` would wait for forever. A regular file is read up to `limit + 1` bytes, so a file that
+    grows while it is read costs no more than that either.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
-        with open(path, encoding="utf-8") as handle:
-            return Source(path, handle.read())
-    except (OSError, UnicodeDecodeError) as error:
+        fd = os.open(path, flags)
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         raise SpecError([diag("io-error", None, path=path, reason=reason)]) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+            raise SpecError([diag("io-error", None, path=path, reason=f"it is {kind}, not a regular file")])
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as error:
+        raise SpecError([diag("io-error", None, path=path, reason=error.strerror or str(error))]) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise SpecError([diag("file-too-large", None, path=path, limit=limit)])
+    return b"".join(chunks)
+
+
+def read_source(path: str) -> Source:
+    """Read a spec file as UTF-8; raise `SpecError` (io-error, file-too-large) rather than an OSError.
+
+    Bytes that are not UTF-8 are reported at their line and column, which a byte-level editor can find.
+    """
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start].decode("utf-8", errors="replace")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        span = Span(path, line, column, line, column + 1)
+        raise SpecError([diag("io-error", span, path=path,
+                              reason=f"byte 0x{data[error.start]:02x} is not UTF-8 ({error.reason})")]) from None
+    return Source(path, text)
 
 
 def parse_expression(text: str, path: str = "<expression>", line: int = 1, column: int = 1) -> n.Expr:
@@ -478,6 +844,8 @@ def parse_expression(text: str, path: str = "<expression>", line: int = 1, colum
         tree = _parser().parse(source.text, start="expr")
     except UnexpectedInput as error:
         raise SpecError([_syntax_diagnostic(error, source)]) from None
+    if isinstance(tree, Tree):
+        _check_tree(tree, path)
     try:
         return _Build(path).transform(tree)
     except VisitError as error:

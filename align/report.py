@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from .diagnostics import Diagnostic
-from .obligations import Obligation, obligations, summarize_site
+from .obligations import Obligation, obligations, parameter_reads, summarize_site
 from .resolve import ResolvedMechanism
-from .span import Source
+from .span import Source, visible
 from .unparse import unparse
 
 FORMATS = ("full", "concise", "json")
@@ -49,22 +49,36 @@ class Style:
 
 
 def diagnostic_line(d: Diagnostic, style: Style = Style(False)) -> str:
-    where = f"{d.span}: " if d.span is not None else (f"{d.args['path']}: " if "path" in d.args else "")
+    """`path:line:col: error[code]: message`; `path: ...` for a whole file, `align: ...` for a command-line
+    value. Paths and messages may quote the spec or the command line: control characters are escaped."""
+    where = f"{d.span}: " if d.span is not None else (f"{d.args['path']}: " if "path" in d.args else "align: ")
     label = style.error(f"{d.severity.value}[{d.code}]")
-    return f"{where}{label}: {d.message}"
+    return f"{visible(where)}{label}: {visible(d.message)}"
+
+
+_SNIPPET_WIDTH = 160
+"""Characters of a source line shown at most; a longer line is cut around the span (`...` at the cuts)."""
 
 
 def _snippet(source: Source | None, span, style: Style) -> list[str]:
+    """The span's source line with carets under the span; control characters escaped, tabs as 4 spaces."""
     if source is None or span is None or span.path != source.path:
         return []
-    text = source.line(span.line).replace("\t", "    ")
     raw = source.line(span.line)
-    start = len(raw[: span.column - 1].replace("\t", "    "))
-    end_col = span.end_column if span.end_line == span.line else len(raw) + 1
-    width = max(1, len(raw[span.column - 1: end_col - 1].replace("\t", "    ")))
+    start = max(0, span.column - 1)
+    end = span.end_column - 1 if span.end_line == span.line else len(raw)
+    lo, hi = 0, len(raw)
+    if hi > _SNIPPET_WIDTH:  # a minified or hostile line: show a window around the span
+        lo = min(start, hi) - 40 if min(start, hi) > 40 else 0
+        hi = min(hi, lo + _SNIPPET_WIDTH)
+    cells = [visible(c, tab="    ") for c in raw[lo:hi]]
+    prefix, suffix = ("..." if lo > 0 else ""), ("..." if hi < len(raw) else "")
+    caret_at = len(prefix) + sum(len(c) for c in cells[: max(0, start - lo)])
+    width = max(1, sum(len(c) for c in cells[max(0, start - lo): max(0, min(end, hi) - lo)]))
     gutter = str(span.line)
     pad = " " * len(gutter)
-    return [f"{pad} |", f"{gutter} | {text}", f"{pad} | {' ' * start}{style.error('^' * width)}"]
+    return [f"{pad} |", f"{gutter} | {prefix}{''.join(cells)}{suffix}",
+            f"{pad} | {' ' * caret_at}{style.error('^' * width)}"]
 
 
 def render_diagnostic(d: Diagnostic, source: Source | None, style: Style = Style(False)) -> str:
@@ -72,7 +86,7 @@ def render_diagnostic(d: Diagnostic, source: Source | None, style: Style = Style
     lines += _snippet(source, d.span, style)
     for note in d.notes:
         where = f" ({note.span})" if note.span is not None else ""
-        lines.append(f"{' ' * (len(str(d.span.line)) if d.span else 1)} = note: {note.message}{where}")
+        lines.append(visible(f"{' ' * (len(str(d.span.line)) if d.span else 1)} = note: {note.message}{where}"))
     return "\n".join(lines)
 
 
@@ -149,6 +163,9 @@ def mechanism_text(mech: ResolvedMechanism, style: Style = Style(False)) -> str:
                    f"{style.dim('line ' + str(s.site.span.line))}")
         cost = f"c = {s.cost_text}" if s.site.distribution.lipschitz else s.cost_text
         out.append(f"    {' ' * name_w}   cost coefficient {cost}")
+        reads = parameter_reads(mech, s.site)
+        marked = reads.text() if reads.public else style.error(reads.text())
+        out.append(f"    {' ' * name_w}   parameters: {marked}")
         out.append(f"    {' ' * name_w}   alignment: {s.shift_text}")
     if mech.alignment is not None:
         if mech.alignment.lets or mech.alignment.invariants:
@@ -189,6 +206,8 @@ def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
             "cost_coefficient": s.cost_text if s.site.distribution.lipschitz else None,
             "cost_note": s.site.distribution.cost_note,
             "alignment": s.shift_text, "span": s.site.span.to_json(),
+            "parameters_public": parameter_reads(mech, s.site).public,
+            "parameters_read": parameter_reads(mech, s.site).text(),
         })
     return {
         "name": mech.name,
@@ -211,18 +230,34 @@ def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ verdicts
 
-_STATUS_STYLE = {"proved": "32", "refuted": "1;31", "unknown": "33"}
+_STATUS_STYLE = {"proved": "32", "bounded": "33", "refuted": "1;31", "unknown": "33"}
 
 
 def _status(style: Style, status: str) -> str:
-    return style._wrap(_STATUS_STYLE.get(status, "0"), status.ljust(7))
+    return style._wrap(_STATUS_STYLE.get(str(status), "0"), str(status).ljust(7))
 
 
 def _requires_text(mech: ResolvedMechanism) -> str:
     return ", ".join(unparse(r) for r in mech.requires) or "values"
 
 
-def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, style: Style = Style(False)) -> str:
+_SUMMARY = {
+    "proved": "ε-differentially private ({scope})",
+    "bounded": "no obligation refuted, but proved only {scope}: not a proof of ε-DP (longer inputs are not "
+               "covered; `--accept-bounded` accepts this)",
+    "refuted": "this alignment does not prove the claim (the mechanism may still be private; `align test` looks "
+               "for a violation)",
+    "unknown": "some obligation could not be decided",
+}
+
+
+def verdict_summary(status: str, scope: str) -> str:
+    """The verdict line's text: it names one scope, the one the whole verdict has."""
+    return _SUMMARY[str(status)].format(scope=scope)
+
+
+def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: str = "",
+                  style: Style = Style(False)) -> str:
     out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(mech.node.name_span))}",
            f"  proof rule   {proof_rule(mech)}",
            f"  parameters   symbolic, for all {_requires_text(mech)}",
@@ -230,30 +265,25 @@ def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, style: S
     for v in verdicts:
         ob = v.obligation
         label = ob.id + (f"({ob.site})" if ob.site else "")
-        scope = v.scope if v.status == "proved" else v.reason
-        out.append(f"  {style.accent(label.ljust(10))} {_status(style, v.status)} {scope}  "
+        detail = v.scope if str(v.status) in ("proved", "bounded") else v.reason
+        out.append(f"  {style.accent(label.ljust(10))} {_status(style, v.status)} {detail}  "
                    f"{style.dim(f'{v.seconds:.2f}s  {ob.span}')}")
         out.append(f"  {' ' * 10} {style.dim(ob.title)}")
         for note in v.notes:
             out.append(f"  {' ' * 10} note: {note}")
-        if v.status == "refuted" and v.counterexample is not None:
+        if str(v.status) == "refuted" and v.counterexample is not None:
             out += ["  " + " " * 10 + " " + line for line in counterexample_lines(v.counterexample)]
     total = sum(v.seconds for v in verdicts)
-    scopes = sorted({v.scope for v in verdicts if v.status == "proved" and v.scope and v.scope != "by construction"})
-    bounded = any("lengths <=" in s for s in scopes)
-    summary = {"proved": ("proved: ε-DP " + "; ".join(scopes) + " (bounded: longer inputs are not covered)") if bounded
-               else "proved: ε-differentially private" + (f" ({'; '.join(scopes)})" if scopes else ""),
-               "refuted": "refuted: this alignment does not prove the claim (the mechanism may still be private; "
-                          "`align test` looks for a violation)",
-               "unknown": "unknown: some obligation could not be decided"}[status]
-    out.append(f"  verdict      {_status(style, status).strip()} — {summary.split(': ', 1)[1]}  "
+    out.append(f"  verdict      {_status(style, status).strip()} — {verdict_summary(status, scope)}  "
                f"{style.dim(f'{total:.2f}s')}")
     return "\n".join(out)
 
 
 def counterexample_lines(cex: dict) -> list[str]:
     lines = [f"counterexample ({cex.get('why', '')})"]
-    if cex.get("length") is not None:
+    if cex.get("lengths"):
+        lines.append("  lengths " + ", ".join(f"{k}: {v}" for k, v in cex["lengths"].items()))
+    elif cex.get("length") is not None:
         lines.append(f"  length {cex['length']}")
     for key in ("args", "neighbour", "noise", "shifts"):
         values = cex.get(key) or {}
@@ -278,19 +308,21 @@ def _plain(value) -> str:
     return str(value)
 
 
-def verdicts_concise(mech: ResolvedMechanism, verdicts: list, status: str) -> str:
+def verdicts_concise(mech: ResolvedMechanism, verdicts: list, status: str, scope: str = "") -> str:
     parts = [f"{v.obligation.id}{'(' + v.obligation.site + ')' if v.obligation.site else ''}={v.status}"
              for v in verdicts]
-    return f"{mech.node.name_span}: mechanism {mech.name}: {status}: " + " ".join(parts)
+    shown = f"{status} ({scope})" if scope else str(status)
+    return f"{mech.node.name_span}: mechanism {mech.name}: {shown}: " + " ".join(parts)
 
 
-def verdicts_json(mech: ResolvedMechanism, verdicts: list, status: str) -> dict[str, Any]:
+def verdicts_json(mech: ResolvedMechanism, verdicts: list, status: str, scope: str = "") -> dict[str, Any]:
     return {
         "name": mech.name,
         "span": mech.node.name_span.to_json(),
         "proof_rule": proof_rule(mech),
-        "status": status,
-        "obligations": [{**_obligation_json(v.obligation), "status": v.status, "scope": v.scope,
+        "status": str(status),
+        "scope": scope or None,
+        "obligations": [{**_obligation_json(v.obligation), "status": str(v.status), "scope": v.scope,
                          "reason": v.reason, "seconds": round(v.seconds, 4), "notes": v.notes,
                          "counterexample": v.counterexample} for v in verdicts],
     }

@@ -133,20 +133,19 @@ class ResolvedMechanism:
 
     @property
     def mixture_sites(self) -> tuple[NoiseSite, ...]:
-        """Laplace sites whose scale is drawn from other noise, independently of the data: R²DP scale mixtures.
+        """Laplace sites whose scale is drawn from other noise: R²DP scale mixtures.
 
         Empty when the mechanism has an alignment block: the user then asks for a Lemma 1 proof, which
-        treats such a site like any other (and its cost coefficient depends on noise).
+        treats such a site like any other (and its cost coefficient depends on noise). Whether the scale
+        also reads the data is not decided here: obligation C0 (one density in both runs) refutes it, in
+        the mixture rule as in Lemma 1.
         """
         if self.alignment is not None:
             return ()
         noise_names = {s.name for s in self.noise}
-        private = {p.name for p in self.params if not p.public}
         noisy = _dependent_variables(self.node.body, noise_names)
-        data = _dependent_variables(self.node.body, private)
         return tuple(s for s in self.noise if s.distribution.name == "Lap"
-                     and any(_names_in(a) & noisy for a in s.args)
-                     and not any(_names_in(a) & data for a in s.args))
+                     and any(_names_in(a) & noisy for a in s.args))
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from align.expectations import read_test_arguments  # noqa: E402
-from align.parse import read_source  # noqa: E402
-from align.stats.lrtest import SpecRef, search  # noqa: E402
+from align.expectations import read_test_arguments
+from align.parse import read_source
+from align.stats.lrtest import SpecRef, search
+
 
 # spec (under specs/) -> (public arguments, private list length)
 def _arguments() -> dict[str, tuple[dict, int]]:
@@ -52,7 +53,7 @@ def expected_proved() -> dict[str, str]:
 
     found = {}
     for path in sorted((ROOT / "specs").rglob("*.dp")):
-        if not re.search(r"^# expect: proved\s*$", path.read_text(), re.M):
+        if not re.search(r"^# expect: (proved|bounded)\s*$", path.read_text(), re.MULTILINE):
             continue
         mech = resolve(parse_source(read_source(str(path)))).mechanisms[0]
         found[str(path.relative_to(ROOT / "specs"))] = mech.name

@@ -42,8 +42,9 @@ def test_check_prints_the_obligations_and_exits_0():
     code, out, err = run("check", GOOD)
     assert code == 0 and err == ""
     assert "mechanism svt_gap" in out
-    for ob in ("C1", "C2", "C3", "C4a", "C4b", "C4c", "C4d", "C5"):
+    for ob in ("C0", "C1", "C2", "C3", "C4a", "C4b", "C4c", "C4d", "C5"):
         assert f"\n    {ob} " in out
+    assert "parameters: public" in out
     assert "c = eps0 = eps*theta" in out
     assert "xi[i]' = xi[i] + (out[i] is TOP ? 1 + q[i] - q'[i] : 0)" in out
     assert "proved" not in out.replace("nothing is proved", ""), "check never claims a verdict"
@@ -67,7 +68,7 @@ def test_check_json_is_one_document_on_stdout():
     sites = {s["name"]: s for s in good["mechanisms"][0]["sampling_sites"]}
     assert sites["xi"]["family"] and sites["xi"]["cost_coefficient"].startswith("eps1/2")
     assert [o["id"] for o in good["mechanisms"][0]["obligations"]] == \
-        ["C1", "C2", "C3", "C3", "C4a", "C4b", "C4c", "C4d", "C5"]
+        ["C0", "C0", "C1", "C2", "C3", "C3", "C4a", "C4b", "C4c", "C4d", "C5"]
     assert not bad["ok"]
     (diagnostic,) = bad["diagnostics"]
     assert diagnostic["code"] == "undefined-name"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from align.diagnostics import SpecError
 from align.interp.alignment import lane_noise
 from align.interp.outputs import normalize_scalar_output
 from align.interp.runner import chunks, prepare_arguments
@@ -30,7 +31,15 @@ ARGS.update({
     "r2dp/point_mass.dp": {"q": 1, "b0": 1, "dq": 1},
     "r2dp/trunc_gaussian.dp": {"q": 1, "mu": 1, "sigma": 0.5, "a": 0, "b": 3, "dq": 1},
     "r2dp/uniform.dp": {"q": 1, "a": 0.5, "b": 2, "dq": 1},
+    "incorrect/dead_branch_sqrt_negative.dp": {"q": 1, "T": 0, "eps": 1},
+    "incorrect/argmax_of_constant_noise.dp": {"q": 1, "eps": 1},
+    "incorrect/vacuous_adjacency.dp": {"q": 1, "eps": 1},
+    "incorrect/r2dp_scale_reads_data.dp": {"q": 1, "k": 1, "theta": 1, "dq": 4},
+    # Lap(-1/eps) is no density: both evaluators refuse it, with the same diagnostic
+    "incorrect/laplace_negative_scale.dp": {"q": 1, "eps": 1},
 })
+REFUSED = {"incorrect/laplace_negative_scale.dp": "invalid-distribution-parameter",
+           "incorrect/svt_gap_theta_closed.dp": "division-by-zero"}  # theta = 0: Lap(1 / eps0), eps0 = 0
 EXTRA = {
     "interp/stress_control.dp": [{"q": [3, 5, 5, 4, 1, 0], "k": 2, "eps": 1}, {"q": [1, 1, 1, 1], "k": 1, "eps": 0.3}],
     "interp/stress_values.dp": [{"q": [3, 5, 5, 4], "eps": 1}, {"q": [0, 0, 0, 0, 0], "eps": 2}],
@@ -55,6 +64,13 @@ def test_scalar_replay_of_vector_samples_is_identical(relative: str, raw: dict):
     mech = resolve(parse_source(read_source(str(path)))).mechanisms[0]
     args = prepare_arguments(mech, _typed(mech, raw))
     compared = 0
+    if relative in REFUSED:
+        for run in (lambda: list(chunks(mech, args, SAMPLES, seed=5)),
+                    lambda: Interpreter(mech, NoiseValues(mech, {"eta": 0.0}), trace=False).run(args)):
+            with pytest.raises(SpecError) as info:
+                run()
+            assert [d.code for d in info.value.diagnostics] == [REFUSED[relative]]
+        return
     for chunk in chunks(mech, args, SAMPLES, seed=5):
         for lane in range(chunk.outputs.n):
             noise = lane_noise(chunk.run, lane)

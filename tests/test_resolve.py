@@ -7,7 +7,7 @@ import sympy
 
 from align import nodes as n
 from align.diagnostics import SpecError
-from align.obligations import cost_coefficient, obligations
+from align.obligations import cost_coefficient, obligations, parameter_reads
 from align.parse import parse_source
 from align.resolve import resolve
 from align.span import Source
@@ -140,15 +140,23 @@ mechanism r2dp(q: real, k: real, theta: real, dq: real)
 def test_scale_mixtures_are_recognised():
     mech = resolve_text(R2DP)
     assert [s.name for s in mech.mixture_sites] == ["w"]
-    assert [o.id for o in obligations(mech)] == ["MIX"]
+    # C0 (one density per noise variable in both runs) holds for the mixture rule as for Lemma 1
+    assert [o.id for o in obligations(mech)] == ["C0", "C0", "MIX"]
+
+
+def test_a_mixture_whose_scale_reads_the_data_is_still_a_mixture_and_c0_reads_it():
+    # the mixture rule has no guard of its own: C0 refutes a scale that reads the data (checker tests)
+    mech = resolve_text(R2DP.replace("scale = 1 / u", "scale = 1 / u + q"))
+    assert [s.name for s in mech.mixture_sites] == ["w"]
+    reads = parameter_reads(mech, mech.site("w"))
+    assert not reads.public and reads.variables == ("scale",)
 
 
 @pytest.mark.parametrize("change", [
     ("w ~ Lap(scale)", "w ~ Exp(scale)"),            # R²DP's first fold is Laplace
-    ("scale = 1 / u", "scale = 1 / u + q"),          # the mixing must not depend on the data
     ("output q + w\n}", "output q + w\n}\nalignment r2dp { w' = w + q - q' }"),  # the user asks for Lemma 1
 ])
-def test_only_data_independent_laplace_scale_mixtures_without_alignment_use_the_mixture_rule(change):
+def test_only_laplace_scale_mixtures_without_alignment_use_the_mixture_rule(change):
     mech = resolve_text(R2DP.replace(*change))
     assert mech.mixture_sites == ()
     assert "MIX" not in [o.id for o in obligations(mech)]

@@ -41,14 +41,19 @@ def test_spec_gets_its_expected_verdict(path: Path):
     for v in verdicts:
         by_id.setdefault(v.obligation.id, []).append(v)
     for e in read_expectations(source):
-        if e.kind == "proved":
-            assert status == "proved", [(v.obligation.id, v.status, v.reason) for v in verdicts]
+        if e.kind in ("proved", "bounded"):
+            # `proved` is for every input; a proof for lengths <= 3 only is `bounded`, never `proved`
+            assert status == e.kind, [(v.obligation.id, v.status, v.scope, v.reason) for v in verdicts]
         elif e.kind == "not-proved":
             assert any(v.status == "refuted" for v in by_id[e.obligation]), \
                 [(v.obligation.id, v.status, v.reason) for v in verdicts]
+        elif e.kind == "unknown":
+            assert status == "unknown" and any(v.status == "unknown" for v in by_id[e.obligation]), \
+                [(v.obligation.id, v.status, v.reason) for v in verdicts]
         elif e.kind == "mixture-rule":
-            (mix,) = verdicts
-            assert mix.obligation.id == "MIX" and mix.status == "proved", (mix.status, mix.reason)
+            (mix,) = [v for v in verdicts if v.obligation.id == "MIX"]
+            assert mix.status == "proved", (mix.status, mix.reason)
+            assert all(v.status == "proved" for v in verdicts), [(v.obligation.id, v.status) for v in verdicts]
             expected = _sympy(e.value, {})
             # A decimal expectation is the exact value rounded up in its last digit.
             tolerance = 1e-12
@@ -61,7 +66,9 @@ def test_spec_gets_its_expected_verdict(path: Path):
                 value = float(expected.subs(subs).evalf(30))
                 assert rule <= value + 1e-12 and rule == pytest.approx(value, rel=1e-12, abs=tolerance)
     for v in verdicts:
-        assert v.status != "proved" or v.scope, "a proof says what it covers"
+        assert v.status not in ("proved", "bounded") or v.scope, "a proof says what it covers"
+        assert v.status != "bounded" or (v.scope.startswith("for ") and "<=" in v.scope), v.scope
+        assert v.status != "proved" or "<=" not in v.scope, "a bounded scope is never `proved`"
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
@@ -96,10 +103,27 @@ def test_the_svt_family_is_proved_for_every_input_length(name: str):
     assert any(note.startswith("loop invariant:") for v in verdicts for note in v.notes)
 
 
-def test_top_k_proofs_are_bounded_and_say_so():
+def test_top_k_proofs_are_bounded_and_say_so(monkeypatch: pytest.MonkeyPatch):
     _, mech, verdicts = verified(SPECS / "freegap" / "alg4_noisy_top_k_gap.dp")
-    assert overall_status(verdicts) == "proved"
-    assert {v.scope for v in verdicts} == {"by construction", "for lengths <= 3"}
+    assert overall_status(verdicts) == "bounded"
+    # the scope names what was enumerated: every length up to 3, and the k of top-k up to 4
+    assert {v.scope for v in verdicts} == {"by construction", "for lengths <= 3 and 0 <= k <= 4"}
+    assert {v.status for v in verdicts} == {"proved", "bounded"}
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("NO_COLOR", "1")
+    for fmt, accept, expected in (("full", False, 3), ("concise", False, 3), ("json", False, 3), ("full", True, 0)):
+        out = io.StringIO()
+        argv = ["verify", "--output-format", fmt, "specs/freegap/alg4_noisy_top_k_gap.dp"]
+        assert main(argv + (["--accept-bounded"] if accept else []), out, io.StringIO()) == expected
+        text = out.getvalue()
+        assert "every input length" not in text and "for lengths <= 3 and 0 <= k <= 4" in text
+        if fmt == "full":
+            assert "verdict      bounded — no obligation refuted, but proved only for lengths <= 3" in text
+        if fmt == "concise":
+            assert ": bounded (for lengths <= 3 and 0 <= k <= 4): " in text
+        if fmt == "json":
+            mechanism = json.loads(text)["files"][0]["mechanisms"][0]
+            assert mechanism["status"] == "bounded" and mechanism["scope"] == "for lengths <= 3 and 0 <= k <= 4"
 
 
 def _mutant(*replacements: tuple[str, str]):
@@ -160,7 +184,8 @@ def test_verify_command_exit_codes_and_counterexample_file(tmp_path: Path, monke
     doc = json.loads(out)
     assert doc["files"][0]["mechanisms"][0]["status"] == "proved" and not doc["files"][1]["ok"]
     code, out, _ = run("verify", "--output-format", "concise", "specs/r2dp/gamma.dp")
-    assert code == 0 and out.startswith("specs/r2dp/gamma.dp:12:11: mechanism gamma: proved: MIX=proved")
+    assert code == 0 and out.startswith("specs/r2dp/gamma.dp:12:11: mechanism gamma: proved (for all inputs): "
+                                        "C0(u)=proved C0(w)=proved MIX=proved")
 
 
 def test_induction_does_not_prove_what_fails_for_long_inputs():

@@ -23,6 +23,7 @@ import z3
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism
+from ..limits import MAX_UNROLL
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
 from . import terms as zt
 
@@ -212,8 +213,8 @@ class Encoding:
     """Symbols shared by every run of one mechanism at one length: parameters, inputs, noise."""
 
     mech: ResolvedMechanism
-    n: int
-    """The length of every list parameter."""
+    lengths: dict[str, int]
+    """The length of each list parameter (each list has its own, unless `requires` ties them)."""
     structural: dict[str, int]
     """Concrete values chosen for integer parameters that shape the program (loop bounds, k of top-k)."""
     prefix: str = ""
@@ -229,11 +230,23 @@ class Encoding:
     assumptions: set[str] = field(default_factory=set)
     """Measure-zero assumptions used (reported with the verdicts)."""
     continuous: set[str] = field(default_factory=set)
-    """Names of the z3 symbols of continuous noise."""
+    """Names of the z3 symbols of noise with a density (not Point, not integer-valued)."""
     functions: dict[str, z3.FuncDeclRef] = field(default_factory=dict)
+    applications: dict[str, list[tuple[z3.ArithRef, z3.ArithRef]]] = field(default_factory=dict)
+    """(argument, application) of each uninterpreted function, for the facts relating them."""
     roots: list[tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]] = field(default_factory=list)
     """Square roots: (symbol s, argument x, its side condition s >= 0 and s*s = x, which is in `side`)."""
     counter: int = 0
+
+    @property
+    def n(self) -> int:
+        """The longest list (what a report calls the length of a counterexample)."""
+        return max(self.lengths.values(), default=0)
+
+    @staticmethod
+    def uniform(mech: ResolvedMechanism, n: int) -> dict[str, int]:
+        """Every list parameter of length n."""
+        return {p.name: n for p in mech.params if isinstance(p.type, ListType)}
 
     def __post_init__(self) -> None:
         for p in self.mech.params:
@@ -245,7 +258,8 @@ class Encoding:
         if name in self.structural:
             return zt.IntVal(self.structural[name])
         if isinstance(t, ListType):
-            return ListV(tuple(self._scalar(f"{name}[{i}]", t.elem) for i in range(self.n)))
+            length = self.lengths[name.rstrip("'")]
+            return ListV(tuple(self._scalar(f"{name}[{i}]", t.elem) for i in range(length)))
         return self._scalar(name, t)
 
     def _scalar(self, name: str, t: Type) -> z3.ExprRef:
@@ -261,7 +275,8 @@ class Encoding:
         if key not in self.noise:
             label = self.prefix + prefix + (name if index is None else f"{name}[i]" if index == -1 else f"{name}[{index}]")
             self.noise[key] = zt.Int(label) if integer else zt.Real(label)
-            if not integer:
+            site = self.mech.site(name)
+            if site is not None and site.distribution.continuous:
                 self.continuous.add(label)
         return self.noise[key]
 
@@ -270,11 +285,31 @@ class Encoding:
         name = f"{self.prefix}%{base}{self.counter}"
         return zt.Int(name) if sort == "int" else zt.Real(name)
 
-    def function(self, name: str) -> z3.FuncDeclRef:
+    def function(self, name: str) -> Callable[[z3.ArithRef], z3.ArithRef]:
+        """The uninterpreted function `name`, as a callable that also states, for each new argument, the facts
+        of the real function that z3 cannot know (`FUNCTION_FACTS`: exp is positive, increasing, 1 at 0 ...).
+        They are true of the real functions, so they keep every proof sound and never make assumptions
+        vacuous; they let z3 see that Geo(1 - exp(-eps0)) has p in (0, 1) when eps0 > 0."""
         if name not in self.functions:
             self.functions[name] = zt.Function(name, zt.RealSort(), zt.RealSort())
             self.uninterpreted.add(name)
-        return self.functions[name]
+            self.applications[name] = []
+        decl = self.functions[name]
+
+        def apply(argument: z3.ArithRef) -> z3.ArithRef:
+            argument = _real(argument)
+            value = decl(argument)
+            seen = self.applications[name]
+            if all(not argument.eq(a) for a, _ in seen):
+                single, pair = FUNCTION_FACTS.get(name, (None, None))
+                if single is not None:
+                    self.side.append(single(argument, value))
+                if pair is not None:
+                    self.side.extend(pair(a, fa, argument, value) for a, fa in seen)
+                seen.append((argument, value))
+            return value
+
+        return apply
 
     def adjacency(self) -> z3.BoolRef:
         """The neighbouring relation D ~ D' from the `adjacent` clauses."""
@@ -310,12 +345,15 @@ class ExprEval:
     """Evaluates expressions to z3 values in an environment (parameters, variables, noise, lets, `out`)."""
 
     def __init__(self, enc: Encoding, env: dict[str, Value], primed: dict[str, Value],
-                 noise: Callable[[str, Value | None, n.Expr], Value] | None = None, out: "OutputSeq | None" = None):
+                 noise: Callable[[str, Value | None, n.Expr], Value] | None = None, out: "OutputSeq | None" = None,
+                 run: "Run | None" = None):
         self.enc = enc
         self.env = env
         self.primed = primed
         self.noise = noise
         self.out = out
+        self.run = run
+        """The run being executed (its rankings decide the no-ties assumption); None for alignment code."""
 
     def value(self, e: n.Expr) -> Value:
         return getattr(self, "_" + type(e).__name__)(e)
@@ -384,6 +422,8 @@ class ExprEval:
             lo, hi = _concrete(d.lo), _concrete(d.hi)
             if lo is None or hi is None:
                 raise EncodingError("a comprehension range must have concrete bounds at a fixed length")
+            if hi - lo > MAX_UNROLL:
+                raise EncodingError(f"a comprehension over more than {MAX_UNROLL} indices (align/limits.py)")
             return [(zt.BoolVal(True), zt.IntVal(i)) for i in range(lo, hi)]
         if isinstance(d, SetV):
             return [(g, x) for g, x in d.members]
@@ -582,7 +622,9 @@ def _b_sqrt(ev: ExprEval, e: n.Call) -> Value:
     x = _real(ev.arith(e.args[0]))
     concrete = z3.simplify(x)
     s = ev.enc.fresh("sqrt")
-    side = zt.And(s >= 0, s * s == concrete)
+    # Only where the root exists: a sqrt of a negative number in a branch that is not taken (or on a path
+    # that C0 or the interpreter rejects) must not make every assumption false, which would prove anything.
+    side = z3.Implies(concrete >= 0, zt.And(s >= 0, s * s == concrete))
     ev.enc.side.append(side)
     ev.enc.roots.append((s, concrete, side))
     return s
@@ -590,14 +632,28 @@ def _b_sqrt(ev: ExprEval, e: n.Call) -> Value:
 
 def _b_function(name: str) -> Callable[[ExprEval, n.Call], Value]:
     def apply(ev: ExprEval, e: n.Call) -> Value:
-        f = ev.enc.function(name)
-        value = f(_real(ev.arith(e.args[0])))
-        if name in ("exp", "normal_pdf"):
-            ev.enc.side.append(value > 0)
-        if name == "normal_cdf":
-            ev.enc.side.append(zt.And(value >= 0, value <= 1))
-        return value
+        return ev.enc.function(name)(_real(ev.arith(e.args[0])))
     return apply
+
+
+def _monotone(x: z3.ArithRef, fx: z3.ArithRef, y: z3.ArithRef, fy: z3.ArithRef) -> z3.BoolRef:
+    return zt.And(z3.Implies(x < y, fx < fy), z3.Implies(y < x, fy < fx))
+
+
+def _monotone_positive(x: z3.ArithRef, fx: z3.ArithRef, y: z3.ArithRef, fy: z3.ArithRef) -> z3.BoolRef:
+    return z3.Implies(zt.And(x > 0, y > 0), _monotone(x, fx, y, fy))
+
+
+FUNCTION_FACTS: dict[str, tuple[Callable[..., z3.BoolRef] | None, Callable[..., z3.BoolRef] | None]] = {
+    # exp: positive, above its tangent at 0, 1 exactly at 0, increasing.
+    "exp": (lambda x, fx: zt.And(fx > 0, fx >= 1 + x, z3.Implies(x < 0, fx < 1), z3.Implies(x > 0, fx > 1),
+                                 z3.Implies(x == 0, fx == 1)), _monotone),
+    # ln on (0, ∞): below its tangent at 1, 0 exactly at 1, increasing (no fact outside its domain).
+    "ln": (lambda x, fx: z3.Implies(x > 0, zt.And(fx <= x - 1, z3.Implies(x < 1, fx < 0), z3.Implies(x > 1, fx > 0),
+                                                  z3.Implies(x == 1, fx == 0))), _monotone_positive),
+    "normal_cdf": (lambda x, fx: zt.And(fx > 0, fx < 1, z3.Implies(x == 0, fx * 2 == 1)), _monotone),
+    "normal_pdf": (lambda x, fx: zt.And(fx > 0, fx * 5 < 2), None),  # at most 1/sqrt(2π) ≈ 0.399
+}
 
 
 def _continuous_symbols(term: z3.ExprRef, enc: "Encoding") -> set[str]:
@@ -617,17 +673,69 @@ def _continuous_symbols(term: z3.ExprRef, enc: "Encoding") -> set[str]:
     return found
 
 
-def _assume_no_ties(ev: ExprEval, values: tuple, e: n.Expr) -> None:
-    """Lemma 1's proof ignores sets of noise of probability 0 (Theorem 10.1): when every value carries a
-    continuous noise symbol of its own, ties among the values have probability 0 and are excluded."""
-    enc = ev.enc
-    if len(values) < 2 or not all(z3.is_expr(v) for v in values):
-        return
+def _linear_in(term: z3.ExprRef, name: str, enc: "Encoding") -> bool:
+    """Whether term = a + c·x for the symbol x named `name`, with c a nonzero number and a free of x (after
+    z3's simplification, which cancels `0*x` and `x - x`)."""
+    def is_x(t: z3.ExprRef) -> bool:
+        if z3.is_app_of(t, z3.Z3_OP_TO_REAL):
+            t = t.children()[0]
+        return z3.is_const(t) and t.decl().name() == name
+
+    def scaled_x(t: z3.ExprRef) -> bool:
+        if is_x(t):
+            return True
+        if z3.is_app_of(t, z3.Z3_OP_MUL) and t.num_args() == 2:
+            c, x = t.children()
+            if is_x(c):
+                c, x = x, c
+            value = z3.simplify(c)
+            number = z3.is_rational_value(value) or z3.is_int_value(value)
+            return is_x(x) and number and not (value.as_fraction() if z3.is_rational_value(value) else value.as_long()) == 0
+        return False
+
+    term = z3.simplify(term)
+    parts = term.children() if z3.is_app_of(term, z3.Z3_OP_ADD) else [term]
+    with_x = [s for s in parts if name in _continuous_symbols(s, enc)]
+    return len(with_x) == 1 and scaled_x(with_x[0])
+
+
+def _generic(values: tuple, enc: "Encoding") -> bool:
+    """Ties among the values have probability 0: each value is a + c·η with a number c != 0 and a noise
+    variable η of its own, drawn from a distribution with a density, that occurs in no other value and not in
+    a. Conditioned on everything else, a tie then fixes η to one point. Syntax is not enough: `0 * z` and
+    `x - x` carry a noise symbol but are constants."""
     own = [_continuous_symbols(v, enc) for v in values]
     for k, symbols in enumerate(own):
         others = set().union(*(own[j] for j in range(len(own)) if j != k))
-        if not symbols - others:
-            return
+        if not any(_linear_in(values[k], name, enc) for name in sorted(symbols - others)):
+            return False
+    return True
+
+
+def _assume_no_ties(ev: ExprEval, values: tuple, e: n.Expr) -> None:
+    """Lemma 1's proof ignores sets of noise of probability 0 (Theorem 10.1): when the ranked values are
+    generic (`_generic`), ties among them have probability 0 and are excluded.
+
+    The aligned run ranks the values of D' at φ(H), which carry shifts; they are generic exactly when the
+    first run's values at the same place are (the values on D' at H' are the same functions of H' as those
+    on D of H, and the acyclic shift alignment φ maps sets of probability 0 to sets of probability 0, its
+    Jacobian being 1). So the first run decides, and the aligned run (`Run.twin`) follows its decision."""
+    enc = ev.enc
+    if len(values) < 2 or not all(z3.is_expr(v) for v in values):
+        return
+    run = ev.run
+    if run is None:
+        generic = _generic(values, enc)
+    else:
+        key = (id(e), run.rankings.get(id(e), 0))
+        run.rankings[id(e)] = key[1] + 1
+        if run.twin is not None:
+            generic = run.twin.tie_decisions.get(key, False)
+        else:
+            generic = _generic(values, enc)
+            run.tie_decisions[key] = generic
+    if not generic:
+        return
     enc.side.append(z3.Distinct(*[_real(v) for v in values]))
     enc.assumptions.add(f"no ties among the noisy values ranked at line {e.span.line} (continuous noise: "
                         "probability 0, Theorem 10.1)")
@@ -727,8 +835,15 @@ class Run:
     """One symbolic execution: on D with H (`shift` None) or on D' with φ(H) (`shift` gives ψ per draw)."""
 
     def __init__(self, enc: Encoding, inputs: dict[str, Value], noise_prefix: str = "",
-                 shift: Callable[[str, int | None], z3.ArithRef] | None = None):
+                 shift: Callable[[str, int | None], z3.ArithRef] | None = None, twin: "Run | None" = None):
         self.enc = enc
+        self.twin = twin
+        """For an aligned run: the first run, whose rankings decide where ties are excluded."""
+        self.rankings: dict[int, int] = {}
+        self.tie_decisions: dict[tuple[int, int], bool] = {}
+        self.unrolled = 0
+        """Loop iterations unrolled so far (bounded by MAX_UNROLL)."""
+        self.nesting: list[int] = []
         self.inputs = inputs
         self.noise_prefix = noise_prefix
         self.shift = shift
@@ -743,7 +858,7 @@ class Run:
 
     # -- evaluation -----------------------------------------------------------------------------
     def evaluator(self) -> ExprEval:
-        return ExprEval(self.enc, self.vars, {}, noise=self._noise_read)
+        return ExprEval(self.enc, self.vars, {}, noise=self._noise_read, run=self)
 
     def _noise_read(self, name: str, index: Value | None, node: n.Expr) -> Value | None:
         if index is None and name in self.current:
@@ -824,6 +939,19 @@ class Run:
         if lo is None or hi is None:
             raise EncodingError(f"the loop at line {s.span.line} has bounds that are not fixed by the length and "
                                 "the structural parameters")
+        # Every iteration becomes z3 terms: bound the iterations unrolled in this run, nested loops multiplied.
+        copies = max(0, hi - lo) * (self.nesting[-1] if self.nesting else 1)
+        self.unrolled += copies
+        if self.unrolled > MAX_UNROLL:
+            raise EncodingError(f"the loop at line {s.span.line} would unroll more than {MAX_UNROLL} iterations "
+                                "(align/limits.py, MAX_UNROLL)")
+        self.nesting.append(max(1, copies))
+        try:
+            self._loop(s, lo, hi)
+        finally:
+            self.nesting.pop()
+
+    def _loop(self, s: n.For, lo: int, hi: int) -> None:
         outer = self.active
         self.running.append(zt.BoolVal(True))
         saved = self.vars.get(s.var)
@@ -847,8 +975,8 @@ class Run:
                 index = CURRENT  # the member of the abstract iteration of an inductive proof
         base = self.enc.noise_symbol(s.var, index, site.distribution.integer, self.noise_prefix)
         value = base if self.shift is None else base + self.shift(s.var, index)
+        args = tuple(self.eval(a) for a in s.args)  # before the draw: parameters cannot read the value drawn
         self.current[s.var] = value
-        args = tuple(self.eval(a) for a in s.args)
         self.draws.append(Draw(s.var, index, z3.simplify(self.active), base, s, args, dict(self.vars)))
 
     @property

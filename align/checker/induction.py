@@ -35,6 +35,7 @@ from . import terms as zt
 from .encode import (CURRENT, Encoding, EncodingError, ExprEval, IterOutput, LoopList, OutputSeq, Run, _real,
                      default_value, equal)
 from .solver import Limits, check_valid
+from .densities import density_conditions
 
 
 class NotInductive(Exception):
@@ -74,11 +75,13 @@ class _Product:
     """One abstract iteration of the two runs from a symbolic head state."""
 
     def __init__(self, mech: ResolvedMechanism, loop: n.For, carried: list[str], enc: Encoding,
-                 entry1: dict, entry2: dict, constants: dict):
+                 entry1: dict, entry2: dict, constants: dict, lengths: dict):
         self.mech = mech
         self.enc = enc
+        self.lengths = lengths
+        """The symbolic length of each list parameter; the loop runs over the first."""
         self.i = zt.Int("%i")
-        self.n = zt.Int("%n")
+        self.n = lengths[loop.hi.args[0].id]
         self.monotone = zt.Bool("%up")
         self.head1 = {x: _fresh_like(entry1[x], f"{x}@1") for x in carried}
         self.head2 = {x: _fresh_like(entry2[x], f"{x}@2") for x in carried}
@@ -94,7 +97,7 @@ class _Product:
         self.run1.running.append(zt.BoolVal(True))
         self.run1.block(loop.body)
         self.align = _IterAlignment(self, inputs1, inputs2, constants)
-        self.run2 = Run(enc, {**base2, **self.head2, loop.var: self.i}, shift=self.align.shift)
+        self.run2 = Run(enc, {**base2, **self.head2, loop.var: self.i}, shift=self.align.shift, twin=self.run1)
         self.run2.running.append(zt.BoolVal(True))
         self.run2.block(loop.body)
         self.continues1, self.continues2 = self.run1.running[-1], self.run2.running[-1]
@@ -115,10 +118,10 @@ class _Product:
         for p in self.mech.params:
             if isinstance(p.type, ListType):
                 here = _scalar(f"{p.name}[{name}#j]", p.type.elem)
-                env[p.name] = LoopList(here, self.n, j)
+                env[p.name] = LoopList(here, self.lengths[p.name], j)
                 if not p.public:
                     there = _scalar(f"{p.name}'[{name}#j]", p.type.elem)
-                    primed[p.name] = LoopList(there, self.n, j)
+                    primed[p.name] = LoopList(there, self.lengths[p.name], j)
                     for adj in p.adjacency:
                         if adj.kind == "pointwise":
                             bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound)
@@ -139,10 +142,10 @@ class _Product:
             value = self.enc.params[p.name]
             if isinstance(p.type, ListType):
                 here = _scalar(f"{p.name}[i]", p.type.elem)
-                inputs1[p.name] = LoopList(here, self.n, self.i)
+                inputs1[p.name] = LoopList(here, self.lengths[p.name], self.i)
                 if not p.public:
                     there = _scalar(f"{p.name}'[i]", p.type.elem)
-                    inputs2[p.name] = LoopList(there, self.n, self.i)
+                    inputs2[p.name] = LoopList(there, self.lengths[p.name], self.i)
                     for adj in p.adjacency:
                         bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound) \
                             if adj.bound is not None else None
@@ -299,8 +302,10 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     if any(isinstance(sub, n.Name) and sub.id == "out" for sub in walk(mech.claim)):
         raise NotInductive("the claim depends on the output")
     assigned = {s.target for s in walk_statements(loop.body) if isinstance(s, n.Assign)}
-    enc = Encoding(mech, 1, {})
-    # The prefix on D and on D' (with the shifts of its scalar noise).
+    enc = Encoding(mech, Encoding.uniform(mech, 0), {})
+    lengths = _symbolic_lengths(mech, enc)
+    # The prefix on D and on D' (with the shifts of its scalar noise), for every length: it sees each list only
+    # through its symbolic length (reading an element there is outside this proof's shape).
     try:
         pre1 = Run(enc, enc.params)
         pre1.block(prefix)
@@ -311,7 +316,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     carried = sorted(x for x in assigned if x in before)
     result = Inductive()
     try:
-        probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants)
+        probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants, lengths)
     except (EncodingError, IndexError) as error:
         raise NotInductive(str(error)) from None
 
@@ -319,12 +324,16 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         return probe.align.shift(name, index) if index is None else zt.IntVal(0)
 
     pre2_inputs = {**enc.params, **{k: v for k, v in enc.neighbour.items()}}
-    pre2 = Run(enc, pre2_inputs, shift=prefix_shift)
+    pre2 = Run(enc, pre2_inputs, shift=prefix_shift, twin=pre1)
     pre2.block(prefix)
-    product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants)
-    base = [enc.requires(), *product.adjacent, *support_of(enc), product.i >= 0, product.i < product.n]
+    product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants, lengths)
     entry_cost = _prefix_cost(pre1, probe, cost_term)
     claim = _real(ExprEval(enc, {**enc.params, **constants}, {}).arith(mech.claim))
+    nonnegative = [length >= 0 for length in lengths.values()]
+    support = support_of(enc, runs=(pre1, product.run1))
+    # Every length that `requires` allows, 0 included: at entry the loop may not run at all.
+    entry_base = [enc.requires(), *support, *nonnegative]
+    base = [*entry_base, *product.adjacent, product.i >= 0, product.i < product.n]
 
     # Candidate invariants: (text, formula over the head state, formula at entry, formula after the iteration).
     def at(state1: dict, state2: dict, acost, index, ghosts) -> dict:
@@ -366,23 +375,29 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     for s in walk_statements(loop.body):
         if isinstance(s, n.If) and len(s.then) == 1 and isinstance(s.then[0], n.Break) and not s.orelse:
             cond = s.condition
-            candidates.append((f"not ({_text(cond)})", lambda st, c=cond: z3.Not(_eval_in(enc, st["s1"], constants, c))))
+            candidates.append((f"not ({_text(cond)})", lambda st, c=cond: z3.Not(
+                _eval_in(enc, {**st["s1"], loop.var: st["i"]}, constants, c))))
     candidates.append(("aligned_cost >= 0", lambda s: s["acost"] >= 0))
     # Houdini: keep what holds at entry and is preserved by an iteration that continues.
-    alive = [c for c in candidates if check_valid(_entry_assumptions(enc, pre1, pre2, base), c[1](entry),
-                                                   limits).status == "proved"]
+    # The final queries below make sure that the assumptions are not vacuous; these rounds only search.
+    entry_base = [enc.requires(), *support, *nonnegative]  # again: candidates may add side conditions
+    alive = [c for c in candidates if check_valid(entry_base, c[1](entry), limits, vacuity=False).status == "proved"]
     changed = True
     while changed:
         changed = False
-        assume = base + [c[1](head) for c in alive] + [product.continues1]
+        assume = [enc.requires(), *base[1:]] + [c[1](head) for c in alive] + [product.continues1]
         for c in list(alive):
-            if check_valid(assume, c[1](after), limits).status != "proved":
+            if check_valid(assume, c[1](after), limits, vacuity=False).status != "proved":
                 alive.remove(c)
                 changed = True
                 break
     result.invariant = [text for text, _ in alive]
     inv = [c[1](head) for c in alive]
+    base = [enc.requires(), *base[1:]]
     assume = base + inv
+    # Every invariant holds at entry, for every model of the entry assumptions: so `assume` has a model whenever
+    # `base` has one (the head state taken at entry). The final queries ask z3 for a model of `base`.
+    witness = base
 
     # C4a: each iteration outputs one item, the same in both runs, and both runs stop together.
     one = zt.And(product.run1.length == 1, product.run2.length == 1)
@@ -390,15 +405,18 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                   product.run2.slots else zt.BoolVal(False), product.continues1 == product.continues2)
     prefix_same = OutputSeq(tuple(pre1.slots), pre1.length).equal(OutputSeq(tuple(pre2.slots), pre2.length)) \
         if pre1.slots else zt.BoolVal(True)
-    c4a = check_valid(assume, zt.And(one, same), limits).status == "proved" and \
-        check_valid(_entry_assumptions(enc, pre1, pre2, base), prefix_same, limits).status == "proved"
+    c4a = check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness).status == "proved" and \
+        check_valid(entry_base, prefix_same, limits).status == "proved"
     result.proved["C4a"] = None if c4a else "the iteration's outputs could not be shown equal from the invariant"
     # C4c: within the claim at every loop head (the loop may end there) and right after a `break`.
     # At a head the loop may end (i = n), so this check does not assume i < n.
     at_head = [f for f in assume if not f.eq(product.i < product.n)] + [product.i <= product.n]
-    c4c = check_valid(at_head, product.acost <= claim, limits).status == "proved" and \
-        check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits).status == "proved" and \
-        check_valid(_entry_assumptions(enc, pre1, pre2, base), entry_cost <= claim, limits).status == "proved"
+    # The second query is a case (the loop stops in this iteration): when no iteration stops, it is vacuous
+    # and there is nothing to prove.
+    c4c = check_valid(at_head, product.acost <= claim, limits, satisfiable_if=witness).status == "proved" and \
+        check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits,
+                    vacuity=False).status == "proved" and \
+        check_valid(entry_base, entry_cost <= claim, limits).status == "proved"
     result.proved["C4c"] = None if c4c else "the aligned cost could not be bounded by the claim from the invariant"
     # C4d and C3: the shifts of the iteration's draws and of the prefix's draws.
     conditions = []
@@ -412,15 +430,22 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 conditions.append(("C4d", z3.Implies(d.guard, z3.IsInt(psi))))
             if not site.distribution.lipschitz:
                 conditions.append((f"C3:{d.site}", z3.Implies(d.guard, psi == 0)))
-    for key in {k for k, _ in conditions} | {"C4d"} | {f"C3:{s.name}" for s in mech.noise}:
+    # C0: the parameters of the prefix's and of the iteration's draws, equal in both runs and well formed.
+    for first, aligned in ((pre1, pre2), (product.run1, product.run2)):
+        conditions += [(f"C0:{c.draw.site}", c.formula) for c in density_conditions(enc, first, aligned)]
+    keys = {k for k, _ in conditions} | {"C4d"} | {f"C3:{s.name}" for s in mech.noise} | \
+        {f"C0:{s.name}" for s in mech.noise}
+    for key in sorted(keys):
         formulas = [f for k, f in conditions if k == key]
-        ok = not formulas or check_valid(assume, zt.And(formulas), limits).status == "proved"
+        ok = not formulas or check_valid([enc.requires(), *base[1:], *inv], zt.And(formulas), limits,
+                                         satisfiable_if=witness).status == "proved"
         result.proved[key] = None if ok else "not shown for every iteration"
-    result.proved["C2"] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of)
+    result.proved["C2"] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of,
+                                              lengths)
     return result
 
 
-def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of) -> str | None:
+def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths) -> str | None:
     """C2 by induction on a self-composition: two runs on the same D whose outputs agree draw the same samples.
     The invariant keeps the loop-carried variables that provably agree between the two runs."""
     runs = []
@@ -429,11 +454,11 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
         pre.block(prefix)
         runs.append(pre)
     pre_a, pre_b = runs
-    i, n_len = zt.Int("%i"), zt.Int("%n")
+    i, n_len = zt.Int("%i"), lengths[loop.hi.args[0].id]
     inputs = {}
     for p in mech.params:
         if isinstance(p.type, ListType):
-            inputs[p.name] = LoopList(_scalar(f"{p.name}[i]", p.type.elem), n_len, i)
+            inputs[p.name] = LoopList(_scalar(f"{p.name}[i]", p.type.elem), lengths[p.name], i)
         else:
             inputs[p.name] = enc.params[p.name]
     heads = [{x: _fresh_like(pre.vars[x], f"{x}@{tag}") for x in carried} for pre, tag in ((pre_a, "A"), (pre_b, "B"))]
@@ -445,33 +470,49 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
         run.block(loop.body)
         iters.append(run)
     a, b = iters
-    base = [enc.requires(), *support_of(enc), i >= 0, i < n_len]
+    entry = [enc.requires(), *support_of(enc), *(length >= 0 for length in lengths.values())]
+    base = [*entry, i >= 0, i < n_len]
     same_prefix_out = OutputSeq(tuple(pre_a.slots), pre_a.length).equal(OutputSeq(tuple(pre_b.slots), pre_b.length)) \
         if pre_a.slots else zt.BoolVal(True)
     same_iter_out = zt.And(a.length == b.length, *(z3.Implies(k < a.length, equal(x, y))
                                                    for k, (x, y) in enumerate(zip(a.slots, b.slots))))
+    # Two runs that draw the same noise agree on everything: the assumptions below have a model whenever
+    # `entry` (resp. `base`) has one, which the final queries check; the Houdini rounds only search.
     alive = [x for x in carried if z3.is_expr(pre_a.vars[x]) and not z3.is_bool(pre_a.vars[x]) and
-             check_valid(base + [same_prefix_out], pre_a.vars[x] == pre_b.vars[x], limits).status == "proved"]
+             check_valid(entry + [same_prefix_out], pre_a.vars[x] == pre_b.vars[x], limits,
+                         vacuity=False).status == "proved"]
     changed = True
     while changed:
         changed = False
         assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out, a.running[-1]]
         for x in list(alive):
-            if check_valid(assume, a.vars[x] == b.vars[x], limits).status != "proved":
+            if check_valid(assume, a.vars[x] == b.vars[x], limits, vacuity=False).status != "proved":
                 alive.remove(x)
                 changed = True
                 break
     assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out]
     guards = [da.guard == db.guard for da, db in zip(a.draws, b.draws)]
     prefix_guards = [da.guard == db.guard for da, db in zip(pre_a.draws, pre_b.draws)]
-    ok = check_valid(assume, zt.And(*guards, a.running[-1] == b.running[-1]), limits).status == "proved" and \
-        check_valid(base + [same_prefix_out], zt.And(prefix_guards) if prefix_guards else zt.BoolVal(True),
-                    limits).status == "proved"
+    ok = check_valid(assume, zt.And(*guards, a.running[-1] == b.running[-1]), limits,
+                     satisfiable_if=base).status == "proved" and \
+        check_valid(entry + [same_prefix_out], zt.And(prefix_guards) if prefix_guards else zt.BoolVal(True),
+                    limits, satisfiable_if=entry).status == "proved"
     return None if ok else "the draws of an iteration could not be shown to be determined by the output"
 
 
-def _entry_assumptions(enc: Encoding, pre1: Run, pre2: Run, base: list) -> list:
-    return [enc.requires(), *base[1:]]
+def _symbolic_lengths(mech: ResolvedMechanism, enc: Encoding) -> dict:
+    """A length symbol of its own for each list parameter (`len(q)` in `requires` and in the prefix reads it),
+    and the list parameters of `enc` replaced by views that know only that length."""
+    lengths = {}
+    for p in mech.params:
+        if isinstance(p.type, ListType):
+            length = zt.Int(f"len({p.name})")
+            lengths[p.name] = length
+            nowhere = zt.Int(f"%no_index({p.name})")
+            enc.params[p.name] = LoopList(_scalar(f"{p.name}[?]", p.type.elem), length, nowhere)
+            if p.name in enc.neighbour:
+                enc.neighbour[p.name] = LoopList(_scalar(f"{p.name}'[?]", p.type.elem), length, nowhere)
+    return lengths
 
 
 def _prefix_cost(pre1: Run, probe: _Product, cost_term) -> z3.ArithRef:

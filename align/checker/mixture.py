@@ -140,7 +140,10 @@ class Mixture:
         symbols = [symbol(s.name) for s in self.mixing]
         if any(s.family for s in self.mixing):
             raise NotAMixture("mixing variables must be scalar noise")
-        poly = sympy.Poly(sympy.expand(self.u), *symbols) if symbols else None
+        try:
+            poly = sympy.Poly(sympy.expand(self.u), *symbols) if symbols else None
+        except sympy.PolynomialError:
+            raise NotAMixture(f"1/scale = {show(self.u)} is not a polynomial in the mixing noise") from None
         if poly is not None and poly.total_degree() > 1:
             raise NotAMixture(f"1/scale = {show(self.u)} is not affine in the mixing noise")
         self.a0 = self.u.subs({s: 0 for s in symbols})
@@ -302,9 +305,11 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
         below = [(v, p) for v, p in values if v < -1e-12]
         if below:
             v, p = below[0]
+            subs = {symbol(k): sympy.Rational(str(x)) for k, x in p.items()}
             verdict.fail("refuted", f"at {p} the claim is {-v:.6g} below the rule's ε",
                          {"format": "align-counterexample/1", "spec": mech.node.span.path, "mechanism": mech.name,
-                          "obligation": "MIX", "args": p, "neighbour": {}, "noise": {}})
+                          "obligation": "MIX", "args": p, "neighbour": {}, "noise": {},
+                          "claim": float(claim.subs(subs).evalf(30)), "epsilon": float(rule.subs(subs).evalf(30))})
         elif all(abs(v) < 1e-20 for v, _ in values) and values:
             verdict.scope = "exactly (the claim and the rule's ε agree to 20 digits at every sampled point)"
             verdict.notes.append("sympy did not reduce claim - ε to 0; equality checked numerically at "

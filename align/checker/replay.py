@@ -46,9 +46,16 @@ def replay(mech: ResolvedMechanism, data: dict[str, Any]) -> Replay:
         args = prepare_arguments(mech, cex.args)
         neighbour = prepare_neighbour(mech, args, cex.neighbour) if cex.neighbour or \
             any(not p.public for p in mech.params) else {}
+        if obligation == "C0":
+            return _replay_density(mech, data, args, neighbour, cex.noise)
         run = Interpreter(mech, NoiseValues(mech, cex.noise), trace=False).run(args)
         if obligation == "C2":
             return Replay(False, "C2 needs two runs; not replayed")
+        if mech.alignment is None and obligation == "C4a":
+            # no alignment block: φ is the identity, so the run on D' draws the same noise
+            aligned = Interpreter(mech, NoiseValues(mech, cex.noise), trace=False).run({**args, **neighbour})
+            same = _same(run.out, aligned.out)
+            return Replay(not same, f"output on D {run.out!r}, on D' with the same noise {aligned.out!r}")
         if mech.alignment is None:
             return Replay(False, "no alignment to replay")
         alignment = align(mech, args, neighbour, run)
@@ -71,6 +78,42 @@ def replay(mech: ResolvedMechanism, data: dict[str, Any]) -> Replay:
     except SpecError as error:
         return Replay(False, "replay failed: " + "; ".join(d.message for d in error.diagnostics))
     return Replay(False, "not replayable")
+
+
+def _replay_density(mech: ResolvedMechanism, data: dict[str, Any], args: dict, neighbour: dict,
+                    noise: dict) -> Replay:
+    """C0: the interpreter refuses the parameters (not a density), or the site's parameters differ between
+    the run on (D, H) and the aligned run on (D', φ(H))."""
+    from ..interp.scalar import Interpreter, NoiseValues, align
+
+    site = (data.get("parameters") or {}).get("site")
+    try:
+        run = Interpreter(mech, NoiseValues(mech, noise), trace=False).run(args)
+    except SpecError as error:
+        codes = {d.code for d in error.diagnostics}
+        refused = codes & {"invalid-distribution-parameter", "division-by-zero", "math-domain"}
+        return Replay(bool(refused), "the run on D stops: " + "; ".join(d.message for d in error.diagnostics))
+    if mech.alignment is not None:
+        aligned_noise = align(mech, args, neighbour, run).noise()
+        aligned = True
+    else:
+        aligned_noise, aligned = noise, False
+    try:
+        other = Interpreter(mech, NoiseValues(mech, aligned_noise, aligned=aligned), trace=False) \
+            .run({**args, **neighbour})
+    except SpecError as error:
+        codes = {d.code for d in error.diagnostics}
+        refused = codes & {"invalid-distribution-parameter", "division-by-zero", "math-domain"}
+        return Replay(bool(refused), "the aligned run on D' stops: " + "; ".join(d.message for d in error.diagnostics))
+    there = {d.display: d.params for d in other.draws}
+    for d in run.draws:
+        if site is not None and d.display != site:
+            continue
+        if d.display in there and not _same(list(d.params), list(there[d.display])):
+            name = d.site.distribution.name
+            return Replay(True, f"{d.display} ~ {name}({', '.join(map(repr, d.params))}) on D, "
+                                f"{name}({', '.join(map(repr, there[d.display]))}) in the aligned run on D'")
+    return Replay(False, "the parameters agree in the interpreter's floating-point runs")
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -28,7 +28,8 @@ __all__ = ["SEED", "Limits", "Answer", "fresh_context", "make_solver", "check_va
 SEED = 7
 """z3's random seed for every query, so that verdicts and models are the same on every run."""
 
-VACUOUS = "vacuous: the assumptions (requires, path, side conditions) have no model, so the proof says nothing"
+VACUOUS = ("vacuous: the assumptions (requires, adjacency, support, path, side conditions) have no model, so the "
+           "proof says nothing")
 
 
 @dataclass(frozen=True)
@@ -104,11 +105,15 @@ def _model(solver: z3.Solver, goal: z3.Goal | None) -> z3.ModelRef:
     return goal.convert_model(model) if goal is not None else model
 
 
-def check_valid(assumptions: list[z3.BoolRef], claim: z3.BoolRef, limits: Limits, vacuity: bool = True) -> Answer:
+def check_valid(assumptions: list[z3.BoolRef], claim: z3.BoolRef, limits: Limits, vacuity: bool = True,
+                satisfiable_if: list[z3.BoolRef] | None = None) -> Answer:
     """Is `claim` true whenever all `assumptions` hold — and do the assumptions hold anywhere at all?
 
     `vacuity=False` skips the second question, for queries whose "proved" is not a verdict but a step of a
-    search whose final queries ask it (the Houdini rounds of induction.py)."""
+    search whose final queries ask it (the Houdini rounds of induction.py). `satisfiable_if`: a part of the
+    assumptions whose satisfiability implies that of all of them, by an argument the caller states (C2's
+    "both runs have the same output" holds whenever the two runs draw the same noise); the second question
+    is then asked of that part, which is smaller and shared between queries."""
     result, solver, goal = _solve([*assumptions, z3.Not(claim)], limits)
     if result == z3.sat:
         return Answer("refuted", _model(solver, goal))
@@ -116,7 +121,7 @@ def check_valid(assumptions: list[z3.BoolRef], claim: z3.BoolRef, limits: Limits
         return Answer("unknown", reason=_reason(solver, limits))
     if not vacuity:
         return Answer("proved")
-    exists = _assumptions_satisfiable(list(assumptions), limits)
+    exists = _assumptions_satisfiable(list(assumptions if satisfiable_if is None else satisfiable_if), limits)
     if exists.status == "proved":
         return Answer("unknown", reason=VACUOUS)
     if exists.status == "unknown":

@@ -16,6 +16,7 @@ the leaf constructors (symbols, numerals, sorts, functions) must come from here.
 
 from __future__ import annotations
 
+import gc
 from contextlib import contextmanager
 from contextvars import ContextVar
 from fractions import Fraction
@@ -32,13 +33,25 @@ class NoContext(RuntimeError):
 
 @contextmanager
 def fresh_context() -> Iterator[z3.Context]:
-    """Run a block of z3 work in a new context of its own (see the module docstring)."""
+    """Run a block of z3 work in a new context of its own (see the module docstring).
+
+    Python's cyclic garbage collector is paused inside: it runs when the process's allocation counters say so,
+    which depends on everything the process did before, and when it frees a z3 term, z3 reuses the term's id
+    for the next one it creates. Ids order the arguments that z3's simplifier sorts and the solver's choices,
+    so a collection at another moment gives another (equally valid) model: `align verify a.dp b.dp` gave
+    another counterexample for b.dp than `align verify b.dp`. Without the cyclic collector, terms are freed
+    by reference counting alone, at the same points on every run."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
     ctx = z3.Context()
     token = _CURRENT.set(ctx)
     try:
         yield ctx
     finally:
         _CURRENT.reset(token)
+        if was_enabled:
+            gc.enable()
 
 
 def current() -> z3.Context:

@@ -36,6 +36,9 @@ from . import acyclic, mixture
 from .encode import (AlignmentEval, Draw, Encoding, EncodingError, ListV, OutputSeq, Run, TagV, TupV, _abs, _real,
                      tag_name)
 from .solver import Answer, Limits, check_valid, fresh_context, satisfiable
+from ..status import Status
+from ..distributions import Param
+from .densities import density_conditions, describe as describe_densities, well_formed
 
 DEFAULT_MAX_LENGTH = 3
 
@@ -45,19 +48,20 @@ class Verdict:
     """The outcome for one obligation."""
 
     obligation: Obligation
-    status: str = "proved"
-    """proved | refuted | unknown."""
+    status: Status = Status.PROVED
     scope: str = ""
-    """For proved: "by construction", "for every input length" or "for lengths <= N"."""
+    """For proved and bounded: what the proof covers: "by construction", "for every input length", "for all
+    inputs", or (bounded) "for lengths <= N" with the ranges of the integer parameters that were enumerated."""
     seconds: float = 0.0
     reason: str = ""
     counterexample: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
-    def fail(self, status: str, reason: str = "", counterexample: dict[str, Any] | None = None) -> None:
-        if self.status == "refuted":
+    def fail(self, status: Status | str, reason: str = "", counterexample: dict[str, Any] | None = None) -> None:
+        status = Status(status)
+        if self.status == Status.REFUTED:
             return
-        if status == "refuted" or self.status == "proved":
+        if status == Status.REFUTED or self.status >= Status.BOUNDED:
             self.status, self.reason, self.counterexample = status, reason, counterexample
 
 
@@ -71,6 +75,51 @@ class Options:
     breaks already at D = D' is refuted all the same."""
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """What the bounded check enumerates: every length 0 .. max_length of each list parameter (each list on
+    its own), and every value lo .. hi of each integer parameter that shapes the unrolled program, that
+    `requires` allows. A proof over this set is `bounded` unless the set is every input (no lists and no
+    such integers) or the induction covers the rest."""
+
+    max_length: int | None
+    """None when the mechanism has no list parameters."""
+    lists: tuple[str, ...]
+    structural: tuple[tuple[str, int, int], ...]
+    """(name, lo, hi) of each integer parameter that fixes the shape of the program."""
+
+    @property
+    def everything(self) -> bool:
+        return self.max_length is None and not self.structural
+
+    def text(self) -> str:
+        if self.everything:
+            return "for all inputs"
+        parts = []
+        if self.max_length is not None:
+            parts.append(f"lengths <= {self.max_length}")
+        parts += [f"{lo} <= {name} <= {hi}" for name, lo, hi in self.structural]
+        return "for " + " and ".join(parts)
+
+    def length_choices(self) -> list[dict[str, int]]:
+        """Each combination of list lengths, shortest first (a counterexample comes at the first that has one)."""
+        if self.max_length is None:
+            return [{}]
+        combos = itertools.product(range(self.max_length + 1), repeat=len(self.lists))
+        return [dict(zip(self.lists, c)) for c in sorted(combos, key=lambda c: (max(c, default=0), c))]
+
+    def structural_choices(self) -> list[dict[str, int]]:
+        names = [name for name, _, _ in self.structural]
+        ranges = [range(lo, hi + 1) for _, lo, hi in self.structural]
+        return [dict(zip(names, values)) for values in itertools.product(*ranges)]
+
+
+def coverage(mech: ResolvedMechanism, max_length: int) -> Coverage:
+    lists = tuple(p.name for p in mech.params if isinstance(p.type, ListType))
+    structural = tuple((name, 0, max_length + 1) for name in _structural_names(mech))
+    return Coverage(max_length if lists else None, lists, structural)
+
+
 # ------------------------------------------------------------------------------------------ entry point
 
 
@@ -81,51 +130,72 @@ def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> l
 
 def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict]:
     obs = obligations(mech)
-    if mech.mixture_sites:
-        return [mixture.verify(mech, obs[0])]
     verdicts = {id(o): Verdict(o) for o in obs}
-    for o in obs:
-        if o.id in ("C1", "C5"):
-            verdicts[id(o)].scope = "by construction"
-    checked = [o for o in obs if o.id not in ("C1", "C5")]
-    lengths = _lengths(mech, options.max_length)
+    # C1 and C5 hold by construction (resolution rejects what breaks them), and so does C3 for a
+    # distribution with a cost coefficient (Free Gap Table 1; well formed by C0).
+    constructive = [o for o in obs if o.id in ("C1", "C5") or
+                    (o.id == "C3" and o.site is not None and mech.site(o.site).distribution.lipschitz)]
+    for o in constructive:
+        verdicts[id(o)].scope = "by construction"
+    mixture_rule = bool(mech.mixture_sites)
+    # The mixture rule replaces Lemma 1's alignment obligations; C0 holds for it in the same way.
+    checked = [o for o in obs if o.id == "C0"] if mixture_rule else \
+        [o for o in obs if o.id not in ("MIX",) and all(o is not c for c in constructive)]
+    cover = coverage(mech, options.max_length)
     tried = 0
     assumptions: set[str] = set()
-    for n_len in lengths:
-        for structural in _structural_values(mech, n_len, options.limits):
-            enc = Encoding(mech, n_len, structural)
+    for lengths in cover.length_choices():
+        for structural in _structural_values(mech, lengths, cover, options.limits):
+            enc = Encoding(mech, lengths, structural)
             try:
                 if not _feasible(enc, options.limits):
                     continue
                 _check_length(mech, enc, checked, verdicts, options)
             except EncodingError as error:
                 for o in checked:
-                    verdicts[id(o)].fail("unknown", f"length {n_len}: {error}")
+                    verdicts[id(o)].fail(Status.UNKNOWN, f"{_where(enc)}: {error}")
             assumptions |= enc.assumptions
             tried += 1
     _confirm(mech, [verdicts[id(o)] for o in checked])
-    bound = max(lengths) if lengths else 0
     unbounded = _induction(mech, options, checked, verdicts) \
-        if _has_lists(mech) and not options.distinct_inputs else {}
+        if not cover.everything and not options.distinct_inputs and not mixture_rule else {}
     for o in checked:
         v = verdicts[id(o)]
-        if v.status == "proved":
-            key = f"C3:{o.site}" if o.id == "C3" else o.id
-            if key in unbounded and unbounded[key] is None:
+        if v.status == Status.PROVED:
+            key = f"{o.id}:{o.site}" if o.site else o.id
+            if cover.everything:
+                v.scope = "for all inputs"
+            elif key in unbounded and unbounded[key] is None:
                 v.scope = "for every input length"
             else:
-                v.scope = f"for lengths <= {bound}" if _has_lists(mech) else "for all inputs"
+                v.status, v.scope = Status.BOUNDED, cover.text()
+                if key in unbounded and unbounded[key]:
+                    v.notes.append(f"no proof for every length: {unbounded[key]}")
             if not tried:
-                v.fail("unknown", "no length satisfies `requires`")
+                v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
             v.notes += sorted(assumptions)
+    if mixture_rule:
+        mix = next(o for o in obs if o.id == "MIX")
+        verdicts[id(mix)] = mixture.verify(mech, mix)
     # Shifting noise that has no cost coefficient has no finite cost: C4c cannot hold where C3 fails.
-    c3_failed = [o.site for o in obs if o.id == "C3" and verdicts[id(o)].status == "refuted"]
+    c3_failed = [o.site for o in obs if o.id == "C3" and verdicts[id(o)].status == Status.REFUTED]
     for o in obs:
-        if o.id == "C4c" and c3_failed and verdicts[id(o)].status == "proved":
-            verdicts[id(o)].fail("unknown", "the cost of shifting " + ", ".join(c3_failed) +
+        if o.id == "C4c" and c3_failed and verdicts[id(o)].status >= Status.BOUNDED:
+            verdicts[id(o)].fail(Status.UNKNOWN, "the cost of shifting " + ", ".join(c3_failed) +
                                  " is not defined: it is not Lipschitz (see C3); the other noise costs at most the claim")
     return [verdicts[id(o)] for o in obs]
+
+
+def _where(enc: Encoding) -> str:
+    """Which input shape a message is about: `length 2`, `lengths q: 2, r: 0`, `k = 1`."""
+    parts = []
+    if len(enc.lengths) == 1:
+        parts.append(f"length {enc.n}")
+    elif enc.lengths:
+        parts.append("lengths " + ", ".join(f"{k}: {v}" for k, v in enc.lengths.items()))
+    parts += [f"{k} = {v}" for k, v in enc.structural.items()]
+    return ", ".join(parts) or "all inputs"
 
 
 def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
@@ -133,15 +203,13 @@ def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     """The obligations proved for every length by induction over the main loop (`induction.py`)."""
     from . import induction
 
-    if any(verdicts[id(o)].status != "proved" for o in checked):
+    if any(verdicts[id(o)].status != Status.PROVED for o in checked):
         return {}
     start = time.perf_counter()
     try:
         result = induction.prove(mech, options.limits, _cost_term, noise_support)
     except induction.NotInductive as error:
-        for o in checked:
-            verdicts[id(o)].notes.append(f"no proof for every length: {error}")
-        return {}
+        return {f"{o.id}:{o.site}" if o.site else o.id: str(error) for o in checked}
     finally:
         elapsed = time.perf_counter() - start
     acyclic_everywhere = acyclic.reads_no_noise(mech)
@@ -160,14 +228,14 @@ def _confirm(mech: ResolvedMechanism, verdicts: list[Verdict]) -> None:
     from .replay import replay
 
     for v in verdicts:
-        if v.status != "refuted" or v.counterexample is None or v.obligation.id in ("C2", "C4b"):
+        if v.status != Status.REFUTED or v.counterexample is None or v.obligation.id in ("C2", "C4b"):
             continue
         result = replay(mech, v.counterexample)
         v.counterexample["replay"] = {"confirmed": result.confirmed, "detail": result.detail}
         if result.confirmed:
             v.notes.append("confirmed by replaying the counterexample in the interpreter: " + result.detail)
         elif any("uninterpreted" in note for note in v.notes):
-            v.status, v.reason = "unknown", f"a z3 model that the interpreter does not reproduce ({result.detail})"
+            v.status, v.reason = Status.UNKNOWN, f"a z3 model that the interpreter does not reproduce ({result.detail})"
         else:
             v.notes.append("the floating-point replay does not reproduce this exact-arithmetic counterexample: "
                            + result.detail)
@@ -178,17 +246,21 @@ def _feasible(enc: Encoding, limits: Limits) -> bool:
     return satisfiable([enc.requires()], limits).status != "proved"
 
 
-def overall_status(verdicts: list[Verdict]) -> str:
-    statuses = {v.status for v in verdicts}
-    return "refuted" if "refuted" in statuses else "unknown" if "unknown" in statuses else "proved"
+def overall_status(verdicts: list[Verdict]) -> Status:
+    return Status.merge(v.status for v in verdicts)
 
 
-def _has_lists(mech: ResolvedMechanism) -> bool:
-    return any(isinstance(p.type, ListType) for p in mech.params)
-
-
-def _lengths(mech: ResolvedMechanism, max_length: int) -> list[int]:
-    return list(range(1, max_length + 1)) if _has_lists(mech) else [0]
+def overall_scope(verdicts: list[Verdict]) -> str:
+    """What a proved or bounded mechanism's proof covers, as one phrase: the weakest scope of its parts."""
+    status = overall_status(verdicts)
+    if status == Status.BOUNDED:
+        return next(v.scope for v in verdicts if v.status == Status.BOUNDED)
+    if status != Status.PROVED:
+        return ""
+    scopes = {v.scope for v in verdicts} - {"by construction"}
+    if "for every input length" in scopes:
+        return "for every input length"
+    return "for all inputs" if scopes else "by construction"
 
 
 def _structural_names(mech: ResolvedMechanism) -> list[str]:
@@ -238,14 +310,11 @@ def _stmt_exprs(s: n.Stmt) -> list[n.Expr]:
     return []
 
 
-def _structural_values(mech: ResolvedMechanism, n_len: int, limits: Limits) -> list[dict[str, int]]:
-    names = _structural_names(mech)
-    if not names:
-        return [{}]
+def _structural_values(mech: ResolvedMechanism, lengths: dict[str, int], cover: Coverage,
+                       limits: Limits) -> list[dict[str, int]]:
     result = []
-    for values in itertools.product(range(0, n_len + 2), repeat=len(names)):
-        candidate = dict(zip(names, values))
-        enc = Encoding(mech, n_len, candidate)
+    for candidate in cover.structural_choices():
+        enc = Encoding(mech, lengths, candidate)
         try:
             req = enc.requires()
         except EncodingError:
@@ -258,21 +327,51 @@ def _structural_values(mech: ResolvedMechanism, n_len: int, limits: Limits) -> l
 # ---------------------------------------------------------------------------------------- one length
 
 
-def noise_support(enc: Encoding, prefix: str = "") -> list[z3.BoolRef]:
-    """Each noise symbol lies in its distribution's support (and satisfies its parameters' constraints)."""
+def noise_support(enc: Encoding, prefix: str = "", runs: tuple[Run, ...] = ()) -> list[z3.BoolRef]:
+    """Each noise symbol lies in its distribution's support (`Distribution.values`): the bounds that are
+    constants for every symbol, and those that are parameters (Uniform's a and b, Point's v) for the draws
+    of `runs`, where the parameters are known, under the draw's guard.
+
+    Noise with a density takes the value of a bound of its support with probability 0, so its bounds are
+    strict here (Theorem 10.1 lets a proof ignore sets of noise of probability 0): u ~ TruncNormal(mu,
+    sigma, 0, b) never makes `1 / u` divide by zero."""
     parts = []
     for (name, index), symbol in enc.noise.items():
-        site = enc.mech.site(name[len(prefix):] if prefix and name.startswith(prefix) else name)
+        site = enc.mech.site(name.rsplit(".", 1)[-1])  # self-compositions prefix their noise with "A.", "B."
         if site is None:
             continue
-        d = site.distribution.name
-        if d in ("Exp", "Geo", "Bernoulli"):
-            parts.append(symbol >= 0)
-        if d == "Bernoulli":
-            parts.append(symbol <= 1)
-        if d == "Gamma":
-            parts.append(symbol > 0)
+        dist = site.distribution
+        for bound, inclusive in _bounds(dist):
+            if not isinstance(bound, Param):
+                value = zt.RealVal(bound)
+                parts.append(_compare(symbol, value, inclusive))
+    for run in runs:
+        for d in run.draws:
+            dist = run.enc.mech.site(d.site).distribution
+            args = [_real(a) for a in d.args]
+            inside = [_compare(_real(d.value), args[bound.index], inclusive) for bound, inclusive in _bounds(dist)
+                      if isinstance(bound, Param) and bound.index < len(args)]
+            if inside:
+                # only where the parameters make a density: Uniform(1, 0) has no values, and assuming it had
+                # would leave no model at all (C0 refutes such parameters)
+                parts.append(z3.Implies(zt.And(d.guard, well_formed(run.enc, d, d.args)), zt.And(inside)))
     return parts
+
+
+def _bounds(dist) -> list[tuple[Any, str]]:
+    """(bound, how the value compares with it): ">=", ">" (strict, for noise with a density), "<=", "<"."""
+    support = dist.values
+    strict = dist.continuous
+    result = []
+    if support.lower is not None:
+        result.append((support.lower, ">" if support.lower_open or strict else ">="))
+    if support.upper is not None:
+        result.append((support.upper, "<" if strict else "<="))
+    return result
+
+
+def _compare(x: z3.ArithRef, bound: z3.ArithRef, op: str) -> z3.BoolRef:
+    return {">": x > bound, ">=": x >= bound, "<": x < bound, "<=": x <= bound}[op]
 
 
 def _inputs_differ(enc: Encoding) -> z3.BoolRef:
@@ -294,42 +393,56 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
     align = AlignmentEval(enc, run1)
     inputs = dict(enc.params)
     inputs.update(enc.neighbour)
-    run2 = Run(enc, inputs, shift=align.shift).execute()
-    base = [enc.requires(), enc.adjacency(), *noise_support(enc)]
-    if options.distinct_inputs:
-        base.append(_inputs_differ(enc))
+    run2 = Run(enc, inputs, shift=align.shift, twin=run1).execute()
+    adjacency, support = enc.adjacency(), noise_support(enc, runs=(run1,))
+    differ = [_inputs_differ(enc)] if options.distinct_inputs else []
+
+    def assumptions() -> list[z3.BoolRef]:
+        """The assumptions of every query at this length. `requires()` includes the side conditions, so it is
+        read when the query is made: encoding an obligation can add facts of exp and ln."""
+        return [enc.requires(), adjacency, *support, *differ]
 
     def record(o: Obligation, answer: Answer, seconds: float, describe) -> None:
         v = verdicts[id(o)]
         v.seconds += seconds
         if answer.status == "refuted":
             cex = counterexample(enc, run1, run2, align, answer.model, o)
-            cex["why"] = describe(answer.model)
+            why = describe(answer.model)
+            if isinstance(why, tuple):
+                why, cex["parameters"] = why
+            cex["why"] = why
             if enc.uninterpreted:
                 v.notes.append("the refutation involves " + ", ".join(sorted(enc.uninterpreted)) +
                                " as uninterpreted functions; replay it to confirm")
-            v.fail("refuted", cex["why"], cex)
+            v.fail(Status.REFUTED, cex["why"], cex)
         elif answer.status == "unknown":
-            v.fail("unknown", f"length {enc.n}: z3 says {answer.reason}")
+            v.fail(Status.UNKNOWN, f"{_where(enc)}: z3 says {answer.reason}")
 
     for o in checked:
         v = verdicts[id(o)]
-        if v.status == "refuted":
+        if v.status == Status.REFUTED:
             continue
         start = time.perf_counter()
-        if o.id == "C4a":
-            answer = check_valid(base, run1.output.equal(run2.output), limits)
+        if o.id == "C0":
+            densities = density_conditions(enc, run1, run2, o.site)
+            if not densities:
+                continue
+            answer = check_valid(assumptions(), zt.And([c.formula for c in densities]), limits)
+            record(o, answer, time.perf_counter() - start,
+                   lambda model: describe_densities(model, densities, _show))
+        elif o.id == "C4a":
+            answer = check_valid(assumptions(), run1.output.equal(run2.output), limits)
             record(o, answer, time.perf_counter() - start,
                    lambda model: _first_difference(model, run1.output, run2.output))
         elif o.id == "C4c":
             cost, terms = aligned_cost(enc, run1, align)
             claim = align.claim()
-            answer = check_valid(base, cost <= claim, limits)
+            answer = check_valid(assumptions(), cost <= claim, limits)
             record(o, answer, time.perf_counter() - start,
                    lambda model: f"aligned cost {_show(model, cost)} exceeds the claim {_show(model, claim)}")
         elif o.id == "C4d":
             conditions = support_conditions(run1, align)
-            answer = check_valid(base, zt.And([c for c, _ in conditions]), limits)
+            answer = check_valid(assumptions(), zt.And([c for c, _ in conditions]), limits)
             record(o, answer, time.perf_counter() - start,
                    lambda model: _first_false(model, conditions))
         elif o.id == "C3":
@@ -338,14 +451,14 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
                           for d in run1.draws if d.site == o.site and not mech.site(d.site).distribution.lipschitz]
             if not conditions:
                 continue
-            answer = check_valid(base, zt.And([c for c, _ in conditions]), limits)
+            answer = check_valid(assumptions(), zt.And([c for c, _ in conditions]), limits)
             record(o, answer, time.perf_counter() - start,
                    lambda model: _first_false(model, conditions))
         elif o.id == "C2":
             answer, describe = _samples_determined(mech, enc, limits)
             record(o, answer, time.perf_counter() - start, describe)
         elif o.id == "C4b":
-            answer, describe, note = acyclic.check(mech, enc, run1, align, base, limits)
+            answer, describe, note = acyclic.check(mech, enc, run1, align, assumptions(), limits)
             v.notes = [x for x in v.notes if not x.startswith("an order")] + ([note] if note else [])
             record(o, answer, time.perf_counter() - start, describe)
 
@@ -414,7 +527,8 @@ def _samples_determined(mech: ResolvedMechanism, enc: Encoding, limits: Limits):
     pairs = list(zip(run_a.draws, run_b.draws))
     same = zt.And([a.guard == b.guard for a, b in pairs]) if pairs else zt.BoolVal(True)
     base = [enc.requires(), *noise_support(enc)]
-    answer = check_valid(base + [run_a.output.equal(run_b.output)], same, limits)
+    # Two runs that draw the same noise have the same output: the assumptions have a model when base has one.
+    answer = check_valid(base + [run_a.output.equal(run_b.output)], same, limits, satisfiable_if=base)
 
     def describe(model):
         for a, b in pairs:
@@ -508,7 +622,8 @@ def counterexample(enc: Encoding, run1: Run, run2: Run, align: AlignmentEval, mo
         "spec": mech.node.span.path,
         "mechanism": mech.name,
         "obligation": o.id,
-        "length": enc.n,
+        "length": enc.n if enc.lengths else None,
+        "lengths": dict(enc.lengths) if len(enc.lengths) > 1 else None,
         "args": args,
         "neighbour": neighbour,
         "noise": noise,

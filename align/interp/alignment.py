@@ -10,7 +10,9 @@ H that the run drew) to get φ(H) = H + ψ; run M(D', φ(H)); then check, per sa
   the rounding of the sum);
 - C4d: every aligned value lies in its distribution's support, and shifts are whole numbers where the
   distribution needs it (Geo, DLap, Bernoulli, Staircase; up to 1e-9 relative for float arithmetic);
-- C3: a distribution that is not Lipschitz (Gumbel, Normal, Uniform, ...) is shifted by 0.
+- C3: a distribution that is not Lipschitz (Gumbel, Normal, Uniform, ...) is shifted by 0;
+- C0: every value drawn in both runs was drawn with the same parameters (the same density; relative 1e-9 for
+  the rounding of the two computations).
 
 Any failing sample is a concrete counterexample (align/counterexample.py). A sampled check finds failures that
 have noticeable probability; it proves nothing.
@@ -33,7 +35,7 @@ from .trees import Num, uniform
 from .values import format_value
 from .vector import GivenSource, Machine, SiteRecord, VectorRun, tag_table
 
-KINDS = ("C4a", "C2", "C4c", "C4d", "C3")
+KINDS = ("C4a", "C2", "C4c", "C4d", "C3", "C0")
 COST_RTOL = 1e-9
 
 
@@ -176,9 +178,38 @@ def check_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Map
     for s in shifts.values():
         c4d |= ~_lanes(s.support_ok & s.whole_ok)
         c3 |= ~_lanes(s.lipschitz_ok)
-    failures = {"C4a": c4a, "C2": ~c4a & ~same_draws, "C4c": c4c, "C4d": c4d, "C3": c3}
+    c0 = np.zeros(n, dtype=bool)
+    for name, rec in run.records.items():
+        c0 |= ~_same_params(rec, aligned_run.records[name], n)
+    failures = {"C4a": c4a, "C2": ~c4a & ~same_draws, "C4c": c4c, "C4d": c4d, "C3": c3, "C0": c0}
     return ChunkCheck(start, run, aligned_run, outputs, aligned_outputs, shifts, cost, claim, failures,
                       source.missing)
+
+
+def _same_params(a: SiteRecord, b: SiteRecord, n: int) -> np.ndarray:
+    """Per lane: every value drawn in both runs has the same parameters in both (C0)."""
+    if not a.family:
+        both = a.drawn & b.drawn
+        same = np.ones(n, dtype=bool)
+        for pa, pb in zip(a.params, b.params):
+            same &= _close(np.broadcast_to(pa, (n,)), np.broadcast_to(pb, (n,)))
+        return ~both | same
+    lo = max(a.offset, b.offset)
+    hi = min(a.offset + a.drawn.shape[1], b.offset + b.drawn.shape[1])
+    if hi <= lo:
+        return np.ones(n, dtype=bool)
+    ca, cb = slice(lo - a.offset, hi - a.offset), slice(lo - b.offset, hi - b.offset)
+    both = a.drawn[:, ca] & b.drawn[:, cb]
+    same = np.ones(both.shape, dtype=bool)
+    for pa, pb in zip(a.params, b.params):
+        same &= _close(np.broadcast_to(pa, (pa.shape[0], a.drawn.shape[1]))[:, ca],
+                       np.broadcast_to(pb, (pb.shape[0], b.drawn.shape[1]))[:, cb])
+    return (~both | same).all(axis=1)
+
+
+def _close(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return (x == y) | (np.abs(x - y) <= COST_RTOL * np.maximum(np.abs(x), np.abs(y)))
 
 
 def _same_drawn(a: SiteRecord, b: SiteRecord) -> np.ndarray:
@@ -251,6 +282,7 @@ KIND_TITLES = {
     "C4c": "cost within the claim",
     "C4d": "aligned noise in its support",
     "C3": "non-Lipschitz noise not shifted",
+    "C0": "same distribution parameters on D and D'",
 }
 
 
@@ -358,6 +390,19 @@ def explain(mech: ResolvedMechanism, kind: str, chunk: ChunkCheck, lane: int, se
                         return f"{text}, outside the support {dist.support} of {dist.name}"
                     return f"{text}: the shift is not a whole number, which {dist.name} needs"
         return f"{where}: aligned noise outside its support"
+    if kind == "C0":
+        for name, rec in chunk.run.records.items():
+            other = chunk.aligned_run.records[name]
+            if _same_params(rec, other, chunk.run.n)[lane]:
+                continue
+            dist = rec.site.distribution
+            here = [format_value(float(np.broadcast_to(p, (chunk.run.n,) + p.shape[1:])[lane].flat[0]))
+                    for p in rec.params]
+            there = [format_value(float(np.broadcast_to(p, (chunk.run.n,) + p.shape[1:])[lane].flat[0]))
+                     for p in other.params]
+            return (f"{where}: {name} ~ {dist.name}({', '.join(here)}) on D, but {dist.name}({', '.join(there)}) "
+                    "in the aligned run on D' (Lemma 1 needs one density per noise variable)")
+        return f"{where}: a noise value is drawn with other parameters on D'"
     for name, s in chunk.shifts.items():
         rec = s.record
         for member, col in _drawn_members(rec, lane):

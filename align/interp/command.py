@@ -11,7 +11,8 @@ from typing import Any, TextIO
 
 from ..counterexample import Counterexample, save
 from ..diagnostics import ExitCode, SpecError, diag
-from ..parse import parse_source, read_source
+from ..limits import MAX_CHUNK_SIZE, MAX_SAMPLES, MAX_SEED
+from ..parse import parse_source, read_bytes, read_json, read_source
 from ..report import diagnostic_json, report_errors
 from ..resolve import ResolvedMechanism, resolve
 from ..span import Source
@@ -45,10 +46,14 @@ def run_command(args: Any, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _check_usage(args: Any) -> None:
-    if args.samples < 0:
-        raise UsageError("--samples must be >= 0")
-    if args.chunk_size is not None and args.chunk_size < 1:
-        raise UsageError("--chunk-size must be >= 1")
+    # Bounds from align/limits.py: a negative seed or a count past 2^63 would otherwise reach numpy as a
+    # ValueError or OverflowError (a traceback), and a huge chunk would allocate arrays of that many lanes.
+    if not 0 <= args.samples <= MAX_SAMPLES:
+        raise UsageError(f"--samples must be between 0 and {MAX_SAMPLES}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise UsageError("--seed must be an integer between 0 and 2^128 - 1")
+    if args.chunk_size is not None and not 1 <= args.chunk_size <= MAX_CHUNK_SIZE:
+        raise UsageError(f"--chunk-size must be between 1 and {MAX_CHUNK_SIZE}")
     replay = bool(args.noise or args.noise_file)
     if args.aligned and not replay:
         raise UsageError("--aligned replays one execution: give its noise with --noise or --noise-file")
@@ -121,14 +126,12 @@ def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict
     raw_neighbour: dict[str, Any] = {}
     noise: dict[str, Any] = {}
     if args.noise_file:
+        raw = read_bytes(args.noise_file)  # a regular file of bounded size: never a FIFO or /dev/zero
         try:
-            with open(args.noise_file, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except OSError as error:
-            raise SpecError([diag("io-error", None, path=args.noise_file, reason=error.strerror or str(error))]) from None
-        except ValueError as error:
+            data = read_json(raw.decode("utf-8"))
+        except ValueError as error:  # also UnicodeDecodeError, numbers out of range, nesting too deep
             raise SpecError([diag("counterexample-format", None, path=args.noise_file,
-                                  reason=f"not JSON ({error})")]) from None
+                                  reason=f"not JSON ({str(error)[:200]})")]) from None
         if isinstance(data, dict) and "format" in data:
             c = Counterexample.from_json(data, args.noise_file)
             raw_args, raw_neighbour, noise = dict(c.args), dict(c.neighbour), dict(c.noise)
@@ -290,8 +293,15 @@ def _check_alignment(mech: ResolvedMechanism, args: Any, stdout: TextIO) -> int:
     neighbour = prepare_neighbour(mech, values, _pairs(args.neighbour, "--neighbour"))
     report = check_alignment(mech, values, neighbour, args.samples, args.seed, args.chunk_size or DEFAULT_CHUNK,
                              spec=args.file)
+    write_error: SpecError | None = None
     if args.counterexample_out and report.counterexamples:
-        save(report.counterexamples[0], args.counterexample_out)
+        try:
+            save(report.counterexamples[0], args.counterexample_out)
+        except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            write_error = SpecError([diag("write-error", None, path=args.counterexample_out, reason=reason)])
+            if args.format == "json":  # one JSON document on stdout: the error's
+                raise write_error from None
     if args.format == "json":
         doc = {"command": "run", "mode": "check-alignment", **report.to_json(),
                "exit_code": int(ExitCode.OK if report.ok else ExitCode.REFUTED)}
@@ -299,7 +309,9 @@ def _check_alignment(mech: ResolvedMechanism, args: Any, stdout: TextIO) -> int:
         stdout.write("\n")
     else:
         stdout.write(report.text() + "\n")
-        if args.counterexample_out:
+        if args.counterexample_out and write_error is None:
             stdout.write(f"first counterexample written to {args.counterexample_out}\n" if report.counterexamples
                          else "no counterexample to write\n")
+    if write_error is not None:  # the report is out; the file the user asked for is not: exit 2, not 1
+        raise write_error
     return ExitCode.OK if report.ok else ExitCode.REFUTED

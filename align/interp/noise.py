@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 import numpy as np
 import sympy
 
-from ..distributions import DISTRIBUTIONS, Distribution
+from ..distributions import DISTRIBUTIONS, Distribution, Requirement
 
 BLOCK = 1 << 14
 """Samples per seeding block: chunks are whole numbers of blocks, so results do not depend on the chunk size."""
@@ -64,7 +64,7 @@ def stream(root: np.random.SeedSequence, block: int, site: int, member: int) -> 
 
 @dataclass(frozen=True)
 class Check:
-    """One requirement on the parameters of a distribution."""
+    """One requirement on the parameters of a distribution (from `Distribution.requirements`)."""
 
     param: int
     """The parameter the message is about (its position)."""
@@ -74,20 +74,8 @@ class Check:
     """Elementwise: True where the requirement holds."""
 
 
-def _positive(i: int) -> Check:
-    return Check(i, "positive", lambda p: p[i] > 0)
-
-
-def _open_unit(i: int) -> Check:
-    return Check(i, "in (0, 1)", lambda p: (p[i] > 0) & (p[i] < 1))
-
-
-def _closed_unit(i: int) -> Check:
-    return Check(i, "in [0, 1]", lambda p: (p[i] >= 0) & (p[i] <= 1))
-
-
-def _ordered(lo: int, hi: int, names: tuple[str, ...]) -> Check:
-    return Check(hi, f"greater than {names[lo]}", lambda p: p[hi] > p[lo])
+def _check(requirement: Requirement) -> Check:
+    return Check(requirement.param, requirement.text, lambda p: requirement.holds(p, np.logical_and))
 
 
 @dataclass(frozen=True)
@@ -97,9 +85,12 @@ class Sampler:
     dist: Distribution
     defaults: tuple[float, ...]
     """Valid parameter values: stand-ins on lanes that do not draw, and the value of an omitted optional one."""
-    checks: tuple[Check, ...]
     draw: Callable[[np.random.Generator, tuple, int], Array]
     """draw(generator, parameters (floats or arrays of length size), size) -> values."""
+
+    @property
+    def checks(self) -> tuple[Check, ...]:
+        return tuple(_check(r) for r in self.dist.requirements)
 
     def full_params(self, params: Sequence) -> tuple:
         """Fill omitted optional parameters with their defaults (Logistic and Gumbel: scale 1)."""
@@ -138,28 +129,34 @@ def _truncnorm(gen: np.random.Generator, params, size: int) -> Array:
     from scipy.stats import truncnorm
 
     mu, sigma, a, b = (np.asarray(x, dtype=float) for x in params)
-    return np.asarray(truncnorm.rvs((a - mu) / sigma, (b - mu) / sigma, loc=mu, scale=sigma, size=size,
-                                    random_state=gen), dtype=float)
+    lo, hi = (a - mu) / sigma, (b - mu) / sigma
+    degenerate = ~(lo < hi)
+    if not degenerate.any():
+        return np.asarray(truncnorm.rvs(lo, hi, loc=mu, scale=sigma, size=size, random_state=gen), dtype=float)
+    # mu so far from [a, b] (|mu| near 2^63, say) that both ends standardise to one double: scipy refuses the
+    # empty interval, but all the mass lies within rounding of the end nearest mu, which is then the sample.
+    near = np.broadcast_to(np.where(mu < a, a, b), (size,))
+    safe = np.asarray(truncnorm.rvs(np.where(degenerate, 0.0, lo), np.where(degenerate, 1.0, hi), loc=mu,
+                                    scale=sigma, size=size, random_state=gen), dtype=float)
+    return np.where(np.broadcast_to(degenerate, (size,)), near, safe)
 
 
 def _build() -> dict[str, Sampler]:
     d = DISTRIBUTIONS
     samplers = [
-        Sampler(d["Lap"], (1.0,), (_positive(0),), lambda g, p, n: g.laplace(0.0, p[0], n)),
-        Sampler(d["Exp"], (1.0,), (_positive(0),), lambda g, p, n: g.exponential(p[0], n)),
-        Sampler(d["Geo"], (0.5,), (_open_unit(0),), lambda g, p, n: _geo(g, p[0], n)),
-        Sampler(d["DLap"], (1.0,), (_positive(0),), _dlap),
-        Sampler(d["Staircase"], (1.0, 0.5), (_positive(0), _closed_unit(1)), _staircase),
-        Sampler(d["Logistic"], (0.0, 1.0), (_positive(1),), lambda g, p, n: g.logistic(p[0], p[1], n)),
-        Sampler(d["Gumbel"], (0.0, 1.0), (_positive(1),), lambda g, p, n: g.gumbel(p[0], p[1], n)),
-        Sampler(d["Uniform"], (0.0, 1.0), (_ordered(0, 1, d["Uniform"].params),),
-                lambda g, p, n: g.uniform(p[0], p[1], n)),
-        Sampler(d["Gamma"], (1.0, 1.0), (_positive(0), _positive(1)), lambda g, p, n: g.gamma(p[0], p[1], n)),
-        Sampler(d["Bernoulli"], (0.5,), (_closed_unit(0),), lambda g, p, n: (g.random(n) < p[0]).astype(np.int64)),
-        Sampler(d["Point"], (0.0,), (), lambda g, p, n: np.broadcast_to(np.asarray(p[0], dtype=float), (n,)).copy()),
-        Sampler(d["Normal"], (0.0, 1.0), (_positive(1),), lambda g, p, n: g.normal(p[0], p[1], n)),
-        Sampler(d["TruncNormal"], (0.0, 1.0, -1.0, 1.0),
-                (_positive(1), _ordered(2, 3, d["TruncNormal"].params)), _truncnorm),
+        Sampler(d["Lap"], (1.0,), lambda g, p, n: g.laplace(0.0, p[0], n)),
+        Sampler(d["Exp"], (1.0,), lambda g, p, n: g.exponential(p[0], n)),
+        Sampler(d["Geo"], (0.5,), lambda g, p, n: _geo(g, p[0], n)),
+        Sampler(d["DLap"], (1.0,), _dlap),
+        Sampler(d["Staircase"], (1.0, 0.5), _staircase),
+        Sampler(d["Logistic"], (0.0, 1.0), lambda g, p, n: g.logistic(p[0], p[1], n)),
+        Sampler(d["Gumbel"], (0.0, 1.0), lambda g, p, n: g.gumbel(p[0], p[1], n)),
+        Sampler(d["Uniform"], (0.0, 1.0), lambda g, p, n: g.uniform(p[0], p[1], n)),
+        Sampler(d["Gamma"], (1.0, 1.0), lambda g, p, n: g.gamma(p[0], p[1], n)),
+        Sampler(d["Bernoulli"], (0.5,), lambda g, p, n: (g.random(n) < p[0]).astype(np.int64)),
+        Sampler(d["Point"], (0.0,), lambda g, p, n: np.broadcast_to(np.asarray(p[0], dtype=float), (n,)).copy()),
+        Sampler(d["Normal"], (0.0, 1.0), lambda g, p, n: g.normal(p[0], p[1], n)),
+        Sampler(d["TruncNormal"], (0.0, 1.0, -1.0, 1.0), _truncnorm),
     ]
     result = {s.dist.name: s for s in samplers}
     missing = set(DISTRIBUTIONS) - set(result)
@@ -275,26 +272,15 @@ def cost_coefficient(name: str, params: Sequence) -> Array | None:
 
 
 def in_support(name: str, params: tuple, x: Array) -> Array:
-    """Elementwise: whether x lies in the support of the distribution with these (full) parameters."""
+    """Elementwise: whether x lies in the support of the distribution with these (full) parameters
+    (`Distribution.values`, the declaration the checker's z3 assumptions also come from)."""
     x = np.asarray(x)
+    support = DISTRIBUTIONS[name].values
     with np.errstate(invalid="ignore"):
-        finite = np.isfinite(x)
-        whole = finite & (np.floor(x) == x)
-        if name in ("Exp", "Gamma"):
-            return finite & (x >= 0)
-        if name == "Geo":
-            return whole & (x >= 0)
-        if name == "DLap":
-            return whole
-        if name == "Bernoulli":
-            return (x == 0) | (x == 1)
-        if name in ("Uniform",):
-            return finite & (x >= params[0]) & (x <= params[1])
-        if name == "TruncNormal":
-            return finite & (x >= params[2]) & (x <= params[3])
-        if name == "Point":
-            return x == params[0]
-        return finite
+        ok = np.isfinite(x)
+        if support.integer:
+            ok = ok & (np.floor(x) == x)
+        return np.asarray(support.contains(x, params, np.logical_and, ok), dtype=bool)
 
 
 def is_whole(x: Array, tolerance: float = 1e-9) -> Array:

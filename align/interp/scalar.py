@@ -27,6 +27,7 @@ import numpy as np
 from scipy import special
 
 from .. import nodes as n
+from ..limits import MAX_LOOP_ITERATIONS
 from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism
 from ..unparse import unparse
 from .errors import RunError, fail
@@ -145,6 +146,8 @@ class Interpreter:
         self.depth = 0
         self.sites = {s.name: s for s in mech.noise}
         self.loop_of_family = {s.name: s.loop for s in mech.noise if s.family}
+        self.iterations = 0
+        """Loop iterations run so far, all loops together (at most MAX_LOOP_ITERATIONS, as the vector run)."""
 
     def emit(self, kind: str, line: int, text: str) -> None:
         if self.tracing:
@@ -207,6 +210,9 @@ class Interpreter:
 
     def _s_For(self, s: n.For) -> None:
         lo, hi = self.ev(s.lo), self.ev(s.hi)
+        if max(0, hi - lo) > MAX_LOOP_ITERATIONS - self.iterations:
+            raise fail("loop-too-long", s.span, count=max(0, hi - lo), limit=MAX_LOOP_ITERATIONS)
+        self.iterations += max(0, hi - lo)
         families = [name for name, loop in self.loop_of_family.items() if loop is s]
         self.emit("iteration", s.span.line, f"for {s.var} in {lo} .. {hi}")
         self.depth += 1
@@ -266,11 +272,16 @@ class Interpreter:
 
     def _e_Unary(self, e: n.Unary) -> Any:
         x = self.ev(e.operand)
-        return (not x) if e.op == "not" else -x
+        if e.op == "not":
+            return not x
+        return self._integer(-int(x), e, f"`{unparse(e)}` of {x}") if _is_int(x) else -x
 
     def _e_Binary(self, e: n.Binary) -> Any:
         a, b = self.ev(e.left), self.ev(e.right)
         if e.op in n.RING_OPERATIONS:
+            if _is_int(a) and _is_int(b):
+                exact = n.RING_OPERATIONS[e.op](int(a), int(b))
+                return self._integer(exact, e, f"`{unparse(e)}` with {a} {e.op} {b}")
             return n.RING_OPERATIONS[e.op](a, b)
         if e.op == "/":
             if b == 0:
@@ -284,6 +295,13 @@ class Interpreter:
             raise fail("math-domain", e.span, operation="`^`",
                        detail=f"a negative base {format_value(fa)} needs a whole exponent, not {format_value(fb)}")
         return _np(np.power, fa, fb)
+
+    @staticmethod
+    def _integer(value: int, e: n.Expr, what: str) -> int:
+        """Exact integers, within the 64-bit range the vectorised interpreter computes in (never wrapped)."""
+        if not -2 ** 63 <= value < 2 ** 63:
+            raise fail("integer-overflow", e.span, detail=f"{what} is outside the 64-bit range")
+        return value
 
     def _e_Compare(self, e: n.Compare) -> Any:
         left = self.ev(e.operands[0])
@@ -463,6 +481,10 @@ _COMPARE = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
 }
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 def _np(f, *args) -> float:

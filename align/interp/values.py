@@ -13,7 +13,10 @@ One execution (the scalar evaluator, traces, replays, counterexamples) uses plai
 | index set (`indices(out)`) | `frozenset` of int |
 
 Argument values (`--arg q=[3,1,4]`, counterexample files) are read without `eval`: as JSON, or else as a
-literal expression of the spec language (`1/3`, `-2`, `[1, 2/3]`) evaluated exactly with `Fraction`s.
+literal expression of the spec language (`1/3`, `-2`, `[1, 2/3]`) evaluated exactly with `Fraction`s. Either
+way a value obeys the limits of spec literals (align/limits.py): numbers are finite, nonzero magnitudes lie
+between 1e-300 and 1e301, exact values have at most 4096 bits, lists nest at most 100 deep; anything else is
+`invalid-argument`, never an OverflowError or a hang further on.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 
 from .. import nodes as n
 from ..diagnostics import SpecError
-from ..parse import parse_expression
+from ..limits import MAX_NESTING_DEPTH
+from ..parse import checked_number, exact_text, parse_expression, read_json
 from ..resolve import ResolvedParam
 from ..span import Span
 from ..types import BOOL, INT, REAL, ListType, Type
@@ -47,7 +51,7 @@ class Tag:
 # ------------------------------------------------------------------------------------------------ printing
 
 
-def format_number(x: float | int | bool) -> str:
+def format_number(x: float | bool) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
@@ -115,9 +119,16 @@ def _literal(e: n.Expr) -> Any:
 def read_value_text(name: str, text: str) -> Any:
     """Read an argument or noise value given on the command line (JSON, or a literal expression)."""
     try:
-        return from_json(json.loads(text))
-    except (ValueError, TypeError):
+        data = read_json(text)
+    except json.JSONDecodeError:  # not JSON: perhaps an expression such as `1/3`
         pass
+    except ValueError as error:  # JSON, with a number out of range or nested too deeply
+        raise fail("invalid-argument", None, name=name, reason=str(error)) from None
+    else:
+        try:
+            return from_json(data)
+        except ValueError as error:
+            raise fail("invalid-argument", None, name=name, reason=str(error)) from None
     try:
         return _literal(parse_expression(text, path=f"<{name}>"))
     except SpecError as error:
@@ -126,18 +137,19 @@ def read_value_text(name: str, text: str) -> Any:
         raise fail("invalid-argument", None, name=name, reason=str(error)) from None
 
 
-def from_json(data: Any) -> Any:
+def from_json(data: Any, depth: int = 0) -> Any:
     """JSON data to values: strings "p/q" are exact rationals; anything else but numbers, booleans, null and
-    lists is rejected."""
+    lists is rejected, and numbers obey the limits of spec literals."""
+    if depth > MAX_NESTING_DEPTH:
+        raise ValueError(f"lists nest more than {MAX_NESTING_DEPTH} deep")
     if isinstance(data, str):
-        try:
-            return Fraction(data.strip())
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{data!r} is not a number") from None
+        return exact_text(data)
     if isinstance(data, list):
-        return [from_json(x) for x in data]
-    if data is None or isinstance(data, (bool, int, float)):
+        return [from_json(x, depth + 1) for x in data]
+    if data is None or isinstance(data, bool):
         return data
+    if isinstance(data, (int, float)):
+        return checked_number(data)
     raise ValueError(f"{json.dumps(data)[:40]} is not a number, boolean or list")
 
 

@@ -25,15 +25,40 @@ import numpy as np
 from scipy import special
 
 from .. import nodes as n
+from ..limits import MAX_ARRAY_CELLS, MAX_LIST_NESTING, MAX_LOOP_ITERATIONS
 from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism, walk, walk_statements
 from ..types import BOOL, INT, REAL, ListType, Type
 from ..unparse import unparse
 from .errors import RunError, fail
 from .noise import SAMPLERS, Sampler, draw_block_values, parameter_checks, sanitize
-from .trees import (ListV, Num, RangeV, SetV, TagV, Tree, Tup, equal, lanes, list_get, list_set, tmap, uniform,
-                    unify, valid_positions, where, zeros_like)
+from .trees import (ListV, Num, RangeV, SetV, TagV, Tree, Tup, equal, lanes, leaves, list_get, list_set, tmap,
+                    uniform, unify, valid_positions, where, zeros_like)
 
 INT64 = np.int64
+
+
+def integer_ring(op: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """a op b for 64-bit integer arrays (op in + - *), and where the exact result leaves the 64-bit range.
+    The language's integers are exact (the checker's are), so a wrapped result must never be used."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        result = (a + b) if op == "+" else (a - b) if op == "-" else (a * b)
+    if op == "+":
+        overflow = ((a ^ result) & (b ^ result)) < 0
+    elif op == "-":
+        overflow = ((a ^ b) & (a ^ result)) < 0
+    else:
+        # |a·b| < 2^62 by the float estimate is safe; the rest (rare) is decided with Python's exact integers
+        estimate = np.abs(a.astype(np.float64) * b.astype(np.float64))
+        overflow = np.zeros(np.broadcast(a, b).shape, dtype=bool)
+        risky = estimate >= 2.0 ** 62
+        if risky.any():
+            lo, hi = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
+            aa, bb = np.broadcast_to(a, overflow.shape), np.broadcast_to(b, overflow.shape)
+            for k in np.flatnonzero(np.broadcast_to(risky, overflow.shape)):
+                exact = int(aa.flat[k]) * int(bb.flat[k])
+                overflow.flat[k] = not lo <= exact <= hi
+    return result, overflow
 TAG_CODE = np.int16
 """dtype of tag codes (a mechanism has far fewer than 32768 tags)."""
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -250,6 +275,8 @@ class Machine:
         """Expected length of the longest output (from the loop being run), to allocate `out` once."""
         self.records: dict[str, SiteRecord] = {}
         self.sites = {s.name: (k, s) for k, s in enumerate(mech.noise)}
+        self.iterations = 0
+        """Loop iterations run so far, all loops together (at most MAX_LOOP_ITERATIONS)."""
 
     # -- running -----------------------------------------------------------------------------------
     def run(self, args: dict[str, Tree], source: NoiseSource) -> VectorRun:
@@ -329,6 +356,20 @@ class Machine:
             else:
                 del self.undefined[name]
 
+    def check_cells(self, positions: int, span) -> None:
+        """Refuse an array of `positions` list positions for every lane past MAX_ARRAY_CELLS, before numpy
+        allocates it (a huge allocation may succeed lazily and then fill the machine's memory)."""
+        if self.n * positions > MAX_ARRAY_CELLS:
+            raise fail("run-too-large", span, cells=self.n * positions, lanes=self.n, positions=positions,
+                       limit=MAX_ARRAY_CELLS)
+
+    @staticmethod
+    def check_nesting(items: list, span) -> None:
+        """Refuse to put these values into a list when that list would nest past MAX_LIST_NESTING: every
+        level is an array axis after the lane axis, and numpy has at most 32 axes (64 from numpy 2)."""
+        if max((x.ndim for v in items for x in leaves(v)), default=1) > MAX_LIST_NESTING:
+            raise fail("list-too-deep", span, limit=MAX_LIST_NESTING)
+
     def _s_Assign(self, s: n.Assign, m: np.ndarray | None) -> None:
         value = self.ev(s.value, m)
         if s.index is None:
@@ -348,6 +389,8 @@ class Machine:
         live = self.live(m)
         j_safe = j if live is None else np.where(live, j, 0) if j.shape[0] > 1 else j
         hint = self.loop_stop.get(s.index.id, 0) if isinstance(s.index, n.Name) else 0
+        self.check_nesting([value], s.span)
+        self.check_cells(max(hint, int(j.max()) + 1 if j.size else 0), s.span)
         self.env[s.target] = list_set(lst, np.asarray(j_safe, dtype=INT64), value, live, self.n, hint)
         if fresh and m is not None:
             self.undefined[s.target] = (~m, "undefined-value")
@@ -403,12 +446,17 @@ class Machine:
                 return
             lo_l, hi_l = np.broadcast_to(lo, (self.n,))[sel], np.broadcast_to(hi, (self.n,))[sel]
             start, stop, per_lane = int(lo_l.min()), int(hi_l.max()), True
+        count = max(0, stop - start)
+        if count > MAX_LOOP_ITERATIONS - self.iterations:  # before reserving room for the whole range
+            raise fail("loop-too-long", s.span, count=count, limit=MAX_LOOP_ITERATIONS)
         families = [site.name for site in self.mech.noise if site.loop is s]
         for name in families:
+            self.check_cells(count, s.span)
             self.records[name].reserve(start, stop)
         per_iteration = _max_outputs(s.body)
         if per_iteration and not self.loops:
-            self.out_hint = int(self.out.length.max()) + per_iteration * max(0, stop - start)
+            self.out_hint = int(self.out.length.max()) + per_iteration * count
+            self.check_cells(self.out_hint, s.span)
         loop = _Loop()
         self.loops.append(loop)
         try:
@@ -422,6 +470,7 @@ class Machine:
                     if not per_lane:
                         break  # every lane has left the loop (break or error): nothing can run again
                     continue
+                self.iterations += 1
                 self.env[s.var] = Num(uniform(v, INT64))
                 self.loop_stop[s.var] = stop
                 for name in families:
@@ -441,6 +490,7 @@ class Machine:
 
     def _s_Output(self, s: n.Output, m: np.ndarray | None) -> None:
         value = self.ev(s.value, m)
+        self.check_cells(int(self.out.length.max()) + 1, s.span)
         self.out = list_set(self.out, self.out.length, value, m, self.n, self.out_hint, fresh=True)
 
     def _s_While(self, s: n.While, m: np.ndarray | None) -> None:
@@ -504,17 +554,29 @@ class Machine:
         for v in values[1:]:
             template, _ = unify(template, v)
         values = [unify(template, v)[1] for v in values]
+        self.check_nesting(values, e.span)
         width = max(lanes(v) for v in values)
+        if width > 1:
+            self.check_cells(len(values), e.span)
         elem = tmap(lambda *xs: np.stack([np.broadcast_to(x, (width,) + x.shape[1:]) for x in xs], axis=1), *values)
         return ListV(elem, uniform(len(values), INT64))
 
     def _e_Unary(self, e: n.Unary, m) -> Tree:
         x = self.num(e.operand, m)
+        if e.op != "not" and x.dtype.kind in "iu":
+            self.check(x == np.iinfo(np.int64).min, m, "integer-overflow", e.span, lambda k: dict(
+                detail=f"`{unparse(e)}` of {_fmt(_at(x, k))} is outside the 64-bit range"))
         return Num(~x if e.op == "not" else -x)
 
     def _e_Binary(self, e: n.Binary, m) -> Tree:
         a, b = self.num(e.left, m), self.num(e.right, m)
         if e.op in n.RING_OPERATIONS:
+            if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+                result, overflow = integer_ring(e.op, a, b)
+                self.check(overflow, m, "integer-overflow", e.span, lambda k: dict(
+                    detail=f"`{unparse(e)}` with {_fmt(_at(a, k))} {e.op} {_fmt(_at(b, k))} is outside the 64-bit "
+                           "range"))
+                return Num(result)
             return Num(n.RING_OPERATIONS[e.op](a, b))
         if e.op == "/":
             self.check(b == 0, m, "division-by-zero", e.span,

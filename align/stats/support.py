@@ -206,11 +206,9 @@ def _enclose(constraints: list[z3.BoolRef], iv: Any) -> tuple[list[z3.BoolRef], 
 
 
 def _encoding(mech: ResolvedMechanism, args: Mapping[str, Any]) -> Encoding:
-    lengths = {len(args[p.name]) for p in mech.params if isinstance(p.type, ListType)}
-    if len(lengths) > 1:
-        raise Unsupported("list parameters of different lengths")
+    lengths = {p.name: len(args[p.name]) for p in mech.params if isinstance(p.type, ListType)}
     structural = {p.name: int(args[p.name]) for p in mech.params if p.type == INT}
-    return Encoding(mech, lengths.pop() if lengths else 0, structural)
+    return Encoding(mech, lengths, structural)
 
 
 def _flatten(v: Any, t: Type, name: str, valid: z3.BoolRef, enc: Encoding,

@@ -1,0 +1,123 @@
+"""Limits on what `align` accepts: one documented constant per limit, imported wherever the limit applies.
+
+A spec file from an untrusted pull request must be safe to check: it ends, within bounded time and memory,
+in a result or in a located diagnostic, never in a traceback, a hang or a machine out of memory. The front
+end (`parse.py`) enforces the limits on the text — its size, how deeply it nests, how large its numbers
+are — so that no later stage ever sees an input that could make it recurse past Python's stack, build an
+integer of millions of digits, or hand sympy or z3 an astronomically large constant. Limits that only the
+later stages can apply (how far the checker unrolls a loop, how large an integer power it multiplies out)
+are declared here as well, so that every limit is in one place (docs/language.md, "Limits", lists them with
+their diagnostic codes).
+
+Values are generous for real specs (the largest spec of the corpus has 3.5 KB and nests 16 levels deep, and
+its literals have a few digits) and safe for the machine.
+
+This module imports nothing from `align`, so any stage can import it cheaply.
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------------------------------------- reading
+
+MAX_SOURCE_BYTES = 128 * 1024
+"""Largest spec file read (bytes); a larger file is refused (`file-too-large`) after reading at most one byte
+more than this. lark's LALR parser with positions reads about 20 KB of dense tokens per second on a slow
+2-core machine, so a file of the largest size parses in under 7 seconds (1 MiB would take a minute); a real
+spec has a few kilobytes (the largest of the corpus 3.5 KB). The same limit bounds the JSON files that
+`align run --noise-file` and `align test` read."""
+
+# ----------------------------------------------------------------------------------------------- parsing
+
+MAX_NESTING_DEPTH = 100
+"""Deepest nesting of the syntax tree: every operator, call, argument list, index, list, tuple, conditional
+and statement block around a piece of text is one level (parentheses alone are not). A left-associated chain
+such as `a + b + c` nests one level per operator. Deeper input is refused (`nesting-too-deep`) before the
+tree is turned into nodes. Every later stage (the resolver, sympy, the z3 encoder, the interpreters) walks
+expressions recursively with up to about five Python frames per level; 100 levels keep them all well inside
+Python's default recursion limit of 1000, with room for the caller's own frames (a test runner's, say)."""
+
+MAX_SAMPLING_SITES = 100
+"""Most sampling statements (`x ~ Dist(...)`) in one mechanism; more are refused (`too-many-sampling-sites`).
+Each site costs a symbolic simplification of its cost coefficient in `align check` (about 15 ms with sympy)
+and obligations C0, C3 and C4d in `align verify`; the mechanisms of the papers have one to five sites (a
+sample inside a loop is one site, however many times the loop runs)."""
+
+MAX_LITERAL_DIGITS = 100
+"""Most digits in a number literal, before its exponent (`1234.5678` has 8). Longer literals are refused
+(`number-too-long`): Python refuses to convert integers of more than 4300 digits from text, and no
+parameter of a mechanism needs more than double precision's 17 digits."""
+
+MAX_INTEGER_LITERAL = 2**63 - 1
+"""Largest integer literal (a literal without fraction or exponent, of type `int`): the interpreter computes
+with 64-bit integers, as numpy does. A larger integer literal is refused (`number-out-of-range`); write
+`1e30` for a large real."""
+
+MAX_DECIMAL_EXPONENT = 300
+"""A nonzero number literal, and every constant computed from literals alone (`2^10`, `1e300 * 10`, `exp(800)`,
+the last checked with an approximate value), has a
+magnitude between 10^-300 and 10^301 (exclusive): written as d.ddd × 10^e, -300 <= e <= 300. Outside that
+range a literal is refused (`number-out-of-range`) and a constant expression too (`constant-out-of-range`),
+before any exact arithmetic on it: `1e100000000` would otherwise make an integer of a hundred million
+digits, and anything past about 1.8e308 overflows the interpreter's doubles."""
+
+MAX_CONSTANT_BITS = 4096
+"""Most bits in the numerator or the denominator of the exact value of a constant computed from literals
+(`1/3 + 1/7 + ...`); beyond it the constant is refused (`constant-out-of-range`). sympy and z3 work with such
+constants exactly, and their cost grows with the size of the numbers."""
+
+MAX_POWER_EXPONENT = 64
+"""Largest |n| in `x ^ n` when the exponent `n` is a constant (a literal, or arithmetic on literals): the
+checker and sympy multiply integer powers out (`(a + b) ^ n` has n + 1 terms after expansion, and a term
+with n factors), and `2 ^ 64 ^ 64` would otherwise be a number of 10^115 digits. Larger constant
+exponents are refused (`power-out-of-range`)."""
+
+MAX_LIST_NESTING = 24
+"""Deepest nesting of list values that `align run` evaluates (a list of lists of ... reals): the vectorised
+interpreter gives every level an axis of a numpy array, and numpy allows 32 axes in all (64 from numpy 2).
+A deeper list stops the run with `list-too-deep`. Literals cannot nest this deep without also nesting past
+nothing else, but assignments (`b = [a]`, `c = [b]`, ...) can."""
+
+MAX_LOOP_ITERATIONS = 10**5
+"""Most loop iterations `align run` executes in one execution of a mechanism (for the vectorised interpreter:
+one chunk of samples), all loops together; a loop whose range would take the run past it is refused before
+it starts (`loop-too-long`). The interpreter steps through a loop one iteration at a time and allocates
+room for the outputs and noise of the whole range at once, so `for i in 0 .. 1000000000000` would
+otherwise run for days or allocate terabytes; an iteration that outputs takes about 50 µs on a slow
+machine, so 10^5 iterations stay within seconds."""
+
+MAX_ARRAY_CELLS = 1 << 28
+"""Most cells (samples of a chunk × list positions) in one array of the vectorised interpreter: 2 GiB of
+doubles. A statement that needs more (outputs or noise inside a long loop, a long list built per sample)
+stops the run with `run-too-large`, which suggests a smaller `--chunk-size`."""
+
+# ------------------------------------------------------------------------------------ later stages (checker)
+
+MAX_UNROLL = 100
+"""Most loop iterations (nested loops multiplied, all loops of one run added up) and comprehension indices
+that the checker unrolls into z3 terms (checker/encode.py); beyond, the obligations are `unknown` with the
+reason. Unrolling is superlinear: `for i in 0 .. 100 { output q + eta }` took 4 s to verify, 300 iterations
+28 s, 1000 more than 100 s (tests/limits/ keeps those inputs). The front end cannot apply it, since a loop's
+range is usually a parameter (`len(q)`, `k`)."""
+
+MAX_INTEGER_POWER = MAX_POWER_EXPONENT
+"""Largest integer exponent that the checker's encoders may multiply out into a product of factors (z3
+terms, sympy formulas); a larger (run-time) exponent must be encoded as a power or reported `unknown`."""
+
+# ---------------------------------------------------------------------------------- command-line values
+
+MAX_SAMPLES = 10**9
+"""Largest `--samples` of `align run` (and of the commands that sample): a billion executions take hours
+already; more is certainly a typo, and numpy's counters would overflow past 2^63."""
+
+MAX_CHUNK_SIZE = 1 << 22
+"""Largest `--chunk-size` of `align run`: the interpreter keeps arrays of this many lanes per value alive,
+so the chunk size bounds its memory (the default is 131072)."""
+
+MAX_SEED = 2**128 - 1
+"""Largest `--seed`: seeds are non-negative integers of at most 128 bits (numpy's SeedSequence takes any
+non-negative integer; 128 bits is the entropy it keeps)."""
+
+MAX_BOUNDED_LENGTH = 16
+"""Largest `--max-length` of `align verify`: the bounded check tries every combination of list lengths up to
+it (one list: 17 lengths; three lists: 17^3), and every length unrolls the loops over the list. Beyond a few
+elements a counterexample is rarely new, and the induction, not a longer bound, gives a proof."""
