@@ -36,7 +36,7 @@ TITLES = {
     "C1": "termination with probability 1",
     "C2": "the number of samples is determined by the output",
     "C3": "each noise density is Lipschitz: ln f(x)/f(y) <= c·|x - y|",
-    "C4a": "the alignment preserves the output: M(D, H) = ω implies M(D', φ(H)) = ω",
+    "C4a": "the alignment is defined on the output and preserves it: M(D, H) = ω implies M(D', φ(H)) = ω",
     "C4b": "the alignment is acyclic",
     "C4c": "the alignment cost Σ c_i·|ψ_i| is at most the claimed ε",
     "C4d": "aligned noise stays in its support",

@@ -55,6 +55,11 @@ class TupV:
 class ListV:
     items: tuple
     """The elements; the length of a list is always concrete in an unrolled program."""
+    conditional: bool = False
+    """Some element was appended only on some paths (under a branch, or after a `break` may have ended the
+    loop), so the list's real length depends on the run and `items` may hold more than the interpreter's list.
+    Such a list may still be assigned to; reading it is an EncodingError (the verdict is unknown), never a
+    proof over elements that the run did not append."""
 
 
 @dataclass(frozen=True)
@@ -118,12 +123,13 @@ def merge(c: z3.BoolRef, a: Value, b: Value) -> Value:
     if isinstance(a, TupV) and isinstance(b, TupV):
         return TupV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)))
     if isinstance(a, ListV) and isinstance(b, ListV):
+        conditional = a.conditional or b.conditional or len(a.items) != len(b.items)
         if len(a.items) != len(b.items):
             longer, shorter = (a, b) if len(a.items) > len(b.items) else (b, a)
             padded = shorter.items + longer.items[len(shorter.items):]
             shorter = ListV(padded)
             a, b = (longer, shorter) if longer is a else (shorter, longer)
-        return ListV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)))
+        return ListV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)), conditional)
     if isinstance(a, SetV) and isinstance(b, SetV):
         return SetV(tuple((zt.And(c, g), e) for g, e in a.members) + tuple((zt.And(z3.Not(c), g), e) for g, e in b.members))
     if z3.is_expr(a) and z3.is_expr(b):
@@ -148,6 +154,7 @@ def equal(a: Value, b: Value) -> z3.BoolRef:
     if isinstance(a, TupV) and isinstance(b, TupV):
         return zt.And([equal(x, y) for x, y in zip(a.items, b.items)])
     if isinstance(a, ListV) and isinstance(b, ListV):
+        conditional = a.conditional or b.conditional or len(a.items) != len(b.items)
         if len(a.items) != len(b.items):
             return zt.BoolVal(False)
         return zt.And([equal(x, y) for x, y in zip(a.items, b.items)])
@@ -354,6 +361,23 @@ class ExprEval:
         self.out = out
         self.run = run
         """The run being executed (its rankings decide the no-ties assumption); None for alignment code."""
+        self.guard: z3.BoolRef = zt.BoolVal(True)
+        """When the expression being evaluated is read at all: the interpreter evaluates only the taken side of
+        `c ? a : b`, the right operand of `and`/`or` only when it decides, a comprehension's body only where its
+        filter holds."""
+        self.reads: list[z3.BoolRef] | None = None
+        """If a list: each read of `out` adds the condition that its index is in range where it is read."""
+
+    def guarded(self, condition: z3.BoolRef, e: n.Expr) -> Value:
+        """`e` evaluated where `condition` also holds."""
+        if self.reads is None:
+            return self.value(e)
+        saved = self.guard
+        self.guard = zt.And(saved, condition)
+        try:
+            return self.value(e)
+        finally:
+            self.guard = saved
 
     def value(self, e: n.Expr) -> Value:
         return getattr(self, "_" + type(e).__name__)(e)
@@ -378,7 +402,11 @@ class ExprEval:
                 return self.primed[e.id]
             raise EncodingError(f"no value for {e.text}")
         if e.id in self.env:
-            return self.env[e.id]
+            value = self.env[e.id]
+            if isinstance(value, ListV) and value.conditional:
+                raise EncodingError(f"the length of `{e.id}` (line {e.span.line}) depends on the path: an element is "
+                                    "appended only on some paths (under a branch or after a `break`)")
+            return value
         if e.id == "out" and self.out is not None:
             return self.out
         if self.noise is not None:
@@ -405,8 +433,8 @@ class ExprEval:
             if e.excluded is not None:
                 ok = zt.And(ok, z3.Not(self.member(self.value(e.excluded), index)))
             if e.condition is not None:
-                ok = zt.And(ok, self.value(e.condition))
-            body = self.value(e.body)
+                ok = zt.And(ok, self.guarded(ok, e.condition))
+            body = self.guarded(ok, e.body)
             results.append((z3.simplify(ok), index, body))
             if saved is None:
                 del self.env[e.var]
@@ -475,7 +503,8 @@ class ExprEval:
         return zt.And(parts) if len(parts) > 1 else parts[0]
 
     def _BoolOp(self, e: n.BoolOp) -> Value:
-        a, b = self.value(e.left), self.value(e.right)
+        a = self.value(e.left)
+        b = self.guarded(a if e.op == "and" else z3.Not(a), e.right)
         return zt.And(a, b) if e.op == "and" else zt.Or(a, b)
 
     def _Member(self, e: n.Member) -> Value:
@@ -490,7 +519,7 @@ class ExprEval:
 
     def _Conditional(self, e: n.Conditional) -> Value:
         c = self.value(e.condition)
-        return merge(c, self.value(e.then), self.value(e.orelse))
+        return merge(c, self.guarded(c, e.then), self.guarded(z3.Not(c), e.orelse))
 
     def _Index(self, e: n.Index) -> Value:
         base = e.base
@@ -501,6 +530,10 @@ class ExprEval:
         b = self.value(base)
         if isinstance(b, TupV):
             return b.items[int(e.index.value)]  # resolution guarantees an integer literal
+        if isinstance(b, OutputSeq) and self.reads is not None:
+            index = self.arith(e.index)
+            self.reads.append(z3.Implies(self.guard, zt.And(0 <= index, index < b.length)))
+            return b.select(index)
         if isinstance(b, (OutputSeq, IterOutput)):
             return b.select(self.arith(e.index))
         if isinstance(b, ListV):
@@ -897,13 +930,19 @@ class Run:
                 position = _concrete(index)
                 if position is not None:
                     items = list(old.items)
-                    while len(items) <= position:
-                        items.append(default_value(self.enc.mech.variables[s.target].elem))
-                    items[position] = merge(self.active, value, items[position]) if position < len(old.items) else value
-                    self.vars[s.target] = ListV(tuple(items))
+                    if position > len(items):
+                        # the interpreter stops with `list-gap`; the checker does not model runtime errors
+                        raise EncodingError(f"line {s.span.line} assigns {s.target}[{position}] to a list of "
+                                            f"length {len(items)} (a gap)")
+                    if position == len(items):
+                        items.append(value)
+                    else:
+                        items[position] = merge(self.active, value, items[position])
+                    appended_here = position == len(old.items) and not z3.is_true(z3.simplify(self.active))
+                    self.vars[s.target] = ListV(tuple(items), old.conditional or appended_here)
                 else:
                     self.vars[s.target] = ListV(tuple(merge(zt.And(self.active, index == k), value, item)
-                                                      for k, item in enumerate(old.items)))
+                                                      for k, item in enumerate(old.items)), old.conditional)
         elif isinstance(s, n.Sample):
             self.sample(s)
         elif isinstance(s, n.If):
@@ -1001,6 +1040,7 @@ class AlignmentEval:
                 env[name] = run.vars[name]
         self.env = env
         self.ev = ExprEval(enc, env, enc.neighbour, noise=self._noise, out=run.output)
+        self.ev.reads = self._always = []
         self.lets: dict[str, Value] = {}
         if mech.alignment is not None:
             for let in mech.alignment.lets:
@@ -1008,6 +1048,23 @@ class AlignmentEval:
                 self.lets[let.name] = value
                 env[let.name] = value
         self._cache: dict[tuple[str, int | None], z3.ArithRef] = {}
+        self._shift_reads: dict[tuple[str, int | None], list[z3.BoolRef]] = {}
+
+    def defined(self) -> list[tuple[z3.BoolRef, str]]:
+        """The conditions under which φ has a meaning on the first run's output: every `out[j]` that the
+        lets, the claim and the shift of a drawn member read has 0 <= j < len(out). The reference interpreter
+        stops with `index-out-of-range` on such a read; an alignment defined only by the checker's value
+        for it is not one the user wrote."""
+        self.claim()
+        conditions = [(c, "the alignment reads `out` past its end") for c in self._always + self._claim_reads]
+        for d in self.run.draws:
+            self.shift(d.site, d.index)
+            reads = self._shift_reads.get((d.site, d.index), [])
+            if reads:
+                member = d.site if d.index is None else f"{d.site}[{d.index}]"
+                conditions.append((z3.Implies(d.guard, zt.And(reads)),
+                                   f"the shift of {member} reads `out` past its end"))
+        return conditions
 
     def members(self, name: str) -> list[tuple[int | None, z3.ArithRef]]:
         return sorted(((i, v) for (site, i), v in self.enc.noise.items() if site == self.prefix + name),
@@ -1043,7 +1100,11 @@ class AlignmentEval:
             saved = self.env.get(shift.index_var) if shift.index_var else None
             if shift.index_var:
                 self.env[shift.index_var] = zt.IntVal(index)
-            value = self.ev.arith(shift.shift)
+            self.ev.reads = self._shift_reads.setdefault(key, [])
+            try:
+                value = self.ev.arith(shift.shift)
+            finally:
+                self.ev.reads = self._always
             if shift.index_var:
                 if saved is None:
                     del self.env[shift.index_var]
@@ -1053,7 +1114,11 @@ class AlignmentEval:
         return value
 
     def claim(self) -> z3.ArithRef:
-        return _real(self.ev.arith(self.enc.mech.claim))
+        self.ev.reads = self._claim_reads = []
+        try:
+            return _real(self.ev.arith(self.enc.mech.claim))
+        finally:
+            self.ev.reads = self._always
 
     def value(self, e: n.Expr) -> Value:
         return self.ev.value(e)

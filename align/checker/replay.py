@@ -58,7 +58,14 @@ def replay(mech: ResolvedMechanism, data: dict[str, Any]) -> Replay:
             return Replay(not same, f"output on D {run.out!r}, on D' with the same noise {aligned.out!r}")
         if mech.alignment is None:
             return Replay(False, "no alignment to replay")
-        alignment = align(mech, args, neighbour, run)
+        try:
+            alignment = align(mech, args, neighbour, run)
+        except SpecError as error:
+            # C4a includes that φ is defined on the run's output: an alignment that reads `out` past its end
+            # has no value there
+            undefined = obligation == "C4a" and any(d.code == "index-out-of-range" for d in error.diagnostics)
+            return Replay(undefined, "the alignment cannot be evaluated on this output: " +
+                          "; ".join(d.message for d in error.diagnostics))
         if obligation == "C4a":
             aligned = Interpreter(mech, NoiseValues(mech, alignment.noise(), aligned=True), trace=False) \
                 .run({**args, **neighbour})

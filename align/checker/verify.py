@@ -431,9 +431,13 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
             record(o, answer, time.perf_counter() - start,
                    lambda model: describe_densities(model, densities, _show))
         elif o.id == "C4a":
-            answer = check_valid(assumptions(), run1.output.equal(run2.output), limits)
+            defined = align.defined()
+            preserved = run1.output.equal(run2.output)
+            answer = check_valid(assumptions(), zt.And([preserved, *(c for c, _ in defined)]), limits)
             record(o, answer, time.perf_counter() - start,
-                   lambda model: _first_difference(model, run1.output, run2.output))
+                   lambda model: _first_false(model, defined) if defined and
+                   not z3.is_true(model.eval(zt.And([c for c, _ in defined]), model_completion=True))
+                   else _first_difference(model, run1.output, run2.output))
         elif o.id == "C4c":
             cost, terms = aligned_cost(enc, run1, align)
             claim = align.claim()
