@@ -1,7 +1,15 @@
-"""Nodes back to source text, with the fewest parentheses that keep the meaning (for reports and proofs)."""
+"""Nodes back to source text, with the fewest parentheses that keep the meaning (for reports and proofs).
+
+`unparse` prints one expression for reports (numbers shortened for reading). `unparse_spec` prints a whole
+file — mechanisms and alignment blocks — so that tools which rewrite the syntax tree (bench/soundness.py
+mutates specs with `dataclasses.replace`) can write the result back as a spec that parses to the same tree:
+parse(unparse_spec(parse(text))) == parse(text) up to spans and comments (tests/test_unparse.py checks the
+corpus). Its numbers keep their exact value and their literal type (`2.0` stays real, `2` int).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 from . import nodes as n
@@ -19,73 +27,226 @@ def format_number(value: Fraction, is_integer: bool = False) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
+NumberFormat = Callable[[Fraction, bool], str]
+
+
+def exact_number(value: Fraction, is_integer: bool = False) -> str:
+    """A literal that the parser reads back as exactly `value` with the same type.
+
+    `format_number` shortens for reading (2.0 prints as `2`, an int literal); here a real that happens to be
+    whole keeps its `.0`, and a value with a finite decimal expansion is written out in full. A value with no
+    finite decimal expansion (1/3) cannot be one literal: it prints as the division `(1.0 / 3)`, the same real.
+    """
+    sign = "-" if value < 0 else ""
+    magnitude = abs(value)
+    if magnitude.denominator == 1:
+        return f"{sign}{magnitude.numerator}" + ("" if is_integer else ".0")
+    denominator, twos, fives = magnitude.denominator, 0, 0
+    while denominator % 2 == 0:
+        denominator, twos = denominator // 2, twos + 1
+    while denominator % 5 == 0:
+        denominator, fives = denominator // 5, fives + 1
+    if denominator != 1:
+        return f"{sign}({magnitude.numerator}.0 / {magnitude.denominator})"
+    digits = max(twos, fives)
+    scaled = magnitude.numerator * 10 ** digits // magnitude.denominator
+    whole, fraction = divmod(scaled, 10 ** digits)
+    return f"{sign}{whole}.{fraction:0{digits}d}"
+
+
 def unparse(e: n.Expr) -> str:
-    return _unparse(e)[0]
+    return _unparse(e, format_number)[0]
 
 
-def _wrap(e: n.Expr, strength: int) -> str:
-    text, level = _unparse(e)
+def _wrap(e: n.Expr, strength: int, number: NumberFormat = format_number) -> str:
+    text, level = _unparse(e, number)
     return f"({text})" if level < strength else text
 
 
-def _unparse(e: n.Expr) -> tuple[str, int]:
+def _unparse(e: n.Expr, number: NumberFormat = format_number) -> tuple[str, int]:
+    """The text of `e` and its binding strength; `number` prints literals (`format_number` for reports,
+    `exact_number` for files that are read back)."""
+
+    def text(x: n.Expr) -> str:
+        return _unparse(x, number)[0]
+
+    def wrap(x: n.Expr, strength: int) -> str:
+        return _wrap(x, strength, number)
+
     if isinstance(e, n.Number):
-        text = format_number(e.value, e.is_integer)
-        return (text, _UNARY) if e.value < 0 else (text, _POSTFIX)
+        literal = number(e.value, e.is_integer)
+        return (literal, _UNARY) if e.value < 0 else (literal, _POSTFIX)
     if isinstance(e, n.BoolLit):
         return ("true" if e.value else "false"), _POSTFIX
     if isinstance(e, n.Name):
         return e.text, _POSTFIX
     if isinstance(e, n.Call):
-        return f"{e.func}({', '.join(unparse(a) for a in e.args)})", _POSTFIX
+        return f"{e.func}({', '.join(text(a) for a in e.args)})", _POSTFIX
     if isinstance(e, n.Comprehension):
         # Written as the parser reads it: `v in D if filters: body`, or `v not in S: body` with no universe.
-        filters = [_wrap(e.condition, _AND + 1)] if e.condition is not None else []
+        filters = [wrap(e.condition, _AND + 1)] if e.condition is not None else []
         if e.excluded is not None:
-            excluded = f"{e.var} not in {_wrap(e.excluded, _SUM)}"
+            excluded = f"{e.var} not in {wrap(e.excluded, _SUM)}"
             if e.domain is None:
                 head = excluded
             else:
-                head = f"{e.var} in {unparse(e.domain)}"
+                head = f"{e.var} in {text(e.domain)}"
                 filters.insert(0, excluded)
         else:
-            head = f"{e.var} in {unparse(e.domain)}" if e.domain is not None else e.var
+            head = f"{e.var} in {text(e.domain)}" if e.domain is not None else e.var
         cond = f" if {' and '.join(filters)}" if filters else ""
-        return f"{e.func}({head}{cond}: {unparse(e.body)})", _POSTFIX
+        return f"{e.func}({head}{cond}: {text(e.body)})", _POSTFIX
     if isinstance(e, n.Range):
-        return f"{_wrap(e.lo, _SUM)} .. {_wrap(e.hi, _SUM)}", _COMPARE
+        return f"{wrap(e.lo, _SUM)} .. {wrap(e.hi, _SUM)}", _COMPARE
     if isinstance(e, n.Binary):
         if e.op == "^":
-            return f"{_wrap(e.left, _POSTFIX)}^{_wrap(e.right, _UNARY)}", _POWER
+            return f"{wrap(e.left, _POSTFIX)}^{wrap(e.right, _UNARY)}", _POWER
         level = _SUM if e.op in "+-" else _PRODUCT
         right_level = level + 1  # left-associative: a - (b - c) keeps its parentheses
-        return f"{_wrap(e.left, level)} {e.op} {_wrap(e.right, right_level)}", level
+        return f"{wrap(e.left, level)} {e.op} {wrap(e.right, right_level)}", level
     if isinstance(e, n.Unary):
         if e.op == "not":
-            return f"not {_wrap(e.operand, _NOT)}", _NOT
-        return f"-{_wrap(e.operand, _UNARY)}", _UNARY
+            return f"not {wrap(e.operand, _NOT)}", _NOT
+        return f"-{wrap(e.operand, _UNARY)}", _UNARY
     if isinstance(e, n.Compare):
-        parts = [_wrap(e.operands[0], _SUM)]
+        parts = [wrap(e.operands[0], _SUM)]
         for op, operand in zip(e.ops, e.operands[1:]):
-            parts += [op, _wrap(operand, _SUM)]
+            parts += [op, wrap(operand, _SUM)]
         return " ".join(parts), _COMPARE
     if isinstance(e, n.BoolOp):
         level = _OR if e.op == "or" else _AND
-        return f"{_wrap(e.left, level)} {e.op} {_wrap(e.right, level + 1)}", level
+        return f"{wrap(e.left, level)} {e.op} {wrap(e.right, level + 1)}", level
     if isinstance(e, n.Member):
         op = "not in" if e.negated else "in"
-        collection = unparse(e.collection) if isinstance(e.collection, n.Range) else _wrap(e.collection, _SUM)
-        return f"{_wrap(e.element, _SUM)} {op} {collection}", _COMPARE
+        collection = text(e.collection) if isinstance(e.collection, n.Range) else wrap(e.collection, _SUM)
+        return f"{wrap(e.element, _SUM)} {op} {collection}", _COMPARE
     if isinstance(e, n.TagTest):
-        return f"{_wrap(e.value, _SUM)} is {e.tag}", _COMPARE
+        return f"{wrap(e.value, _SUM)} is {e.tag}", _COMPARE
     if isinstance(e, n.Conditional):
-        return (f"{_wrap(e.condition, _OR)} ? {_wrap(e.then, _TERNARY)} : {_wrap(e.orelse, _TERNARY)}",
+        return (f"{wrap(e.condition, _OR)} ? {wrap(e.then, _TERNARY)} : {wrap(e.orelse, _TERNARY)}",
                 _TERNARY)
     if isinstance(e, n.Index):
-        return f"{_wrap(e.base, _POSTFIX)}[{unparse(e.index)}]", _POSTFIX
+        return f"{wrap(e.base, _POSTFIX)}[{text(e.index)}]", _POSTFIX
     if isinstance(e, n.TupleLit):
-        inner = ", ".join(unparse(i) for i in e.items)
+        inner = ", ".join(text(i) for i in e.items)
         return f"({inner}{',' if len(e.items) == 1 else ''})", _POSTFIX
     if isinstance(e, n.ListLit):
-        return "[" + ", ".join(unparse(i) for i in e.items) + "]", _POSTFIX
+        return "[" + ", ".join(text(i) for i in e.items) + "]", _POSTFIX
     raise TypeError(f"unparse: unexpected node {type(e).__name__} (this is probably a bug in align)")
+
+
+# ------------------------------------------------------------------------------------------ whole files
+
+_INDENT = "  "
+
+
+def unparse_source(e: n.Expr) -> str:
+    """An expression as it is written in a file that will be parsed again (exact literals)."""
+    return _unparse(e, exact_number)[0]
+
+
+def _bound(e: n.Expr) -> str:
+    """An end of a `for` range: a sum-level expression, as the grammar's `expr .. expr` reads it unambiguously."""
+    return _wrap(e, _SUM, exact_number)
+
+
+def unparse_statements(body: tuple[n.Stmt, ...], depth: int = 1) -> list[str]:
+    """The lines of a statement block, indented `depth` levels (the braces belong to the caller)."""
+    lines: list[str] = []
+    pad = _INDENT * depth
+    for s in body:
+        if isinstance(s, n.Assign):
+            target = s.target if s.index is None else f"{s.target}[{unparse_source(s.index)}]"
+            lines.append(f"{pad}{target} = {unparse_source(s.value)}")
+        elif isinstance(s, n.Sample):
+            lines.append(f"{pad}{s.var} ~ {s.dist}({', '.join(unparse_source(a) for a in s.args)})")
+        elif isinstance(s, n.If):
+            lines.append(f"{pad}if {unparse_source(s.condition)} {{")
+            lines += unparse_statements(s.then, depth + 1)
+            branch = s
+            # `else if` chains print flat, as they are usually written (the parser builds the same tree).
+            while len(branch.orelse) == 1 and isinstance(branch.orelse[0], n.If):
+                branch = branch.orelse[0]
+                lines.append(f"{pad}}} else if {unparse_source(branch.condition)} {{")
+                lines += unparse_statements(branch.then, depth + 1)
+            if branch.orelse:
+                lines.append(f"{pad}}} else {{")
+                lines += unparse_statements(branch.orelse, depth + 1)
+            lines.append(f"{pad}}}")
+        elif isinstance(s, n.For):
+            lines.append(f"{pad}for {s.var} in {_bound(s.lo)} .. {_bound(s.hi)} {{")
+            lines += unparse_statements(s.body, depth + 1)
+            lines.append(f"{pad}}}")
+        elif isinstance(s, n.While):
+            lines.append(f"{pad}while {unparse_source(s.condition)} {{")
+            lines += unparse_statements(s.body, depth + 1)
+            lines.append(f"{pad}}}")
+        elif isinstance(s, n.Break):
+            lines.append(f"{pad}break")
+        elif isinstance(s, n.Output):
+            lines.append(f"{pad}output {unparse_source(s.value)}")
+        else:
+            raise TypeError(f"unparse: unexpected statement {type(s).__name__} (this is probably a bug in align)")
+    return lines
+
+
+def unparse_adjacency(a: n.Adjacency) -> str:
+    """One clause of an `adjacent` line."""
+    if a.kind == "monotone":
+        return f"monotone {a.var}"
+    bound = unparse_source(a.bound) if a.bound is not None else ""
+    primed = a.primed_var or a.var  # as written: resolution reports a clause whose two sides differ
+    if a.kind == "scalar":
+        return f"|{a.var} - {primed}'| <= {bound}"
+    i, j = (index or "i" for index in a.index_vars)
+    clause = f"|{a.var}[{i}] - {primed}'[{j}]| <= {bound}"
+    if a.kind == "l1":
+        return "sum " + clause
+    if a.kind == "pointwise":
+        return clause
+    raise TypeError(f"unparse: unexpected adjacency kind {a.kind!r} (this is probably a bug in align)")
+
+
+def unparse_mechanism(m: n.Mechanism) -> str:
+    """A `mechanism` block: header, clauses and body."""
+    params = ", ".join(f"{p.name}: {p.type}" for p in m.params)
+    lines = [f"mechanism {m.name}({params})"]
+    if m.adjacency:
+        lines.append(f"{_INDENT}adjacent " + ", ".join(unparse_adjacency(a) for a in m.adjacency))
+    if m.requires:
+        lines.append(f"{_INDENT}requires " + ", ".join(unparse_source(r) for r in m.requires))
+    lines += [f"{_INDENT}privacy {unparse_source(p)}" for p in m.privacy]
+    lines.append("{")
+    lines += unparse_statements(m.body)
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def unparse_alignment(a: n.Alignment) -> str:
+    """An `alignment` block."""
+    lines = [f"alignment {a.name} {{"]
+    for item in a.items:
+        if isinstance(item, n.Let):
+            lines.append(f"{_INDENT}let {item.name} = {unparse_source(item.value)}")
+        elif isinstance(item, n.Shift):
+            lhs = f"{item.var}'" if item.index_var is None else f"{item.var}[{item.index_var}]'"
+            lines.append(f"{_INDENT}{lhs} = {unparse_source(item.rhs)}")
+        elif isinstance(item, n.Invariant):
+            lines.append(f"{_INDENT}invariant {unparse_source(item.condition)}")
+        else:
+            raise TypeError(f"unparse: unexpected alignment item {type(item).__name__} "
+                            "(this is probably a bug in align)")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def unparse_spec(spec: n.SpecFile, header: str = "") -> str:
+    """A whole `.dp` file: every mechanism, then every alignment block, in their order in `spec`.
+
+    Comments are not part of the tree, so they are lost; `header` (lines without their `# `) is written at the
+    top as comments, e.g. a spec's `# expect:` and `# test-args:` lines or what a mutation changed.
+    """
+    parts = ["\n".join(f"# {line}".rstrip() for line in header.splitlines())] if header else []
+    parts += [unparse_mechanism(m) for m in spec.mechanisms]
+    parts += [unparse_alignment(a) for a in spec.alignments]
+    return "\n\n".join(parts) + "\n"
