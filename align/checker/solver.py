@@ -40,13 +40,14 @@ class Limits:
     timeout_ms: int = 300_000
     """Wall-clock safety net per query, far above what `rlimit` steps take (a few seconds on a slow machine):
     it never decides a verdict on a working machine."""
-    nlsat: bool = False
-    """Whether z3 may call nlsat, its complete procedure for nonlinear real arithmetic. nlsat's polynomial
-    work (resultants, root isolation) is not counted against `rlimit`: one query of a soundness-harness mutant
-    (a Laplace scale 2/ε₁·(1 + |q[i]|) in a C4c cost) ran past 600 s of wall clock having counted fewer than 5
-    of its 9 million steps, so the wall clock, not the rlimit, would have decided it. Without nlsat a
-    nonlinear query is decided by incremental linearization, Gröbner bases and tangent lemmas, which count
-    their steps, or is unknown ("incomplete (theory arithmetic)"); every proof of the corpus needs no more."""
+    nlsat: bool = True
+    """Whether z3 may call nlsat, its complete procedure for nonlinear real arithmetic. It is the one part of
+    z3 whose work is not all counted against `rlimit` (resultants, root isolation): a C4c query of a
+    soundness-harness mutant (a Laplace scale 2/ε₁·(1 + |q[i]|)) ran 650 s counting fewer than 5 of 9 million
+    steps, so there the wall-clock safety net decides (the answer is then unknown, never a proof). Without
+    nlsat, z3 cannot find models of simple nonlinear assumptions (`0 < theta < 1` with θ·ε) and spends the
+    whole rlimit on tangent lemmas: harness mutants refuted in 5 s became unknown after 200 s. So it stays on;
+    no corpus query reaches nlsat's uncounted work (tests/test_determinism.py runs them with every core busy)."""
     flatten: bool = False
     """Preprocess the formula (simplify, propagate values, solve equations, lift if-then-else terms out of
     the arithmetic) before solving it with the default solver (the queries of align/stats/support.py)."""
