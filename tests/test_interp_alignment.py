@@ -113,6 +113,9 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/noisy_answers_prefix_reads_length.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 1, 1]})],
     "incorrect/repeated_answer_loop_bound.dp": [({"q": 0, "m": 4, "eps": 0.25}, {"q": 1})],
     "incorrect/two_lists_one_length.dp": [({"q": [0, 0, 0], "r": [], "eps": 1}, {"q": [1, 0, 0]})],
+    # found by bench/soundness.py: a list built under a `break` on the data; an alignment that reads past `out`
+    "incorrect/top1_list_built_under_break.dp": [({"q": [1, 0, 0], "eps": 1}, {"q": [0, 1, 1]})],
+    "incorrect/sparse_alignment_reads_past_output.dp": _svt({"c": 2, "eps": 1}),
 }
 """Bounded specs with a violation beyond the bound (noisy_answers_*, repeated_answer_loop_bound) are sampled
 within it (lengths <= 3, m <= 4), where the alignment holds."""
@@ -156,9 +159,13 @@ def test_sampled_alignment_agrees_with_the_expected_verdict(relative: str):
         try:
             report = check_alignment(mech, args, neighbour, SAMPLES, SEED, spec=relative)
         except SpecError as error:
+            codes = [d.code for d in error.diagnostics]
+            if codes == ["index-out-of-range"]:
+                # the alignment reads `out` past its end: it is not defined there, which C4a now includes
+                assert "C4a" in expected
+                return
             # not a density at all (Lap(-1/eps)): the interpreter refuses to draw, which is what C0 says
-            assert "C0" in expected and [d.code for d in error.diagnostics] in \
-                (["invalid-distribution-parameter"], ["division-by-zero"])
+            assert "C0" in expected and codes in (["invalid-distribution-parameter"], ["division-by-zero"])
             return
         assert report.samples == SAMPLES
         for kind, count in report.failures.items():
