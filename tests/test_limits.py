@@ -451,3 +451,19 @@ def test_the_checker_does_not_unroll_past_its_limit(path: Path):
     unknown = [v for v in verdicts if v.status == "unknown"]
     assert unknown and all(f"more than {MAX_UNROLL} iterations" in v.reason for v in unknown)
     assert not any(v.status == "proved" and v.obligation.id in ("C4a", "C4c") for v in verdicts)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests" / "memory").glob("*.dp")), ids=lambda p: p.stem)
+def test_the_checker_stays_within_bounded_memory(path: Path):
+    """Specs that once grew `align verify` past 12 GB: under a 3 GB address-space limit, a verdict (refuted)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2 ** 30, 3 * 2 ** 30))
+
+    done = subprocess.run([sys.executable, "-m", "align", "verify", "--output-format", "concise", str(path)],
+                          capture_output=True, text=True, preexec_fn=limit, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "C0(w)=refuted" in done.stdout

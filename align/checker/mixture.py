@@ -301,7 +301,7 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
         values = []
         for point in points:
             subs = {symbol(k): sympy.Rational(str(v)) for k, v in point.items()}
-            values.append((float(difference.subs(subs).evalf(40)), point))
+            values.append((float(difference.evalf(40, subs=subs)), point))  # numeric: no exact powers
         below = [(v, p) for v, p in values if v < -1e-12]
         if below:
             v, p = below[0]
@@ -309,7 +309,7 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
             verdict.fail("refuted", f"at {p} the claim is {-v:.6g} below the rule's ε",
                          {"format": "align-counterexample/1", "spec": mech.node.span.path, "mechanism": mech.name,
                           "obligation": "MIX", "args": p, "neighbour": {}, "noise": {},
-                          "claim": float(claim.subs(subs).evalf(30)), "epsilon": float(rule.subs(subs).evalf(30))})
+                          "claim": float(claim.evalf(30, subs=subs)), "epsilon": float(rule.evalf(30, subs=subs))})
         elif all(abs(v) < 1e-20 for v, _ in values) and values:
             verdict.scope = "exactly (the claim and the rule's ε agree to 20 digits at every sampled point)"
             verdict.notes.append("sympy did not reduce claim - ε to 0; equality checked numerically at "
@@ -326,7 +326,7 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
         except (ValueError, ZeroDivisionError, OverflowError) as error:
             verdict.notes.append(f"numerical cross-check failed at {point}: {error}")
             continue
-        symbolic = float(rule.subs(subs).evalf(20))
+        symbolic = float(rule.evalf(20, subs=subs))
         agree = abs(numeric - symbolic) <= 1e-6 * max(1.0, abs(symbolic))
         verdict.notes.append(
             f"cross-check at {', '.join(f'{k}={v:.4g}' for k, v in point.items())}: sup_x ln density ratio = "
