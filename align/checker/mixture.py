@@ -265,6 +265,18 @@ def _identical(a: sympy.Expr, b: sympy.Expr) -> bool:
     return sympy.count_ops(difference) < 60 and sympy.simplify(difference) == 0
 
 
+def _at(e: sympy.Expr, subs: dict, digits: int) -> float:
+    """`e` at one parameter point, evaluated numerically (substituting exact rationals into powers such as
+    (1 + dq·θ)^(k + 1) made sympy search for perfect powers past 12 GB). An imaginary part at the level of
+    the working precision is rounding (logs of values that are positive in exact arithmetic); a larger one
+    means the formula has no real value there (ValueError)."""
+    value = e.evalf(digits, subs=subs)
+    real, imaginary = (float(x) for x in value.as_real_imag())
+    if abs(imaginary) > 10.0 ** (5 - digits) * (1 + abs(real)):
+        raise ValueError(f"{show(e)} is not real at this point")
+    return real
+
+
 def verify(mech: ResolvedMechanism, obligation: Obligation):
     from .verify import Verdict
 
@@ -299,17 +311,23 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
                           "claim": float(claim), "epsilon": float(rule)})
     else:
         values = []
-        for point in points:
-            subs = {symbol(k): sympy.Rational(str(v)) for k, v in point.items()}
-            values.append((float(difference.evalf(40, subs=subs)), point))  # numeric: no exact powers
+        try:
+            for point in points:
+                subs = {symbol(k): sympy.Rational(str(v)) for k, v in point.items()}
+                values.append((_at(difference, subs, 40), point))
+        except ValueError as error:
+            values = []
+            verdict.fail("unknown", f"claim − ε cannot be evaluated at {point}: {error}")
         below = [(v, p) for v, p in values if v < -1e-12]
-        if below:
+        if verdict.status == "unknown":
+            pass
+        elif below:
             v, p = below[0]
             subs = {symbol(k): sympy.Rational(str(x)) for k, x in p.items()}
             verdict.fail("refuted", f"at {p} the claim is {-v:.6g} below the rule's ε",
                          {"format": "align-counterexample/1", "spec": mech.node.span.path, "mechanism": mech.name,
                           "obligation": "MIX", "args": p, "neighbour": {}, "noise": {},
-                          "claim": float(claim.evalf(30, subs=subs)), "epsilon": float(rule.evalf(30, subs=subs))})
+                          "claim": _at(claim, subs, 30), "epsilon": _at(rule, subs, 30)})
         elif all(abs(v) < 1e-20 for v, _ in values) and values:
             verdict.scope = "exactly (the claim and the rule's ε agree to 20 digits at every sampled point)"
             verdict.notes.append("sympy did not reduce claim - ε to 0; equality checked numerically at "
@@ -323,10 +341,10 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
         subs = {symbol(k): v for k, v in point.items()}
         try:
             numeric = _numeric_sup(mix, point)
+            symbolic = _at(rule, subs, 20)
         except (ValueError, ZeroDivisionError, OverflowError) as error:
             verdict.notes.append(f"numerical cross-check failed at {point}: {error}")
             continue
-        symbolic = float(rule.evalf(20, subs=subs))
         agree = abs(numeric - symbolic) <= 1e-6 * max(1.0, abs(symbolic))
         verdict.notes.append(
             f"cross-check at {', '.join(f'{k}={v:.4g}' for k, v in point.items())}: sup_x ln density ratio = "
