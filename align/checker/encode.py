@@ -15,9 +15,10 @@ on such a function is re-checked before it is reported (`Encoding.uninterpreted`
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import z3
 
@@ -154,7 +155,6 @@ def equal(a: Value, b: Value) -> z3.BoolRef:
     if isinstance(a, TupV) and isinstance(b, TupV):
         return zt.And([equal(x, y) for x, y in zip(a.items, b.items)])
     if isinstance(a, ListV) and isinstance(b, ListV):
-        conditional = a.conditional or b.conditional or len(a.items) != len(b.items)
         if len(a.items) != len(b.items):
             return zt.BoolVal(False)
         return zt.And([equal(x, y) for x, y in zip(a.items, b.items)])
@@ -367,6 +367,15 @@ class ExprEval:
         filter holds."""
         self.reads: list[z3.BoolRef] | None = None
         """If a list: each read of `out` adds the condition that its index is in range where it is read."""
+
+    @contextmanager
+    def recording(self, reads: list[z3.BoolRef]) -> Iterator[None]:
+        """Within: the reads of `out` go to `reads`."""
+        saved, self.reads = self.reads, reads
+        try:
+            yield
+        finally:
+            self.reads = saved
 
     def guarded(self, condition: z3.BoolRef, e: n.Expr) -> Value:
         """`e` evaluated where `condition` also holds."""
@@ -934,12 +943,13 @@ class Run:
                         # the interpreter stops with `list-gap`; the checker does not model runtime errors
                         raise EncodingError(f"line {s.span.line} assigns {s.target}[{position}] to a list of "
                                             f"length {len(items)} (a gap)")
+                    conditional = old.conditional
                     if position == len(items):
                         items.append(value)
+                        conditional = conditional or not z3.is_true(z3.simplify(self.active))
                     else:
                         items[position] = merge(self.active, value, items[position])
-                    appended_here = position == len(old.items) and not z3.is_true(z3.simplify(self.active))
-                    self.vars[s.target] = ListV(tuple(items), old.conditional or appended_here)
+                    self.vars[s.target] = ListV(tuple(items), conditional)
                 else:
                     self.vars[s.target] = ListV(tuple(merge(zt.And(self.active, index == k), value, item)
                                                       for k, item in enumerate(old.items)), old.conditional)
@@ -1040,7 +1050,10 @@ class AlignmentEval:
                 env[name] = run.vars[name]
         self.env = env
         self.ev = ExprEval(enc, env, enc.neighbour, noise=self._noise, out=run.output)
-        self.ev.reads = self._always = []
+        self._always: list[z3.BoolRef] = []
+        """Reads of `out` by the lets (evaluated on every output); the claim's and each shift's are kept apart."""
+        self._claim_reads: list[z3.BoolRef] = []
+        self.ev.reads = self._always
         self.lets: dict[str, Value] = {}
         if mech.alignment is not None:
             for let in mech.alignment.lets:
@@ -1100,11 +1113,8 @@ class AlignmentEval:
             saved = self.env.get(shift.index_var) if shift.index_var else None
             if shift.index_var:
                 self.env[shift.index_var] = zt.IntVal(index)
-            self.ev.reads = self._shift_reads.setdefault(key, [])
-            try:
+            with self.ev.recording(self._shift_reads.setdefault(key, [])):
                 value = self.ev.arith(shift.shift)
-            finally:
-                self.ev.reads = self._always
             if shift.index_var:
                 if saved is None:
                     del self.env[shift.index_var]
@@ -1114,11 +1124,9 @@ class AlignmentEval:
         return value
 
     def claim(self) -> z3.ArithRef:
-        self.ev.reads = self._claim_reads = []
-        try:
+        self._claim_reads = []
+        with self.ev.recording(self._claim_reads):
             return _real(self.ev.arith(self.enc.mech.claim))
-        finally:
-            self.ev.reads = self._always
 
     def value(self, e: n.Expr) -> Value:
         return self.ev.value(e)

@@ -310,25 +310,24 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
                           "obligation": "MIX", "args": {}, "neighbour": {}, "noise": {},
                           "claim": float(claim), "epsilon": float(rule)})
     else:
-        values = []
-        try:
-            for point in points:
-                subs = {symbol(k): sympy.Rational(str(v)) for k, v in point.items()}
-                values.append((_at(difference, subs, 40), point))
-        except ValueError as error:
-            values = []
-            verdict.fail("unknown", f"claim − ε cannot be evaluated at {point}: {error}")
-        below = [(v, p) for v, p in values if v < -1e-12]
-        if verdict.status == "unknown":
-            pass
+        values, unevaluable = [], ""
+        for point in points:
+            subs = {symbol(k): sympy.Rational(str(v)) for k, v in point.items()}
+            try:
+                values.append((_at(difference, subs, 40), point, subs))
+            except ValueError as error:
+                unevaluable = f"claim − ε cannot be evaluated at {point}: {error}"
+                break
+        below = [(v, p, subs) for v, p, subs in values if v < -1e-12]
+        if unevaluable:
+            verdict.fail("unknown", unevaluable)
         elif below:
-            v, p = below[0]
-            subs = {symbol(k): sympy.Rational(str(x)) for k, x in p.items()}
+            v, p, subs = below[0]
             verdict.fail("refuted", f"at {p} the claim is {-v:.6g} below the rule's ε",
                          {"format": "align-counterexample/1", "spec": mech.node.span.path, "mechanism": mech.name,
                           "obligation": "MIX", "args": p, "neighbour": {}, "noise": {},
                           "claim": _at(claim, subs, 30), "epsilon": _at(rule, subs, 30)})
-        elif all(abs(v) < 1e-20 for v, _ in values) and values:
+        elif all(abs(v) < 1e-20 for v, _, _ in values) and values:
             verdict.scope = "exactly (the claim and the rule's ε agree to 20 digits at every sampled point)"
             verdict.notes.append("sympy did not reduce claim - ε to 0; equality checked numerically at "
                                  f"{len(values)} parameter points")

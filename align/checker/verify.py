@@ -435,9 +435,8 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
             preserved = run1.output.equal(run2.output)
             answer = check_valid(assumptions(), zt.And([preserved, *(c for c, _ in defined)]), limits)
             record(o, answer, time.perf_counter() - start,
-                   lambda model: _first_false(model, defined) if defined and
-                   not z3.is_true(model.eval(zt.And([c for c, _ in defined]), model_completion=True))
-                   else _first_difference(model, run1.output, run2.output))
+                   lambda model: _first_false(model, defined, None) or
+                   _first_difference(model, run1.output, run2.output))
         elif o.id == "C4c":
             cost, terms = aligned_cost(enc, run1, align)
             claim = align.claim()
@@ -648,8 +647,9 @@ def _first_difference(model: z3.ModelRef, a: OutputSeq, b: OutputSeq) -> str:
     return "the outputs differ"
 
 
-def _first_false(model: z3.ModelRef, conditions: list[tuple[z3.BoolRef, str]]) -> str:
+def _first_false(model: z3.ModelRef, conditions: list[tuple[z3.BoolRef, str]],
+                 otherwise: str | None = "a condition fails") -> str | None:
     for condition, text in conditions:
         if not z3.is_true(model.eval(condition, model_completion=True)):
             return text
-    return "a condition fails"
+    return otherwise
