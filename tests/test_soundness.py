@@ -52,6 +52,25 @@ def _mutant(spec: str, operator: str, number: int = 0):
     return next(m for m in S.mutants_of(_subject(spec), [operator]) if m.number == number)
 
 
+def _written(tmp_path, m) -> str:
+    path = tmp_path / "mutant.dp"
+    path.write_text(m.text)
+    return str(path)
+
+
+def _verified(tmp_path, m):
+    """What `align verify` says of the mutant (the harness's reading of its JSON)."""
+    return S.verify(_written(tmp_path, m))
+
+
+def _checked(tmp_path, m, verdict):
+    """The harness's empirical checks of the mutant, given the verdict `verdict`: (its path, the outcome)."""
+    path = _written(tmp_path, m)
+    outcome = S.Outcome(m, verdict)
+    S.empirical_checks(path, m, outcome.verdict, FAST, outcome)
+    return path, outcome
+
+
 @pytest.fixture(scope="module")
 def representative_mutants() -> list:
     return [m for spec in REPRESENTATIVE for m in S.mutants_of(_subject(spec))]
@@ -112,29 +131,21 @@ def test_operators_make_the_intended_change():
 def test_a_non_private_mutant_of_the_laplace_mechanism_is_not_proved(tmp_path, operator: str):
     # The private-scale mutants were proved before obligation C0 (same density in both runs) existed.
     m = _mutant("freegap/example1_laplace.dp", operator)
-    path = tmp_path / "mutant.dp"
-    path.write_text(m.text)
-    assert S.verify(str(path)).status not in ("proved", "bounded")
+    assert _verified(tmp_path, m).status not in ("proved", "bounded")
 
 
 def test_the_empirical_checks_refute_a_private_noise_scale(tmp_path):
     # Independent of the checker's verdict: given "proved", the harness must find the violation by itself.
     m = _mutant("freegap/example1_laplace.dp", "noise_reads_private")
-    path = tmp_path / "mutant.dp"
-    path.write_text(m.text)
-    outcome = S.Outcome(m, S.Verdict("proved"))
-    S.empirical_checks(str(path), m, outcome.verdict, FAST, outcome)
+    path, outcome = _checked(tmp_path, m, S.Verdict("proved"))
     checks = {f.check for f in outcome.findings}
     assert {"C0", "violation"} <= checks and outcome.unsound
-    assert all(f.command and f.command[1] == str(path) for f in outcome.findings)
+    assert all(f.command and f.command[1] == path for f in outcome.findings)
 
 
 def test_the_empirical_checks_refute_a_broken_alignment(tmp_path):
     m = _mutant("freegap/alg2_svt_gap.dp", "negate_shift")  # eta' = eta - 1: BOTs turn into TOPs
-    path = tmp_path / "mutant.dp"
-    path.write_text(m.text)
-    outcome = S.Outcome(m, S.Verdict("bounded", 3))
-    S.empirical_checks(str(path), m, outcome.verdict, FAST, outcome)
+    _, outcome = _checked(tmp_path, m, S.Verdict("bounded", 3))
     assert {"alignment", "replay"} <= {f.check for f in outcome.findings}
     assert outcome.checked_lengths == [3]
 
@@ -142,20 +153,14 @@ def test_the_empirical_checks_refute_a_broken_alignment(tmp_path):
 def test_the_empirical_checks_accept_a_private_mutant(tmp_path):
     # A public second list changes nothing about privacy: no finding (the checks have no false alarm here).
     m = _mutant("freegap/alg2_svt_gap.dp", "second_list_public")
-    path = tmp_path / "mutant.dp"
-    path.write_text(m.text)
-    outcome = S.Outcome(m, S.Verdict("proved"))
-    S.empirical_checks(str(path), m, outcome.verdict, FAST, outcome)
+    _, outcome = _checked(tmp_path, m, S.Verdict("proved"))
     assert outcome.findings == [] and outcome.errors == []
     assert outcome.checked_lengths == [3, 5]
 
 
 def test_a_vacuous_bounded_proof_is_reported_as_such(tmp_path):
     m = next(x for x in S.mutants_of(_subject("freegap/alg2_svt_gap.dp"), ["requires_length_less_noise"]))
-    path = tmp_path / "mutant.dp"
-    path.write_text(m.text)
-    outcome = S.Outcome(m, S.Verdict("bounded", 3))
-    S.empirical_checks(str(path), m, outcome.verdict, FAST, outcome)
+    _, outcome = _checked(tmp_path, m, S.Verdict("bounded", 3))
     assert outcome.vacuous and outcome.checked_lengths == [] and not outcome.unsound
     assert outcome.beyond, "beyond the bound, halved noise is caught"
 
@@ -165,9 +170,7 @@ def test_a_data_dependent_break_before_top_k_is_not_proved(tmp_path):
     # `break` on private data in the loop that builds it was "bounded" (align test proves eps = inf;
     # specs/incorrect/top1_list_built_under_break.dp). A list whose length depends on the path is unknown now.
     m = _mutant("freegap/alg4_noisy_top_k_gap.dp", "break_on_private")
-    path = tmp_path / "mutant.dp"
-    path.write_text(m.text)
-    assert S.verify(str(path)).status == "unknown"
+    assert _verified(tmp_path, m).status == "unknown"
 
 
 def test_an_alignment_that_reads_past_the_output_is_not_proved(tmp_path):
@@ -176,9 +179,7 @@ def test_an_alignment_that_reads_past_the_output_is_not_proved(tmp_path):
     # defined on the output now.
     m = _mutant("dworkroth/sparse.dp", "change_shift_constant", 4)
     assert "count(l in 0 .. i + 2: out[l] is TOP)" in m.text
-    path = tmp_path / "mutant.dp"
-    path.write_text(m.text)
-    assert S.verify(str(path)).status == "refuted"
+    assert _verified(tmp_path, m).status == "refuted"
 
 
 def test_the_quick_subset_has_no_unsound_verdict():
@@ -192,9 +193,6 @@ def test_the_empirical_checks_report_a_mechanism_that_stops_on_valid_inputs(tmp_
     # `if q[i] > 2 { break }` in top-k's first loop leaves fewer than k + 1 noisy values on some inputs:
     # top_k_with_gaps then has no meaning, and whether it happens depends on the data.
     m = _mutant("freegap/alg4_noisy_top_k_gap.dp", "break_on_private")
-    path = tmp_path / "mutant.dp"
-    path.write_text(m.text)
-    outcome = S.Outcome(m, S.Verdict("bounded", 3, "", (("k", 0, 4),)))
-    S.empirical_checks(str(path), m, outcome.verdict, FAST, outcome)
+    _, outcome = _checked(tmp_path, m, S.Verdict("bounded", 3, "", (("k", 0, 4),)))
     assert outcome.findings and outcome.findings[0].check == "runtime error"
     assert "too-few-entries" in outcome.findings[0].detail
