@@ -244,7 +244,7 @@ def _explain(code: str, stdout: TextIO, stderr: TextIO) -> int:
     if entry is None:
         stderr.write(f"align: error[usage]: no diagnostic code `{code}`\n")
         return ExitCode.ERROR
-    stdout.write(f"{entry.name}: {entry.explanation}\n")
+    stdout.write(f"{entry.name}: {entry.explain()}\n")
     return ExitCode.OK
 
 

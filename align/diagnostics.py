@@ -42,7 +42,17 @@ class Code:
     template: str
     """`str.format` template of the message, filled with the diagnostic's arguments."""
     explanation: str
-    """One or two sentences for `align explain CODE` and docs/language.md."""
+    """One or two sentences for `align explain CODE` and docs/language.md; `{distributions}` stands for the
+    names of the registered distributions (`explain` fills it in)."""
+
+    def explain(self) -> str:
+        """The explanation, with the registries' current lists filled in."""
+        if "{distributions}" not in self.explanation:
+            return self.explanation
+        from .distributions import DISTRIBUTIONS
+
+        *most, last = DISTRIBUTIONS
+        return self.explanation.replace("{distributions}", f"{', '.join(most)} and {last}")
 
 
 def _registry(*codes: Code) -> dict[str, Code]:
@@ -97,7 +107,7 @@ CODES: Mapping[str, Code] = _registry(
     Code("unknown-function", "unknown function `{name}`{hint}", "The call names no builtin function."),
     Code("call-arity", "`{name}` takes {expected}, but {found} given", "A builtin was called with the wrong number of arguments."),
     Code("unknown-distribution", "unknown distribution `{name}`{hint}",
-         "Noise can be drawn from Lap, Exp, Geo, DLap, Staircase, Gumbel, Logistic, Uniform, Gamma, Bernoulli, Normal and TruncNormal."),
+         "Noise can be drawn from {distributions}."),
     Code("distribution-arity", "`{name}` takes {expected}, but {found} given",
          "A distribution was given the wrong number of parameters."),
     Code("unknown-tag", "tag `{name}` is never output by mechanism `{mechanism}`",

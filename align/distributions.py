@@ -1,8 +1,17 @@
-"""Noise distributions: their parameters, supports, and Lemma 1's cost coefficients (design.md §1).
+"""Noise distributions (a registry every stage iterates over): one `Distribution` record per distribution.
+
+A record holds everything any stage knows about its distribution, so that adding one is adding a record
+here (or calling `register` from anywhere, as tests/test_registry.py does with a toy distribution) and
+nothing else: the resolver's names and arity checks, the checker's support assumptions, well-formedness (C0)
+and cost coefficient (C3), the interpreter's sampler and run-time checks, the statistics' log-density, the
+R²DP rule's moment generating function, the lexer's word list and the diagnostics' explanations all read it.
 
 A distribution f has cost coefficient c when ln f(x)/f(y) <= c·|x - y| for all x, y in its support
 (Free Gap, Definition 7). Where no such c exists the distribution is "not Lipschitz", and Lemma 1 allows
 it only where its alignment shift is provably 0 (obligation C3).
+
+Importing this module loads numpy but not sympy (the lexer and `align explain` read it): the symbolic
+rules import sympy when they are called.
 """
 
 from __future__ import annotations
@@ -10,11 +19,21 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-import sympy
+import math
 
-CostRule = Callable[[tuple[sympy.Expr, ...]], sympy.Expr]
+import numpy as np
+
+if TYPE_CHECKING:
+    import sympy
+
+CostRule = Callable[[tuple["sympy.Expr", ...]], "sympy.Expr"]
+"""The cost coefficient c as a function of the (sympy) parameters, as written (omitted ones are absent)."""
+Draw = Callable[[np.random.Generator, tuple[Any, ...], int], np.ndarray]
+"""draw(generator, parameters (floats, or arrays of length size), size) -> `size` values."""
+LogDensity = Callable[[np.ndarray, tuple[float, ...]], np.ndarray]
+"""log f(z; parameters) elementwise, -inf off the support."""
 
 
 
@@ -114,23 +133,46 @@ class Support:
 
 
 @dataclass(frozen=True)
+class Mixing:
+    """What the R²DP rule needs of a mixing variable X (seed 002, Theorem 4.1 and Corollary 4.2).
+
+    The closed forms are sympy expressions of the parameters; the numeric reference (`atoms` for a discrete
+    X, `reference` for one with a density) is independent of them, for the rule's quadrature cross-check."""
+
+    mgf: Callable[[tuple[Any, ...], Any], Any]
+    """M_X(t) = E[e^{tX}] in closed form: mgf(parameters, t)."""
+    mean: Callable[[tuple[Any, ...]], Any] | None = None
+    """E[X] where M_X'(0) is not a substitution (Uniform's M is 0/0 at t = 0); None: M_X'(0)."""
+    atoms: Callable[[tuple[float, ...]], tuple[tuple[float, float], ...]] | None = None
+    """A discrete X: its (value, probability) pairs at numeric parameters."""
+    reference: Callable[[tuple[float, ...]], Any] | None = None
+    """An X with a density: the scipy.stats frozen distribution at numeric parameters."""
+
+
+@dataclass(frozen=True)
 class Distribution:
+    """One noise distribution: what the language calls it, what its parameters must be, where its values lie,
+    how to draw it, its density, and what each proof rule needs of it."""
+
     name: str
     params: tuple[str, ...]
     """Parameter names, in the order they are written."""
-    min_params: int
-    """Trailing parameters beyond this count are optional (Gumbel and Logistic have a default scale of 1)."""
-    integer: bool
-    """Integer-valued: its aligned shifts must be integers (obligation C4d)."""
     support: str
     """The support, as the docs print it."""
-    nonnegative: bool
-    """Support within [0, ∞): aligned values must stay >= 0 (obligation C4d)."""
     density: str
     """Density or mass function, as the docs print it."""
+    defaults: tuple[float, ...]
+    """Valid parameter values, one per parameter: stand-ins on lanes that do not draw, and the value of an
+    omitted optional parameter."""
+    draw: Draw
+    """The sampler (numpy), in exactly the parameterisation of `density`."""
     cost: CostRule | None
-    """The cost coefficient as a function of the (sympy) parameters; None: not Lipschitz."""
+    """Lemma 1's cost coefficient as a function of the (sympy) parameters; None: not Lipschitz."""
+    min_params: int | None = None
+    """Trailing parameters beyond this count are optional (Gumbel and Logistic have a default scale of 1);
+    None: every parameter is required."""
     cost_note: str = ""
+    """Why the coefficient is what it is, or why there is none."""
     source: str = ""
     """Where the parameterisation comes from."""
     whole_shifts: bool = False
@@ -138,7 +180,33 @@ class Distribution:
     requirements: tuple[Requirement, ...] = ()
     """What makes the parameters well formed (checked by the interpreter at run time and by C0)."""
     values: Support = Support()
-    """Where the values lie (the interpreter's support checks and the checker's noise assumptions)."""
+    """Where the values lie (the interpreter's support checks and the checker's noise assumptions), and
+    whether they are integers."""
+    log_density: LogDensity | None = None
+    """ln f at numeric parameters, -inf off the support, exact up to a constant that depends on the parameters
+    only (what `align test`'s privacy-loss events need); None: `align test` uses its other events."""
+    mixing: Mixing | None = None
+    """Closed forms for the R²DP rule; None: cannot be a mixing variable."""
+
+    def __post_init__(self) -> None:
+        if len(self.defaults) != len(self.params):
+            raise ValueError(f"{self.name}: one default per parameter")
+
+    @property
+    def required(self) -> int:
+        """How many parameters must be written."""
+        return len(self.params) if self.min_params is None else self.min_params
+
+    @property
+    def integer(self) -> bool:
+        """Integer-valued: its aligned shifts must be integers (obligation C4d)."""
+        return self.values.integer
+
+    @property
+    def nonnegative(self) -> bool:
+        """Support within [0, ∞): aligned values must stay >= 0 (obligation C4d)."""
+        lower = self.values.lower
+        return isinstance(lower, Fraction) and lower >= 0
 
     @property
     def continuous(self) -> bool:
@@ -154,61 +222,343 @@ class Distribution:
         """Aligned shifts must be integers: integer-valued noise, or a cost bound that needs whole shifts."""
         return self.integer or self.whole_shifts
 
+    def full_params(self, params: Sequence[Any]) -> tuple[Any, ...]:
+        """The parameters with omitted optional ones filled in from `defaults` (Logistic and Gumbel: scale 1)."""
+        return tuple(params) + tuple(self.defaults[len(params):])
+
     def arity_text(self) -> str:
         count = len(self.params)
-        if self.min_params == count:
+        if self.required == count:
             return f"{count} parameter{'s' if count != 1 else ''} ({', '.join(self.params)})"
-        return f"{self.min_params} or {count} parameters ({', '.join(self.params)})"
+        return f"{self.required} or {count} parameters ({', '.join(self.params)})"
 
 
-def _default(args: tuple[sympy.Expr, ...], index: int, value: int) -> sympy.Expr:
-    return args[index] if len(args) > index else sympy.Integer(value)
+# ------------------------------------------------------------------------------------------------ samplers
 
 
-DISTRIBUTIONS: dict[str, Distribution] = {
-    d.name: d
-    for d in (
-        Distribution("Lap", ("b",), 1, False, "ℝ", False, "exp(-|x|/b) / (2b)", lambda a: 1 / a[0],
-                     source="Free Gap Table 1", requirements=(_positive(0),)),
-        Distribution("Exp", ("b",), 1, False, "[0, ∞)", True, "exp(-x/b) / b (mean b)", lambda a: 1 / a[0],
-                     source="Free Gap Table 1", requirements=(_positive(0),), values=Support(lower=ZERO)),
-        Distribution("Geo", ("p",), 1, True, "{0, 1, 2, ...}", True, "p (1-p)^n", lambda a: -sympy.log(1 - a[0]),
-                     cost_note="mean (1-p)/p on n >= 0", source="Free Gap Table 1", requirements=(_open_unit(0),),
-                     values=Support(lower=ZERO, integer=True)),
-        Distribution("DLap", ("a",), 1, True, "ℤ", False, "tanh(a/2) exp(-a|n|)", lambda a: a[0],
-                     source="two-sided geometric (Ghosh et al.), Free Gap Section 3.1", requirements=(_positive(0),),
-                     values=Support(integer=True)),
-        Distribution("Staircase", ("eps", "gamma"), 2, False, "ℝ", False, "staircase density, sensitivity 1",
-                     lambda a: a[0], cost_note="bound holds for shifts that are whole multiples of the sensitivity",
-                     source="Geng & Viswanath, cited in Free Gap Section 3.1", whole_shifts=True,
-                     requirements=(_positive(0), _closed_unit(1))),
-        Distribution("Logistic", ("loc", "scale"), 1, False, "ℝ", False, "logistic(loc, scale)",
-                     lambda a: 1 / _default(a, 1, 1),
-                     cost_note="|d/dx ln f| = |tanh((x-loc)/(2 scale))| / scale <= 1/scale",
-                     source="Free Gap Theorem 8.3", requirements=(_positive(1),)),
-        Distribution("Gumbel", ("loc", "scale"), 1, False, "ℝ", False,
-                     "exp(-(x-loc)/s - exp(-(x-loc)/s)) / s", None,
-                     cost_note="ln f(x)/f(y) = (y-x)/s + e^{-(y-loc)/s} - e^{-(x-loc)/s} is unbounded",
-                     source="Free Gap Section 8.1", requirements=(_positive(1),)),
-        Distribution("Uniform", ("a", "b"), 2, False, "[a, b]", False, "1/(b-a)", None,
-                     cost_note="the density ratio is infinite across the boundary of the support",
-                     requirements=(_ordered(0, 1, "a"),), values=Support(lower=Param(0), upper=Param(1))),
-        Distribution("Gamma", ("k", "theta"), 2, False, "(0, ∞)", True, "x^(k-1) exp(-x/theta) / (Γ(k) theta^k)",
-                     None, cost_note="d/dx ln f = (k-1)/x - 1/theta is unbounded near 0 (k != 1)",
-                     source="R²DP Appendix B (shape k, scale theta)", requirements=(_positive(0), _positive(1)),
-                     values=Support(lower=ZERO, lower_open=True)),
-        Distribution("Bernoulli", ("p",), 1, True, "{0, 1}", True, "P[1] = p", None,
-                     cost_note="a shift leaves the support {0, 1}", requirements=(_closed_unit(0),),
-                     values=Support(lower=ZERO, upper=ONE, integer=True)),
-        Distribution("Point", ("v",), 1, False, "{v}", False, "P[v] = 1", None,
-                     cost_note="any nonzero shift leaves the support {v}",
-                     source="R²DP Appendix B.0.1 (1), the degenerate distribution", values=Support(lower=Param(0), upper=Param(0))),
-        Distribution("Normal", ("mu", "sigma"), 2, False, "ℝ", False, "Gaussian", None,
-                     cost_note="ln f(x)/f(y) grows quadratically", requirements=(_positive(1),)),
-        Distribution("TruncNormal", ("mu", "sigma", "a", "b"), 4, False, "[a, b]", False,
-                     "Gaussian(mu, sigma) conditioned on [a, b]", None,
-                     cost_note="bounded support and quadratic log-density",
-                     source="R²DP Appendix B", requirements=(_positive(1), _ordered(2, 3, "a")),
-                     values=Support(lower=Param(2), upper=Param(3))),
-    )
-}
+def _geo(gen: np.random.Generator, p: Any, size: int) -> np.ndarray:
+    # numpy's geometric counts trials up to the first success (n >= 1); ours counts failures (n >= 0).
+    return gen.geometric(p, size) - 1
+
+
+def _draw_lap(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return gen.laplace(0.0, p[0], size)
+
+
+def _draw_exp(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return gen.exponential(p[0], size)
+
+
+def _draw_geo(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return _geo(gen, p[0], size)
+
+
+def _draw_dlap(gen: np.random.Generator, params: tuple[Any, ...], size: int) -> np.ndarray:
+    # X - Y for X, Y ~ Geo(1 - e^-a) on n >= 0 has mass proportional to e^(-a|n|).
+    p = -np.expm1(-np.asarray(params[0], dtype=float))
+    return _geo(gen, p, size) - _geo(gen, p, size)
+
+
+def _draw_staircase(gen: np.random.Generator, params: tuple[Any, ...], size: int) -> np.ndarray:
+    """Geng & Viswanath, "The optimal noise-adding mechanism in differential privacy" (sensitivity Δ = 1).
+
+    S = ±1 with probability 1/2; G ~ Geo(1 - b) on n >= 0 with b = e^-eps; U ~ Uniform[0, 1];
+    B = 1 with probability (1-γ)b / (γ + (1-γ)b); X = S((1-B)(G + γU) + B(G + γ + (1-γ)U)).
+    The density is a(γ) on [0, γ), a(γ)e^-eps on [γ, 1), repeated with factor e^-eps per unit and mirrored,
+    where a(γ) = (1 - b) / (2(γ + (1-γ)b)).
+    """
+    eps, gamma = (np.asarray(x, dtype=float) for x in params)
+    b = np.exp(-eps)
+    sign = np.where(gen.random(size) < 0.5, -1.0, 1.0)
+    g = _geo(gen, -np.expm1(-eps), size).astype(float)
+    u = gen.random(size)
+    upper = gen.random(size) < (1 - gamma) * b / (gamma + (1 - gamma) * b)
+    return sign * np.where(upper, g + gamma + (1 - gamma) * u, g + gamma * u)
+
+
+def _draw_logistic(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return gen.logistic(p[0], p[1], size)
+
+
+def _draw_gumbel(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return gen.gumbel(p[0], p[1], size)
+
+
+def _draw_uniform(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return gen.uniform(p[0], p[1], size)
+
+
+def _draw_gamma(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return gen.gamma(p[0], p[1], size)
+
+
+def _draw_bernoulli(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return (gen.random(size) < p[0]).astype(np.int64)
+
+
+def _draw_point(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(p[0], dtype=float), (size,)).copy()
+
+
+def _draw_normal(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    return gen.normal(p[0], p[1], size)
+
+
+def _draw_truncnormal(gen: np.random.Generator, params: tuple[Any, ...], size: int) -> np.ndarray:
+    """`scipy.stats.truncnorm` (standardised ends) with the generator as random_state."""
+    from scipy.stats import truncnorm
+
+    mu, sigma, a, b = (np.asarray(x, dtype=float) for x in params)
+    lo, hi = (a - mu) / sigma, (b - mu) / sigma
+    degenerate = ~(lo < hi)
+    if not degenerate.any():
+        return np.asarray(truncnorm.rvs(lo, hi, loc=mu, scale=sigma, size=size, random_state=gen), dtype=float)
+    # mu so far from [a, b] (|mu| near 2^63, say) that both ends standardise to one double: scipy refuses the
+    # empty interval, but all the mass lies within rounding of the end nearest mu, which is then the sample.
+    near = np.broadcast_to(np.where(mu < a, a, b), (size,))
+    safe = np.asarray(truncnorm.rvs(np.where(degenerate, 0.0, lo), np.where(degenerate, 1.0, hi), loc=mu,
+                                    scale=sigma, size=size, random_state=gen), dtype=float)
+    return np.where(np.broadcast_to(degenerate, (size,)), near, safe)
+
+
+# ------------------------------------------------------------------------------------------- log densities
+# Lap, Normal, Logistic and Gumbel up to constants shared by D and D'; Staircase, Exp, Geo, DLap and Uniform
+# exactly (normalised: tests/test_loss_events.py compares them with scipy.stats and the samplers).
+
+
+def _log_lap(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    return -np.abs(z) / p[0] - np.log(2 * p[0])
+
+
+def _log_normal(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    return -0.5 * ((z - p[0]) / p[1]) ** 2 - np.log(p[1])
+
+
+def _log_logistic(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    return -(z - p[0]) / p[1] - 2 * np.logaddexp(0.0, -(z - p[0]) / p[1]) - np.log(p[1])
+
+
+def _log_gumbel(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    return -(z - p[0]) / p[1] - np.exp(-(z - p[0]) / p[1]) - np.log(p[1])
+
+
+def _log_exp(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    return np.where(z >= 0, -z / p[0] - math.log(p[0]), -np.inf)
+
+
+def _log_geo(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    return np.where((z >= 0) & (np.floor(z) == z), math.log(p[0]) + z * math.log1p(-p[0]), -np.inf)
+
+
+def _log_dlap(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    return np.where(np.floor(z) == z, math.log(math.tanh(p[0] / 2)) - p[0] * np.abs(z), -np.inf)
+
+
+def _log_uniform(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    return np.where((z >= p[0]) & (z <= p[1]), -math.log(p[1] - p[0]), -np.inf)
+
+
+def _log_staircase(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
+    """Geng & Viswanath's staircase density for sensitivity 1, as `_draw_staircase` samples it: with
+    b = e^-eps and a = (1 - b) / (2 (gamma + (1 - gamma) b)), the density is a b^g on |z| in [g, g + gamma)
+    and a b^(g+1) on [g + gamma, g + 1), g = 0, 1, ... (the sampler's two pieces G + gamma U and
+    G + gamma + (1 - gamma) U, U in [0, 1))."""
+    eps, gamma = p[0], p[1]
+    b = math.exp(-eps)
+    log_a = math.log1p(-b) - math.log(2.0 * (gamma + (1.0 - gamma) * b))
+    r = np.abs(z)
+    g = np.floor(r)
+    return log_a - eps * (g + (r - g >= gamma))
+
+
+# ------------------------------------------------------------------------------------ cost coefficients
+
+
+def _reciprocal_first(a: tuple[sympy.Expr, ...]) -> sympy.Expr:
+    return 1 / a[0]
+
+
+def _first(a: tuple[sympy.Expr, ...]) -> sympy.Expr:
+    return a[0]
+
+
+def _geo_cost(a: tuple[sympy.Expr, ...]) -> sympy.Expr:
+    import sympy
+
+    return -sympy.log(1 - a[0])
+
+
+def _reciprocal_scale(a: tuple[sympy.Expr, ...]) -> sympy.Expr:
+    """1/scale, with Logistic's default scale of 1 when it is omitted."""
+    if len(a) > 1:
+        return 1 / a[1]
+    import sympy
+
+    return sympy.Integer(1)
+
+
+# ------------------------------------------------------------------------------- R²DP's mixing variables
+
+
+def normal_cdf(x: sympy.Expr) -> sympy.Expr:
+    """Φ(x) in sympy (the `normal_cdf` builtin and the truncated normal's closed forms)."""
+    import sympy
+
+    return (1 + sympy.erf(x / sympy.sqrt(2))) / 2
+
+
+def normal_pdf(x: sympy.Expr) -> sympy.Expr:
+    """φ(x) in sympy."""
+    import sympy
+
+    return sympy.exp(-x ** 2 / 2) / sympy.sqrt(2 * sympy.pi)
+
+
+def _mgf_point(a: tuple[Any, ...], t: Any) -> Any:
+    import sympy
+
+    return sympy.exp(t * a[0])
+
+
+def _mgf_bernoulli(a: tuple[Any, ...], t: Any) -> Any:
+    import sympy
+
+    return 1 - a[0] + a[0] * sympy.exp(t)
+
+
+def _mgf_gamma(a: tuple[Any, ...], t: Any) -> Any:
+    return (1 - a[1] * t) ** (-a[0])
+
+
+def _mgf_exp(a: tuple[Any, ...], t: Any) -> Any:
+    return 1 / (1 - a[0] * t)
+
+
+def _mgf_uniform(a: tuple[Any, ...], t: Any) -> Any:
+    import sympy
+
+    lo, hi = a
+    return (sympy.exp(t * hi) - sympy.exp(t * lo)) / (t * (hi - lo))
+
+
+def _mean_uniform(a: tuple[Any, ...]) -> Any:
+    return (a[0] + a[1]) / 2
+
+
+def _mgf_truncnormal(a: tuple[Any, ...], t: Any) -> Any:
+    import sympy
+
+    mu, sigma, lo, hi = a
+    alpha, beta = (lo - mu) / sigma, (hi - mu) / sigma
+    return (sympy.exp(mu * t + sigma ** 2 * t ** 2 / 2) *
+            (normal_cdf(beta - sigma * t) - normal_cdf(alpha - sigma * t)) / (normal_cdf(beta) - normal_cdf(alpha)))
+
+
+def _mean_truncnormal(a: tuple[Any, ...]) -> Any:
+    mu, sigma, lo, hi = a
+    alpha, beta = (lo - mu) / sigma, (hi - mu) / sigma
+    return mu + sigma * (normal_pdf(alpha) - normal_pdf(beta)) / (normal_cdf(beta) - normal_cdf(alpha))
+
+
+def _atoms_point(v: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
+    return ((v[0], 1.0),)
+
+
+def _atoms_bernoulli(v: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
+    return ((0.0, 1 - v[0]), (1.0, v[0]))
+
+
+def _scipy_gamma(v: tuple[float, ...]) -> Any:
+    from scipy import stats
+
+    return stats.gamma(v[0], scale=v[1])
+
+
+def _scipy_exp(v: tuple[float, ...]) -> Any:
+    from scipy import stats
+
+    return stats.expon(scale=v[0])
+
+
+def _scipy_uniform(v: tuple[float, ...]) -> Any:
+    from scipy import stats
+
+    return stats.uniform(v[0], v[1] - v[0])
+
+
+def _scipy_truncnormal(v: tuple[float, ...]) -> Any:
+    from scipy import stats
+
+    mu, sigma, a, b = v
+    return stats.truncnorm((a - mu) / sigma, (b - mu) / sigma, loc=mu, scale=sigma)
+
+
+# ------------------------------------------------------------------------------------------ the registry
+
+DISTRIBUTIONS: dict[str, Distribution] = {}
+"""Every distribution the language knows, by the name a spec writes."""
+
+
+def register(dist: Distribution) -> Distribution:
+    """Add a distribution to the language (every stage reads `DISTRIBUTIONS` when it needs one)."""
+    if not dist.name.isidentifier() or not dist.name[:1].isupper() or dist.name.isupper():
+        raise ValueError(f"a distribution's name is a capitalised identifier that is not all capitals (those "
+                         f"are tags): {dist.name!r}")
+    if dist.name in DISTRIBUTIONS:
+        raise ValueError(f"distribution {dist.name} is already registered")
+    DISTRIBUTIONS[dist.name] = dist
+    return dist
+
+
+for _d in (
+    Distribution("Lap", ("b",), "ℝ", "exp(-|x|/b) / (2b)", (1.0,), _draw_lap, _reciprocal_first,
+                 source="Free Gap Table 1", requirements=(_positive(0),), log_density=_log_lap),
+    Distribution("Exp", ("b",), "[0, ∞)", "exp(-x/b) / b (mean b)", (1.0,), _draw_exp, _reciprocal_first,
+                 source="Free Gap Table 1", requirements=(_positive(0),), values=Support(lower=ZERO),
+                 log_density=_log_exp, mixing=Mixing(_mgf_exp, reference=_scipy_exp)),
+    Distribution("Geo", ("p",), "{0, 1, 2, ...}", "p (1-p)^n", (0.5,), _draw_geo, _geo_cost,
+                 cost_note="mean (1-p)/p on n >= 0", source="Free Gap Table 1", requirements=(_open_unit(0),),
+                 values=Support(lower=ZERO, integer=True), log_density=_log_geo),
+    Distribution("DLap", ("a",), "ℤ", "tanh(a/2) exp(-a|n|)", (1.0,), _draw_dlap, _first,
+                 source="two-sided geometric (Ghosh et al.), Free Gap Section 3.1", requirements=(_positive(0),),
+                 values=Support(integer=True), log_density=_log_dlap),
+    Distribution("Staircase", ("eps", "gamma"), "ℝ", "staircase density, sensitivity 1", (1.0, 0.5),
+                 _draw_staircase, _first,
+                 cost_note="bound holds for shifts that are whole multiples of the sensitivity",
+                 source="Geng & Viswanath, cited in Free Gap Section 3.1", whole_shifts=True,
+                 requirements=(_positive(0), _closed_unit(1)), log_density=_log_staircase),
+    Distribution("Logistic", ("loc", "scale"), "ℝ", "logistic(loc, scale)", (0.0, 1.0), _draw_logistic,
+                 _reciprocal_scale, min_params=1,
+                 cost_note="|d/dx ln f| = |tanh((x-loc)/(2 scale))| / scale <= 1/scale",
+                 source="Free Gap Theorem 8.3", requirements=(_positive(1),), log_density=_log_logistic),
+    Distribution("Gumbel", ("loc", "scale"), "ℝ", "exp(-(x-loc)/s - exp(-(x-loc)/s)) / s", (0.0, 1.0),
+                 _draw_gumbel, None, min_params=1,
+                 cost_note="ln f(x)/f(y) = (y-x)/s + e^{-(y-loc)/s} - e^{-(x-loc)/s} is unbounded",
+                 source="Free Gap Section 8.1", requirements=(_positive(1),), log_density=_log_gumbel),
+    Distribution("Uniform", ("a", "b"), "[a, b]", "1/(b-a)", (0.0, 1.0), _draw_uniform, None,
+                 cost_note="the density ratio is infinite across the boundary of the support",
+                 requirements=(_ordered(0, 1, "a"),), values=Support(lower=Param(0), upper=Param(1)),
+                 log_density=_log_uniform, mixing=Mixing(_mgf_uniform, _mean_uniform, reference=_scipy_uniform)),
+    Distribution("Gamma", ("k", "theta"), "(0, ∞)", "x^(k-1) exp(-x/theta) / (Γ(k) theta^k)", (1.0, 1.0),
+                 _draw_gamma, None, cost_note="d/dx ln f = (k-1)/x - 1/theta is unbounded near 0 (k != 1)",
+                 source="R²DP Appendix B (shape k, scale theta)", requirements=(_positive(0), _positive(1)),
+                 values=Support(lower=ZERO, lower_open=True), mixing=Mixing(_mgf_gamma, reference=_scipy_gamma)),
+    Distribution("Bernoulli", ("p",), "{0, 1}", "P[1] = p", (0.5,), _draw_bernoulli, None,
+                 cost_note="a shift leaves the support {0, 1}", requirements=(_closed_unit(0),),
+                 values=Support(lower=ZERO, upper=ONE, integer=True),
+                 mixing=Mixing(_mgf_bernoulli, atoms=_atoms_bernoulli)),
+    Distribution("Point", ("v",), "{v}", "P[v] = 1", (0.0,), _draw_point, None,
+                 cost_note="any nonzero shift leaves the support {v}",
+                 source="R²DP Appendix B.0.1 (1), the degenerate distribution",
+                 values=Support(lower=Param(0), upper=Param(0)), mixing=Mixing(_mgf_point, atoms=_atoms_point)),
+    Distribution("Normal", ("mu", "sigma"), "ℝ", "Gaussian", (0.0, 1.0), _draw_normal, None,
+                 cost_note="ln f(x)/f(y) grows quadratically", requirements=(_positive(1),),
+                 log_density=_log_normal),
+    Distribution("TruncNormal", ("mu", "sigma", "a", "b"), "[a, b]", "Gaussian(mu, sigma) conditioned on [a, b]",
+                 (0.0, 1.0, -1.0, 1.0), _draw_truncnormal, None,
+                 cost_note="bounded support and quadratic log-density",
+                 source="R²DP Appendix B", requirements=(_positive(1), _ordered(2, 3, "a")),
+                 values=Support(lower=Param(2), upper=Param(3)),
+                 mixing=Mixing(_mgf_truncnormal, _mean_truncnormal, reference=_scipy_truncnormal)),
+):
+    register(_d)

@@ -1,9 +1,10 @@
 """Syntax highlighting for .dp files (Pygments), registered through the `pygments.lexers` entry point.
 
 `AlignLexer` colours every token that grammar.lark accepts; nothing the grammar accepts is lexed as
-`Token.Error` (tests/test_lexer.py checks this on every spec and on random token soups). The word lists
-are written out here rather than imported, so that highlighting never loads lark or sympy; the tests keep
-them equal to the grammar's keywords, `distributions.DISTRIBUTIONS` and the builtins of `resolve.py`.
+`Token.Error` (tests/test_lexer.py checks this on every spec and on random token soups). The distribution
+names come from the registry (`distributions.DISTRIBUTIONS`, which loads numpy but not sympy); the other
+word lists are written out here, so that highlighting never loads lark or sympy, and the tests keep them
+equal to the grammar's keywords and the builtins of `resolve.py`.
 
     pygmentize -l align specs/freegap/alg2_svt_gap.dp          # once the entry point is installed
     pygmentize -x -l align/lexer.py:AlignLexer FILE.dp          # without it
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, Whitespace)
+
+from .distributions import DISTRIBUTIONS
 
 __all__ = ["AlignLexer"]
 
@@ -24,8 +27,7 @@ WORD_OPERATORS = ("and", "or", "not", "in", "is")
 """`in` serves both `for i in a .. b` and membership `x in S`."""
 CONSTANTS = ("true", "false")
 TYPES = ("real", "int", "bool")
-DISTRIBUTION_NAMES = ("Lap", "Exp", "Geo", "DLap", "Staircase", "Gumbel", "Logistic", "Uniform", "Gamma",
-                      "Bernoulli", "Normal", "TruncNormal", "Point")
+DISTRIBUTION_NAMES = tuple(DISTRIBUTIONS)
 BUILTINS = ("len", "abs", "min", "max", "argmax", "argmin", "sqrt", "exp", "ln", "normal_cdf", "normal_pdf",
             "top_k_with_gaps", "top_k", "indices", "count", "sum", "all", "any")
 """Builtin functions and comprehensions (`sum` is a builtin when called, a keyword in `adjacent sum |...|`)."""

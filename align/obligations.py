@@ -110,7 +110,7 @@ def summarize_site(mech: ResolvedMechanism, site: NoiseSite) -> SiteSummary:
             cost = show(local)
             if expanded is not None and expanded != local:
                 cost += f" = {show(expanded)}"
-        if site.distribution.cost_note and site.distribution.name == "Staircase":
+        if site.distribution.whole_shifts:
             cost += f" ({site.distribution.cost_note})"
     shift = mech.alignment.shift_of(site.name) if mech.alignment else None
     if shift is None:

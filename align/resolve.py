@@ -504,7 +504,7 @@ class _MechanismResolver:
             self.error("unknown-distribution", s.dist_span, name=s.dist, hint=did_you_mean(s.dist, DISTRIBUTIONS))
             self.variables.setdefault(s.var, UNKNOWN)  # no follow-on `undefined-name` for the variable
             return
-        if not dist.min_params <= len(s.args) <= len(dist.params):
+        if not dist.required <= len(s.args) <= len(dist.params):
             self.error("distribution-arity", s.dist_span, name=s.dist, expected=dist.arity_text(),
                        found=_count(len(s.args), "parameter"))
         if s.var in self.noise:

@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from align.interp import runner  # noqa: E402
-from align.interp.noise import BLOCK, SAMPLERS, draw_block_values  # noqa: E402
+from align.distributions import DISTRIBUTIONS  # noqa: E402
+from align.interp.noise import BLOCK, draw_block_values  # noqa: E402
 from align.parse import parse_source, read_source  # noqa: E402
 from align.resolve import resolve  # noqa: E402
 from mechanisms import NoisyTopKWithGap, SVTWithGap  # noqa: E402
@@ -87,7 +88,7 @@ def implementation(mech, q: list[float], samples: int, chunk: int) -> Callable[[
 
 def interpreter_draws(count: int) -> Callable[[int], int]:
     """The interpreter's Laplace sampler: `count` values of one noise site member, block by block."""
-    sampler, root = SAMPLERS["Lap"], np.random.SeedSequence(11)
+    sampler, root = DISTRIBUTIONS["Lap"], np.random.SeedSequence(11)
     count = -(-count // BLOCK) * BLOCK
 
     def run(repetition: int) -> int:

@@ -14,7 +14,7 @@ from scipy import stats
 
 from align.distributions import DISTRIBUTIONS
 from align.interp.errors import RunError
-from align.interp.noise import BLOCK, SAMPLERS, check_parameters, cost_coefficient, draw_block_values, in_support
+from align.interp.noise import BLOCK, check_parameters, cost_coefficient, draw_block_values, in_support
 from align.interp.runner import prepare_arguments, sample
 from align.parse import parse_source, read_source
 from align.resolve import resolve
@@ -26,7 +26,7 @@ N = 100_000
 
 
 def draw(name: str, *params: float, n: int = N, seed: int = 1) -> np.ndarray:
-    sampler = SAMPLERS[name]
+    sampler = DISTRIBUTIONS[name]
     full = sampler.full_params([np.asarray([p], dtype=float) for p in params])
     full = tuple(np.asarray(p, dtype=float).reshape(-1) for p in full)
     assert check_parameters(sampler, full, None) is None
@@ -42,8 +42,11 @@ def mechanism(text: str):
     return resolve(parse_source(Source("test.dp", text))).mechanisms[0]
 
 
-def test_every_distribution_has_a_sampler():
-    assert set(SAMPLERS) == set(DISTRIBUTIONS)
+def test_every_distributions_defaults_are_well_formed_and_draw():
+    for name, dist in DISTRIBUTIONS.items():
+        params = tuple(np.asarray([p]) for p in dist.defaults)
+        assert check_parameters(dist, params, None) is None, name
+        assert in_support(dist, dist.defaults, draw(name, *dist.defaults, n=100)).all(), name
 
 
 def test_laplace_has_scale_b():
@@ -130,7 +133,7 @@ def test_point_is_a_constant():
     ("TruncNormal", (0.0, 1.0, 2.0, 1.0), 3, "greater than a"),
 ])
 def test_invalid_parameters_are_named(name, params, param, requirement):
-    sampler = SAMPLERS[name]
+    sampler = DISTRIBUTIONS[name]
     problem = check_parameters(sampler, tuple(np.asarray([p]) for p in sampler.full_params(params)), None)
     assert problem is not None and (problem.param, problem.requirement) == (param, requirement)
 
@@ -150,23 +153,23 @@ def test_an_invalid_parameter_is_a_located_error_on_the_lanes_that_draw():
 
 
 def test_cost_coefficients_follow_the_distribution_table():
-    assert cost_coefficient("Lap", (np.asarray([4.0]),))[0] == 0.25
-    assert cost_coefficient("Exp", (np.asarray([2.0]),))[0] == 0.5
-    assert abs(cost_coefficient("Geo", (np.asarray([1 - math.exp(-0.3)]),))[0] - 0.3) < 1e-12
-    assert cost_coefficient("DLap", (np.asarray([0.7]),))[0] == 0.7
-    assert cost_coefficient("Staircase", (np.asarray([0.9]), np.asarray([0.5])))[0] == 0.9
-    assert cost_coefficient("Logistic", (np.asarray([0.0]),)) == 1.0
-    assert cost_coefficient("Logistic", (np.asarray([0.0]), np.asarray([4.0])))[0] == 0.25
-    assert cost_coefficient("Gumbel", (np.asarray([0.0]),)) is None
+    assert cost_coefficient(DISTRIBUTIONS["Lap"], (np.asarray([4.0]),))[0] == 0.25
+    assert cost_coefficient(DISTRIBUTIONS["Exp"], (np.asarray([2.0]),))[0] == 0.5
+    assert abs(cost_coefficient(DISTRIBUTIONS["Geo"], (np.asarray([1 - math.exp(-0.3)]),))[0] - 0.3) < 1e-12
+    assert cost_coefficient(DISTRIBUTIONS["DLap"], (np.asarray([0.7]),))[0] == 0.7
+    assert cost_coefficient(DISTRIBUTIONS["Staircase"], (np.asarray([0.9]), np.asarray([0.5])))[0] == 0.9
+    assert cost_coefficient(DISTRIBUTIONS["Logistic"], (np.asarray([0.0]),)) == 1.0
+    assert cost_coefficient(DISTRIBUTIONS["Logistic"], (np.asarray([0.0]), np.asarray([4.0])))[0] == 0.25
+    assert cost_coefficient(DISTRIBUTIONS["Gumbel"], (np.asarray([0.0]),)) is None
 
 
 def test_supports():
     x = np.asarray([-1.0, 0.0, 0.5, 1.0, 2.0])
-    assert list(in_support("Exp", (1.0,), x)) == [False, True, True, True, True]
-    assert list(in_support("Geo", (0.5,), x)) == [False, True, False, True, True]
-    assert list(in_support("Bernoulli", (0.5,), x)) == [False, True, False, True, False]
-    assert list(in_support("Uniform", (0.0, 1.0), x)) == [False, True, True, True, False]
-    assert list(in_support("Lap", (1.0,), x)) == [True] * 5
+    assert list(in_support(DISTRIBUTIONS["Exp"], (1.0,), x)) == [False, True, True, True, True]
+    assert list(in_support(DISTRIBUTIONS["Geo"], (0.5,), x)) == [False, True, False, True, True]
+    assert list(in_support(DISTRIBUTIONS["Bernoulli"], (0.5,), x)) == [False, True, False, True, False]
+    assert list(in_support(DISTRIBUTIONS["Uniform"], (0.0, 1.0), x)) == [False, True, True, True, False]
+    assert list(in_support(DISTRIBUTIONS["Lap"], (1.0,), x)) == [True] * 5
 
 
 # ------------------------------------------------------------------------------------------------ seeding

@@ -22,12 +22,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from align.interp.noise import SAMPLERS, draw_block_values
+from align.distributions import DISTRIBUTIONS
+from align.interp.noise import draw_block_values
 from align.interp.runner import prepare_arguments, sample
 from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.stats.events import (
-    LOG_DENSITIES,
     AdditiveNoise,
     Event,
     Layout,
@@ -57,7 +57,7 @@ SCIPY = [
 
 @pytest.mark.parametrize("dist, params, reference", SCIPY, ids=[f"{d}{p}" for d, p, _ in SCIPY])
 def test_log_density_is_scipys_on_and_off_the_support(dist, params, reference):
-    ours = LOG_DENSITIES[dist](GRID, params)
+    ours = DISTRIBUTIONS[dist].log_density(GRID, params)
     theirs = reference(GRID)
     assert np.array_equal(np.isneginf(ours), np.isneginf(theirs)), GRID[np.isneginf(ours) != np.isneginf(theirs)]
     finite = np.isfinite(theirs)
@@ -69,7 +69,7 @@ def _staircase_cells(eps: float, gamma: float, cells: int) -> tuple[np.ndarray, 
     """Edges of the pieces of constant staircase density on [0, cells) and the density on each (from ours)."""
     edges = np.sort(np.r_[np.arange(cells + 1.0), np.arange(cells) + gamma])
     mids = (edges[:-1] + edges[1:]) / 2
-    return edges, np.exp(LOG_DENSITIES["Staircase"](mids, (eps, gamma)))
+    return edges, np.exp(DISTRIBUTIONS["Staircase"].log_density(mids, (eps, gamma)))
 
 
 @pytest.mark.parametrize("eps, gamma", [(1.0, 0.3), (0.4, 0.5), (2.0, 0.0), (1.0, 1.0)])
@@ -78,7 +78,7 @@ def test_staircase_density_is_normalised_and_matches_the_sampler(eps, gamma):
     mass = 2 * density * np.diff(edges)  # both signs
     assert mass.sum() == pytest.approx(1.0, abs=1e-12)
     n = 200_000
-    x = draw_block_values(SAMPLERS["Staircase"], np.random.SeedSequence(5), 0, 0, 0, n, (eps, gamma))
+    x = draw_block_values(DISTRIBUTIONS["Staircase"], np.random.SeedSequence(5), 0, 0, 0, n, (eps, gamma))
     counts = np.histogram(np.abs(x), edges)[0]
     head = slice(0, 12)  # the pieces that get samples
     p = mass[head]
@@ -89,16 +89,16 @@ def test_staircase_density_is_normalised_and_matches_the_sampler(eps, gamma):
 def test_log_density_describes_the_interpreters_samples(dist, params):
     """The parameterisation is the sampler's (Exp's scale is its mean, Geo counts failures from 0, ...)."""
     n = 200_000
-    x = draw_block_values(SAMPLERS[dist], np.random.SeedSequence(11), 0, 0, 0, n, params).astype(float)
-    assert np.isfinite(LOG_DENSITIES[dist](x, params)).all()  # every sample is in the support
+    x = draw_block_values(DISTRIBUTIONS[dist], np.random.SeedSequence(11), 0, 0, 0, n, params).astype(float)
+    assert np.isfinite(DISTRIBUTIONS[dist].log_density(x, params)).all()  # every sample is in the support
     if dist in ("Geo", "DLap"):
         values = np.arange(-4.0, 8.0)
-        p = np.exp(LOG_DENSITIES[dist](values, params))
+        p = np.exp(DISTRIBUTIONS[dist].log_density(values, params))
         freq = (x[:, None] == values[None, :]).mean(axis=0)
     else:
         edges = np.linspace(params[0] if dist == "Uniform" else 0.0, params[1] if dist == "Uniform" else 8.0, 9)
         fine = np.linspace(edges[0], edges[-1], 80_001)
-        f = np.exp(LOG_DENSITIES[dist](fine, params))
+        f = np.exp(DISTRIBUTIONS[dist].log_density(fine, params))
         cumulative = np.r_[0.0, np.cumsum((f[1:] + f[:-1]) / 2 * np.diff(fine))]
         p = np.diff(np.interp(edges, fine, cumulative))
         freq = np.histogram(x, edges)[0] / n

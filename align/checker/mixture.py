@@ -20,6 +20,7 @@ from typing import Any
 import sympy
 
 from .. import nodes as n
+from ..distributions import Mixing, normal_cdf, normal_pdf
 from ..obligations import Obligation
 from ..resolve import NoiseSite, ResolvedMechanism
 from ..symbolic import NotSymbolic, show, symbol, to_sympy
@@ -31,44 +32,21 @@ class NotAMixture(Exception):
     """The mechanism does not have the shape the rule needs."""
 
 
-def _normal_cdf(x: sympy.Expr) -> sympy.Expr:
-    return (1 + sympy.erf(x / sympy.sqrt(2))) / 2
-
-
-def _normal_pdf(x: sympy.Expr) -> sympy.Expr:
-    return sympy.exp(-x ** 2 / 2) / sympy.sqrt(2 * sympy.pi)
+def _mixing(site: NoiseSite) -> Mixing:
+    if site.distribution.mixing is None:
+        raise NotAMixture(f"no closed-form MGF for {site.distribution.name}")
+    return site.distribution.mixing
 
 
 def mgf(site: NoiseSite, args: list[sympy.Expr]) -> sympy.Expr:
-    """M_X(t) = E[e^{tX}] of a mixing variable, in closed form."""
-    d = site.distribution.name
-    if d == "Point":
-        return sympy.exp(T * args[0])
-    if d == "Bernoulli":
-        return 1 - args[0] + args[0] * sympy.exp(T)
-    if d == "Gamma":
-        return (1 - args[1] * T) ** (-args[0])
-    if d == "Exp":
-        return 1 / (1 - args[0] * T)
-    if d == "Uniform":
-        a, b = args
-        return (sympy.exp(T * b) - sympy.exp(T * a)) / (T * (b - a))
-    if d == "TruncNormal":
-        mu, sigma, a, b = args
-        alpha, beta = (a - mu) / sigma, (b - mu) / sigma
-        return (sympy.exp(mu * T + sigma ** 2 * T ** 2 / 2) *
-                (_normal_cdf(beta - sigma * T) - _normal_cdf(alpha - sigma * T)) / (_normal_cdf(beta) - _normal_cdf(alpha)))
-    raise NotAMixture(f"no closed-form MGF for {d}")
+    """M_X(t) = E[e^{tX}] of a mixing variable, in closed form (`Distribution.mixing`)."""
+    return _mixing(site).mgf(tuple(args), T)
 
 
 def _mean(site: NoiseSite, args: list[sympy.Expr]) -> sympy.Expr:
-    d = site.distribution.name
-    if d == "Uniform":
-        return (args[0] + args[1]) / 2
-    if d == "TruncNormal":
-        mu, sigma, a, b = args
-        alpha, beta = (a - mu) / sigma, (b - mu) / sigma
-        return mu + sigma * (_normal_pdf(alpha) - _normal_pdf(beta)) / (_normal_cdf(beta) - _normal_cdf(alpha))
+    mixing = _mixing(site)
+    if mixing.mean is not None:
+        return mixing.mean(tuple(args))
     return sympy.diff(mgf(site, args), T).subs(T, 0)
 
 
@@ -77,7 +55,7 @@ def _derivative_at(site: NoiseSite, args: list[sympy.Expr], at: sympy.Expr) -> s
 
 
 def _value_at(site: NoiseSite, args: list[sympy.Expr], at: sympy.Expr) -> sympy.Expr:
-    if site.distribution.name == "Uniform" and at == 0:
+    if at == 0:  # M_X(0) = 1 for every X (Uniform's closed form is 0/0 there)
         return sympy.Integer(1)
     return mgf(site, args).subs(T, at)
 
@@ -85,9 +63,9 @@ def _value_at(site: NoiseSite, args: list[sympy.Expr], at: sympy.Expr) -> sympy.
 def _sympy(e: n.Expr, bindings: dict[str, sympy.Expr]) -> sympy.Expr:
     """to_sympy, with normal_cdf/normal_pdf as their erf/exp forms."""
     if isinstance(e, n.Call) and e.func == "normal_cdf":
-        return _normal_cdf(_sympy(e.args[0], bindings))
+        return normal_cdf(_sympy(e.args[0], bindings))
     if isinstance(e, n.Call) and e.func == "normal_pdf":
-        return _normal_pdf(_sympy(e.args[0], bindings))
+        return normal_pdf(_sympy(e.args[0], bindings))
     if isinstance(e, n.Call) and e.func in ("exp", "ln", "sqrt", "abs") and len(e.args) == 1:
         inner = _sympy(e.args[0], bindings)
         return {"exp": sympy.exp, "ln": sympy.log, "sqrt": sympy.sqrt, "abs": sympy.Abs}[e.func](inner)
@@ -203,27 +181,17 @@ def _numeric_sup(mix: Mixture, point: dict[str, float]) -> float:
     variables = []
     for site, args in zip(mix.mixing, mix.args):
         values = [float(a.subs(subs)) for a in args]
-        d = site.distribution.name
-        if d == "Point":
-            variables.append(("point", values[0]))
-        elif d == "Bernoulli":
-            variables.append(("discrete", ([0.0, 1.0], [1 - values[0], values[0]])))
-        elif d == "Gamma":
-            variables.append(("continuous", stats.gamma(values[0], scale=values[1])))
-        elif d == "Exp":
-            variables.append(("continuous", stats.expon(scale=values[0])))
-        elif d == "Uniform":
-            variables.append(("continuous", stats.uniform(values[0], values[1] - values[0])))
-        elif d == "TruncNormal":
-            mu, sigma, a, b = values
-            variables.append(("continuous", stats.truncnorm((a - mu) / sigma, (b - mu) / sigma, loc=mu, scale=sigma)))
+        mixing = _mixing(site)
+        if mixing.atoms is not None:
+            variables.append(("discrete", mixing.atoms(tuple(values))))
+        elif mixing.reference is not None:
+            variables.append(("continuous", mixing.reference(tuple(values))))
+        else:
+            raise NotAMixture(f"no numeric reference for {site.distribution.name}")
 
     def moment(kind: str, spec: Any, t: float, power: int) -> float:
-        if kind == "point":
-            return spec ** power * math.exp(t * spec)
         if kind == "discrete":
-            xs, ps = spec
-            return sum(p * x ** power * math.exp(t * x) for x, p in zip(xs, ps))
+            return sum(p * x ** power * math.exp(t * x) for x, p in spec)
         lo, hi = spec.support()
         return integrate.quad(lambda x: x ** power * math.exp(t * x) * spec.pdf(x), lo, hi, limit=200)[0]
 

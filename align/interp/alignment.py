@@ -120,7 +120,7 @@ def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
     aligned = values + psi
     dist = site.distribution
     written = rec.params[: len(site.args)]
-    c = cost_coefficient(dist.name, written)
+    c = cost_coefficient(dist, written)
     moved = drawn & (psi != 0)
     if c is None:
         cost = np.zeros(values.shape)
@@ -129,7 +129,7 @@ def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
         with np.errstate(all="ignore"):
             cost = np.where(moved, np.broadcast_to(c, values.shape) * np.abs(psi), 0.0)
         lipschitz_ok = np.ones(values.shape, dtype=bool)
-    support_ok = ~drawn | in_support(dist.name, tuple(rec.params), aligned)
+    support_ok = ~drawn | in_support(dist, tuple(rec.params), aligned)
     whole_ok = ~drawn | is_whole(psi) if dist.integer_shifts else np.ones(values.shape, dtype=bool)
     return SiteShift(rec, psi, aligned, cost, support_ok, whole_ok, lipschitz_ok)
 

@@ -31,7 +31,7 @@ from ..limits import MAX_LOOP_ITERATIONS
 from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism
 from ..unparse import unparse
 from .errors import RunError, fail
-from .noise import SAMPLERS, check_parameters, cost_coefficient, in_support, is_whole
+from .noise import check_parameters, cost_coefficient, in_support, is_whole
 from .values import Tag, format_value
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -182,10 +182,9 @@ class Interpreter:
 
     def _s_Sample(self, s: n.Sample) -> None:
         site = self.sites[s.var]
-        sampler = SAMPLERS[site.distribution.name]
         given = [float(self.ev(a)) for a in s.args]
-        params = sampler.full_params(given)
-        problem = check_parameters(sampler, tuple(np.asarray([p], dtype=np.float64) for p in params), None)
+        params = site.distribution.full_params(given)
+        problem = check_parameters(site.distribution, tuple(np.asarray([p], dtype=np.float64) for p in params), None)
         if problem is not None:
             span = s.args[problem.param].span if problem.param < len(s.args) else s.span
             raise fail("invalid-distribution-parameter", span, dist=site.distribution.name,
@@ -199,7 +198,7 @@ class Interpreter:
         self.env[s.var] = value
         label = s.var if member is None else f"{s.var}[{member}]"
         dist = f"{site.distribution.name}({', '.join(format_value(p) for p in given)})"
-        note = "" if in_support(site.distribution.name, tuple(params), np.asarray([value]))[0] \
+        note = "" if in_support(site.distribution, tuple(params), np.asarray([value]))[0] \
             else f"  (outside the support {site.distribution.support})"
         self.emit("sample", s.span.line, f"{label} ~ {dist} = {format_value(value)}{note}")
 
@@ -590,12 +589,11 @@ def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[
                     it.env.pop(shift.index_var, None)
                 else:
                     it.env[shift.index_var] = saved
-        name = d.site.distribution.name
         aligned = d.value + psi
-        c = cost_coefficient(name, d.params[: len(d.site.args)])
+        c = cost_coefficient(d.site.distribution, d.params[: len(d.site.args)])
         coefficient = None if c is None else float(c)
         cost = (0.0 if psi == 0 else math.inf) if c is None else float(coefficient * abs(psi))
-        ok = bool(in_support(name, d.params, np.asarray([aligned]))[0])
+        ok = bool(in_support(d.site.distribution, d.params, np.asarray([aligned]))[0])
         whole = bool(is_whole(np.asarray([psi]))[0]) if d.site.distribution.integer_shifts else True
         result.append(AlignedDraw(d, psi, aligned, cost, coefficient, ok, whole))
     claim_it = Interpreter(mech, trace=False)

@@ -30,7 +30,7 @@ from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism, 
 from ..types import BOOL, INT, REAL, ListType, Type
 from ..unparse import unparse
 from .errors import RunError, fail
-from .noise import SAMPLERS, Sampler, draw_block_values, parameter_checks, sanitize
+from .noise import draw_block_values, parameter_checks, sanitize
 from .trees import (ListV, Num, RangeV, SetV, TagV, Tree, Tup, equal, lanes, leaves, list_get, list_set, tmap,
                     uniform, unify, valid_positions, where, zeros_like)
 
@@ -186,7 +186,7 @@ def _merge_param(old: np.ndarray, new: np.ndarray, mask: np.ndarray | None) -> n
 
 
 class NoiseSource(Protocol):
-    def values(self, site: NoiseSite, index: int, member: int, sampler: Sampler, params: tuple,
+    def values(self, site: NoiseSite, index: int, member: int, params: tuple,
                mask: np.ndarray | None) -> np.ndarray: ...
 
 
@@ -196,10 +196,10 @@ class RandomSource:
     def __init__(self, root: np.random.SeedSequence, start: int, n: int):
         self.root, self.start, self.n = root, start, n
 
-    def values(self, site: NoiseSite, index: int, member: int, sampler: Sampler, params: tuple,
+    def values(self, site: NoiseSite, index: int, member: int, params: tuple,
                mask: np.ndarray | None) -> np.ndarray:
-        return draw_block_values(sampler, self.root, index, member, self.start, self.n,
-                                 sanitize(sampler, params, mask))
+        dist = site.distribution
+        return draw_block_values(dist, self.root, index, member, self.start, self.n, sanitize(dist, params, mask))
 
 
 class GivenSource:
@@ -211,7 +211,7 @@ class GivenSource:
         self.missing = np.zeros(n, dtype=bool)
         self.used: dict[str, np.ndarray] = {}
 
-    def values(self, site: NoiseSite, index: int, member: int, sampler: Sampler, params: tuple,
+    def values(self, site: NoiseSite, index: int, member: int, params: tuple,
                mask: np.ndarray | None) -> np.ndarray:
         values, available, offset = self.given[site.name]
         if site.family:
@@ -282,11 +282,10 @@ class Machine:
     def run(self, args: dict[str, Tree], source: NoiseSource) -> VectorRun:
         self.source = source
         for k, site in enumerate(self.mech.noise):
-            sampler = SAMPLERS[site.distribution.name]
             dtype = INT64 if site.distribution.integer else np.float64
             shape = (self.n, 0) if site.family else (self.n,)
             self.records[site.name] = SiteRecord(site, k, np.zeros(shape, dtype=dtype), np.zeros(shape, dtype=bool),
-                                                 [np.zeros((1,) + shape[1:]) for _ in sampler.defaults])
+                                                 [np.zeros((1,) + shape[1:]) for _ in site.distribution.defaults])
         self.env.update(args)
         with np.errstate(all="ignore"):
             self.exec_block(self.mech.node.body, None)
@@ -403,12 +402,11 @@ class Machine:
 
     def _s_Sample(self, s: n.Sample, m: np.ndarray | None) -> None:
         index, site = self.sites[s.var]
-        sampler = SAMPLERS[site.distribution.name]
         given = [np.asarray(self.ev(a, m).a, dtype=np.float64) for a in s.args]
-        params = sampler.full_params(given)
+        params = site.distribution.full_params(given)
         params = tuple(p if isinstance(p, np.ndarray) else uniform(p, np.float64) for p in params)
         names = site.distribution.params
-        for bad, k, requirement in parameter_checks(sampler, params):
+        for bad, k, requirement in parameter_checks(site.distribution, params):
             span = s.args[k].span if k < len(s.args) else s.span
             self.check(bad, m, "invalid-distribution-parameter", span, lambda lane, k=k, r=requirement: dict(
                 dist=site.distribution.name, param=names[k], requirement=r, value=_fmt(_at(params[k], lane))))
@@ -418,7 +416,7 @@ class Machine:
         member = 0
         if site.family:
             member = int(self.env[site.loop.var].a[0])
-        values = self.source.values(site, index, member, sampler, params, live)
+        values = self.source.values(site, index, member, params, live)
         self.records[s.var].record(member, values, live, params)
         self.assign(s.var, Num(values), m)
 

@@ -111,39 +111,6 @@ def _values(outputs: Outputs, positions: int) -> np.ndarray | None:
 # -------------------------------------------------------------------------- events from the exact privacy loss
 
 
-def _staircase(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
-    """Geng & Viswanath's staircase density for sensitivity 1, as align/interp/noise.py samples it: with
-    b = e^-eps and a = (1 - b) / (2 (gamma + (1 - gamma) b)), the density is a b^g on |z| in [g, g + gamma)
-    and a b^(g+1) on [g + gamma, g + 1), g = 0, 1, ... (the sampler's two pieces G + gamma U and
-    G + gamma + (1 - gamma) U, U in [0, 1))."""
-    eps, gamma = p[0], p[1]
-    b = math.exp(-eps)
-    log_a = math.log1p(-b) - math.log(2.0 * (gamma + (1.0 - gamma) * b))
-    r = np.abs(z)
-    g = np.floor(r)
-    return log_a - eps * (g + (r - g >= gamma))
-
-
-LOG_DENSITIES = {
-    "Lap": lambda z, p: -np.abs(z) / p[0] - np.log(2 * p[0]),
-    "Normal": lambda z, p: -0.5 * ((z - p[0]) / p[1]) ** 2 - np.log(p[1]),
-    "Logistic": lambda z, p: -(z - p[0]) / p[1] - 2 * np.logaddexp(0.0, -(z - p[0]) / p[1]) - np.log(p[1]),
-    "Gumbel": lambda z, p: -(z - p[0]) / p[1] - np.exp(-(z - p[0]) / p[1]) - np.log(p[1]),
-    # the noises with a boundary or a lattice: -inf off the support, so the loss can be infinite
-    "Exp": lambda z, p: np.where(z >= 0, -z / p[0] - math.log(p[0]), -np.inf),
-    "Geo": lambda z, p: np.where((z >= 0) & (np.floor(z) == z), math.log(p[0]) + z * math.log1p(-p[0]), -np.inf),
-    "DLap": lambda z, p: np.where(np.floor(z) == z, math.log(math.tanh(p[0] / 2)) - p[0] * np.abs(z), -np.inf),
-    "Uniform": lambda z, p: np.where((z >= p[0]) & (z <= p[1]), -math.log(p[1] - p[0]), -np.inf),
-    "Staircase": _staircase,
-}
-"""Log densities (or log mass functions) by the spec's name, in the parameterisation of align/interp/noise.py
-(what draws the samples): Lap, Normal, Logistic, Gumbel up to constants shared by D and D'; Staircase, Exp,
-Geo, DLap and Uniform exactly (normalised, so tests/test_loss_events.py compares them with scipy.stats and the
-sampler), -inf off the support. Exp(b) has mean b; Geo(p) is p (1-p)^n on n >= 0 (scipy's geom with loc -1);
-DLap(a) is tanh(a/2) e^(-a|n|) on the integers (scipy's dlaplace); Uniform(a, b) is 1/(b - a) on [a, b].
-Supports are tested exactly here; for integer-valued noise the argument has been snapped to the lattice by
-`noise_offsets` (see there)."""
-
 WHOLE_TOLERANCE = 1e-9
 """Relative tolerance within which x - mu counts as an integer for integer-valued noise (see noise_offsets)."""
 
@@ -203,7 +170,8 @@ class AdditiveNoise:
         """L(x) for each row of x (n, >= m); NaN where an entry is absent, or where both densities are 0."""
         total = np.zeros(x.shape[0])
         for j, (dist, p, a, b) in enumerate(zip(self.dists, self.params, self.mu, self.mu_prime)):
-            f = LOG_DENSITIES[dist]
+            f = DISTRIBUTIONS[dist].log_density
+            assert f is not None, dist  # additive_noise admits only noise with a log density
             xj = x[:, j]
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
                 # -inf - -inf (both impossible) is NaN, and NaN stays NaN through the sum and the rounding
@@ -243,12 +211,14 @@ def replay_noise(dist: str, params: tuple[float, ...], scale: float, rng: np.ran
     """A random value in the support of the noise, for the model check of `additive_noise`: Laplace at
     `scale` for full-support noise; its absolute value for non-negative noise (Exp, Geo); a non-zero integer
     (1 + the floor of it, with its sign where negative values exist) for integer noise (Geo, DLap); uniform
-    on [a, b] for Uniform(a, b). A value off the support would test the mechanism where it never runs (a
+    between the bounds for noise bounded on both sides (Uniform(a, b); an integer for integer noise). A value off the support would test the mechanism where it never runs (a
     branch on `eta >= 0` that Exp noise always takes), and the replay refuses non-integer integer noise."""
-    if dist == "Uniform":
-        return float(rng.uniform(params[0], params[1]))
-    z = float(rng.laplace(0.0, scale))
     d = DISTRIBUTIONS[dist]
+    bounds = d.values.bounds(params)
+    if len(bounds) == 2:  # bounded on both sides (Uniform(a, b)): a value between the bounds
+        (lo, _), (hi, _) = bounds
+        return int(rng.integers(math.ceil(lo), math.floor(hi) + 1)) if d.integer else float(rng.uniform(lo, hi))
+    z = float(rng.laplace(0.0, scale))
     if d.nonnegative:
         z = abs(z)
     if d.integer:
@@ -266,7 +236,7 @@ def additive_noise(mech: Any, args: Mapping[str, Any], args_prime: Mapping[str, 
     This is a check at a few points, not a proof: a wrong model only makes the event less powerful, never
     the test invalid (the event is still chosen on the selection sample and tested on a fresh one).
     """
-    if not mech.noise or any(site.distribution.name not in LOG_DENSITIES for site in mech.noise):
+    if not mech.noise or any(site.distribution.log_density is None for site in mech.noise):
         return None
     lengths = [len(v) for a in (args, args_prime) for v in a.values() if isinstance(v, (list, tuple))]
     family_length = 4 * (max(lengths, default=0) + 1)
