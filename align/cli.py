@@ -12,17 +12,28 @@ import argparse
 import json
 import signal
 import sys
-from typing import Sequence, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
 from . import __version__
-from .diagnostics import CODES, ExitCode, SpecError, diag
-from .parse import parse_source, read_source
-from .report import (FORMATS, Style, diagnostic_json, diagnostic_line, mechanism_concise, mechanism_json,
-                     mechanism_text, render_diagnostic)
 from .checker.solver import Limits
-from .limits import MAX_BOUNDED_LENGTH
 from .checker.verify import DEFAULT_MAX_LENGTH
-from .report import verdicts_concise, verdicts_json, verdicts_text
+from .diagnostics import CODES, ExitCode, SpecError, diag
+from .limits import MAX_BOUNDED_LENGTH
+from .parse import parse_source, read_source
+from .report import (
+    FORMATS,
+    Style,
+    diagnostic_json,
+    diagnostic_line,
+    mechanism_concise,
+    mechanism_json,
+    mechanism_text,
+    render_diagnostic,
+    verdicts_concise,
+    verdicts_json,
+    verdicts_text,
+)
 from .resolve import ResolvedSpec, resolve
 from .span import Source
 
@@ -81,11 +92,13 @@ def _build_parser(stderr: TextIO) -> argparse.ArgumentParser:
                              "(and StatDP's patterns) to tell a broken proof from a broken mechanism")
     verify.add_argument("--confirm-samples", type=int, default=64_000, metavar="N",
                         help="sample budget of each --confirm test (default 64000)")
-    from .interp.options import DESCRIPTION as RUN_DESCRIPTION, add_run_arguments
+    from .interp.options import DESCRIPTION as RUN_DESCRIPTION
+    from .interp.options import add_run_arguments
 
     add_run_arguments(sub.add_parser("run", help="run a mechanism: sample it, replay noise, test its alignment",
                                      description=RUN_DESCRIPTION))
-    from .stats.command import DESCRIPTION as TEST_DESCRIPTION, add_test_arguments
+    from .stats.command import DESCRIPTION as TEST_DESCRIPTION
+    from .stats.command import add_test_arguments
 
     add_test_arguments(sub.add_parser("test", help="search for a privacy violation by likelihood-ratio tests",
                                       description=TEST_DESCRIPTION))

@@ -54,7 +54,7 @@ class Counterexample:
         return data
 
     @classmethod
-    def from_json(cls, data: Any, path: str = "<counterexample>") -> "Counterexample":
+    def from_json(cls, data: Any, path: str = "<counterexample>") -> Counterexample:
         def bad(reason: str) -> SpecError:
             return SpecError([diag("counterexample-format", None, path=path, reason=reason)])
 

@@ -8,8 +8,8 @@ key on them); the wording of a message may improve.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from .span import Span
 

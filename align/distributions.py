@@ -16,12 +16,12 @@ rules import sympy when they are called.
 
 from __future__ import annotations
 
+import math
 import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Callable, Sequence
-
-import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 

@@ -13,7 +13,7 @@ equal to the grammar's keywords and the builtins of `resolve.py`.
 from __future__ import annotations
 
 from pygments.lexer import RegexLexer, bygroups, words
-from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, Whitespace)
+from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, Whitespace
 
 from .distributions import DISTRIBUTIONS
 

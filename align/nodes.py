@@ -55,7 +55,7 @@ class Call:
     """A call of a builtin function, a tag with a payload (`TOP(g)`), or a mechanism (rejected)."""
 
     func: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
     span: Span
     func_span: Span
     """The span of the function name alone."""
@@ -65,8 +65,8 @@ class Call:
 class Range:
     """The half-open integer interval `lo .. hi`."""
 
-    lo: "Expr"
-    hi: "Expr"
+    lo: Expr
+    hi: Expr
     span: Span
 
 
@@ -78,13 +78,13 @@ class Comprehension:
     var: str
     """The bound index variable."""
     var_span: Span
-    domain: "Expr | None"
+    domain: Expr | None
     """A `Range`, an index set, or None when the universe is inferred from what `body` indexes with `var`."""
-    excluded: "Expr | None"
+    excluded: Expr | None
     """For `v not in S`: the index set S removed from the universe."""
-    condition: "Expr | None"
+    condition: Expr | None
     """An optional filter, written `if cond` before the colon."""
-    body: "Expr"
+    body: Expr
     span: Span
     func_span: Span
 
@@ -94,8 +94,8 @@ class Binary:
     """Arithmetic: `+ - * / ^`."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
 
 
@@ -104,7 +104,7 @@ class Unary:
     """`-e` or `not e`."""
 
     op: str
-    operand: "Expr"
+    operand: Expr
     span: Span
 
 
@@ -113,7 +113,7 @@ class Compare:
     """A comparison chain `a < b <= c`; it means `a < b and b <= c`."""
 
     ops: tuple[str, ...]
-    operands: tuple["Expr", ...]
+    operands: tuple[Expr, ...]
     span: Span
 
 
@@ -122,8 +122,8 @@ class BoolOp:
     """`a and b`, `a or b`."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
 
 
@@ -131,8 +131,8 @@ class BoolOp:
 class Member:
     """`i in S`, `i not in S`, `i in a .. b`."""
 
-    element: "Expr"
-    collection: "Expr"
+    element: Expr
+    collection: Expr
     negated: bool
     span: Span
 
@@ -141,7 +141,7 @@ class Member:
 class TagTest:
     """`v is TAG`: whether the tagged value v carries the tag TAG."""
 
-    value: "Expr"
+    value: Expr
     tag: str
     tag_span: Span
     span: Span
@@ -151,9 +151,9 @@ class TagTest:
 class Conditional:
     """`c ? a : b`."""
 
-    condition: "Expr"
-    then: "Expr"
-    orelse: "Expr"
+    condition: Expr
+    then: Expr
+    orelse: Expr
     span: Span
 
 
@@ -161,8 +161,8 @@ class Conditional:
 class Index:
     """`base[index]` for lists, tuples and the output sequence."""
 
-    base: "Expr"
-    index: "Expr"
+    base: Expr
+    index: Expr
     span: Span
 
 
@@ -170,7 +170,7 @@ class Index:
 class TupleLit:
     """`(a, b, ...)`."""
 
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     span: Span
 
 
@@ -178,7 +178,7 @@ class TupleLit:
 class ListLit:
     """`[a, b, ...]`."""
 
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     span: Span
 
 
@@ -221,8 +221,8 @@ class Sample:
 @dataclass(frozen=True)
 class If:
     condition: Expr
-    then: tuple["Stmt", ...]
-    orelse: tuple["Stmt", ...]
+    then: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...]
     span: Span
 
 
@@ -234,7 +234,7 @@ class For:
     var_span: Span
     lo: Expr
     hi: Expr
-    body: tuple["Stmt", ...]
+    body: tuple[Stmt, ...]
     span: Span
 
 
@@ -243,7 +243,7 @@ class While:
     """Parsed only so that it can be rejected with a located diagnostic."""
 
     condition: Expr
-    body: tuple["Stmt", ...]
+    body: tuple[Stmt, ...]
     span: Span
 
 

@@ -25,7 +25,7 @@ class Style:
     color: bool
 
     @classmethod
-    def for_stream(cls, stream: TextIO) -> "Style":
+    def for_stream(cls, stream: TextIO) -> Style:
         wants = "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
         return cls(wants and hasattr(stream, "isatty") and stream.isatty())
 

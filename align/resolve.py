@@ -10,16 +10,32 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from fractions import Fraction
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from fractions import Fraction
 
 from . import nodes as n
 from .diagnostics import Diagnostic, Note, SpecError, diag, did_you_mean
 from .distributions import DISTRIBUTIONS, Distribution
 from .span import Span
-from .types import (BOOL, INDEX_SET, INT, RANGE, REAL, UNKNOWN, IndexSetType, ListType, OutputType, RangeType,
-                    TagType, TupleType, Type, is_discrete, is_numeric, join)
+from .types import (
+    BOOL,
+    INDEX_SET,
+    INT,
+    RANGE,
+    REAL,
+    UNKNOWN,
+    IndexSetType,
+    ListType,
+    OutputType,
+    RangeType,
+    TagType,
+    TupleType,
+    Type,
+    is_discrete,
+    is_numeric,
+    join,
+)
 
 TAG_PATTERN = re.compile(r"[A-Z][A-Z0-9_]+")
 """Unbound names of two or more capitals/digits (TOP, BOT, TOP1) are tags; a one-letter `T` is a name."""

@@ -17,8 +17,8 @@ as such, but they order by strength, not alphabetically.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
-from typing import Iterable
 
 
 class Status(str, Enum):
@@ -55,7 +55,7 @@ class Status(str, Enum):
         return self.value
 
     @staticmethod
-    def merge(statuses: Iterable["Status"]) -> "Status":
+    def merge(statuses: Iterable[Status]) -> Status:
         """The status of a whole: its weakest part (`proved` for no parts)."""
         return min(statuses, default=Status.PROVED)
 

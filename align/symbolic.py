@@ -6,7 +6,7 @@ back to the source text. Names become real sympy symbols (q' becomes the symbol 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy
 
@@ -18,7 +18,7 @@ class NotSymbolic(Exception):
     """The expression has a construct with no sympy counterpart here."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, real=True)
 

@@ -29,20 +29,20 @@ import argparse
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from align.interp import runner  # noqa: E402
-from align.distributions import DISTRIBUTIONS  # noqa: E402
-from align.interp.noise import BLOCK, draw_block_values  # noqa: E402
-from align.parse import parse_source, read_source  # noqa: E402
-from align.resolve import resolve  # noqa: E402
-from mechanisms import NoisyTopKWithGap, SVTWithGap  # noqa: E402
+from align.distributions import DISTRIBUTIONS
+from align.interp import runner
+from align.interp.noise import BLOCK, draw_block_values
+from align.parse import parse_source, read_source
+from align.resolve import resolve
+from mechanisms import NoisyTopKWithGap, SVTWithGap
 
 QUERIES = [float(i % 10) for i in range(100)]
 SVT = {"q": QUERIES, "T": 60, "k": 8, "eps": 1, "theta": 0.5}

@@ -17,9 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from align.checker.verify import DEFAULT_MAX_LENGTH, Options, overall_status, verify_mechanism  # noqa: E402
-from align.parse import parse_source, read_source  # noqa: E402
-from align.resolve import resolve  # noqa: E402
+from align.checker.verify import DEFAULT_MAX_LENGTH, Options, overall_status, verify_mechanism
+from align.parse import parse_source, read_source
+from align.resolve import resolve
 
 
 def main() -> None:
@@ -34,7 +34,7 @@ def main() -> None:
         verdicts = verify_mechanism(mech, Options(max_length=args.max_length))
         seconds = time.perf_counter() - start
         rows.append((str(rel), overall_status(verdicts), len(verdicts), seconds))
-        print(f"{str(rel):58} {rows[-1][1]:8} {len(verdicts):3d} obligations {seconds:7.2f} s", flush=True)
+        print(f"{rel!s:58} {rows[-1][1]:8} {len(verdicts):3d} obligations {seconds:7.2f} s", flush=True)
     times = [r[3] for r in rows]
     print(f"verify median s: {statistics.median(times):.2f} max s: {max(times):.2f}")
 

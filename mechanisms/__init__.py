@@ -20,15 +20,29 @@ Modules (each class's docstring cites its algorithm):
 """
 
 from .dwork_roth import AboveThreshold, NumericSparse, Sparse
-from .noisy_top_k import (HybridPrioritizingEstimates, HybridPrioritizingIdentity, NoisyTopKWithGap,
-                          NoisyTopKWithGapExp)
+from .noisy_top_k import HybridPrioritizingEstimates, HybridPrioritizingIdentity, NoisyTopKWithGap, NoisyTopKWithGapExp
 from .outputs import BOT, NOT_REACHED, TOP, TOP1, TOP2, IndexGapList, TaggedStream
 from .r2dp import R2DP
 from .svt_gap import AdaptiveSVTWithGap, AdaptiveSVTWithGapExp, AdaptiveSVTWithGapGeo, SVTWithGap
 
 __all__ = [
-    "SVTWithGap", "AdaptiveSVTWithGap", "AdaptiveSVTWithGapExp", "AdaptiveSVTWithGapGeo",
-    "NoisyTopKWithGap", "NoisyTopKWithGapExp", "HybridPrioritizingIdentity", "HybridPrioritizingEstimates",
-    "AboveThreshold", "Sparse", "NumericSparse", "R2DP",
-    "TaggedStream", "IndexGapList", "NOT_REACHED", "BOT", "TOP", "TOP1", "TOP2",
+                          "BOT",
+                          "NOT_REACHED",
+                          "R2DP",
+                          "TOP",
+                          "TOP1",
+                          "TOP2",
+                          "AboveThreshold",
+                          "AdaptiveSVTWithGap",
+                          "AdaptiveSVTWithGapExp",
+                          "AdaptiveSVTWithGapGeo",
+                          "HybridPrioritizingEstimates",
+                          "HybridPrioritizingIdentity",
+                          "IndexGapList",
+                          "NoisyTopKWithGap",
+                          "NoisyTopKWithGapExp",
+                          "NumericSparse",
+                          "SVTWithGap",
+                          "Sparse",
+                          "TaggedStream",
 ]

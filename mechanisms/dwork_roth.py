@@ -119,4 +119,4 @@ class NumericSparse(Sparse):
         return TaggedStream(tags, values, self.TAG_NAMES, frozenset({TOP}))
 
 
-__all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
+__all__ = ["AboveThreshold", "NumericSparse", "Sparse"]

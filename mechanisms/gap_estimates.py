@@ -144,6 +144,15 @@ def blue_variance_ratio(k: int, lam: float) -> float:
     return (1 + lam * k) / (k + lam * k)
 
 
-__all__ = ["laplace_gap_tail", "laplace_gap_lower_tail", "laplace_gap_cdf", "laplace_gap_quantile",
-           "gap_lower_confidence_bound", "inverse_variance_combination", "optimal_theta", "blue_matrices",
-           "noisy_top_k_blue", "blue_variance_ratio"]
+__all__ = [
+    "blue_matrices",
+    "blue_variance_ratio",
+    "gap_lower_confidence_bound",
+    "inverse_variance_combination",
+    "laplace_gap_cdf",
+    "laplace_gap_lower_tail",
+    "laplace_gap_quantile",
+    "laplace_gap_tail",
+    "noisy_top_k_blue",
+    "optimal_theta",
+]

@@ -154,5 +154,10 @@ class HybridPrioritizingEstimates:
         return self.eps0 + out.lengths * self.eps1
 
 
-__all__ = ["NoisyTopKWithGap", "NoisyTopKWithGapExp", "HybridPrioritizingIdentity",
-           "HybridPrioritizingEstimates", "largest"]
+__all__ = [
+    "HybridPrioritizingEstimates",
+    "HybridPrioritizingIdentity",
+    "NoisyTopKWithGap",
+    "NoisyTopKWithGapExp",
+    "largest",
+]

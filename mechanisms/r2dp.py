@@ -400,6 +400,19 @@ def ensemble(weights: Sequence[float] = (1 / 3, 1 / 3, 1 / 3), gamma_k: float = 
     return R2DP(LinearCombination(weights, folds))
 
 
-__all__ = ["R2DP", "SecondFold", "PointMass", "BernoulliFold", "GammaFold", "UniformFold",
-           "TruncatedGaussianFold", "LinearCombination", "point_mass", "bernoulli", "gamma", "uniform",
-           "trunc_gaussian", "ensemble"]
+__all__ = [
+    "R2DP",
+    "BernoulliFold",
+    "GammaFold",
+    "LinearCombination",
+    "PointMass",
+    "SecondFold",
+    "TruncatedGaussianFold",
+    "UniformFold",
+    "bernoulli",
+    "ensemble",
+    "gamma",
+    "point_mass",
+    "trunc_gaussian",
+    "uniform",
+]

@@ -245,4 +245,4 @@ class AdaptiveSVTWithGapGeo(_AdaptiveSVTWithGap):
         return (1 - self.p0) / self.p0 ** 2 + (1 - p) / p ** 2
 
 
-__all__ = ["SVTWithGap", "AdaptiveSVTWithGap", "AdaptiveSVTWithGapExp", "AdaptiveSVTWithGapGeo"]
+__all__ = ["AdaptiveSVTWithGap", "AdaptiveSVTWithGapExp", "AdaptiveSVTWithGapGeo", "SVTWithGap"]

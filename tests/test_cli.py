@@ -150,7 +150,7 @@ def test_explain_prints_the_registry_entry():
 def test_every_message_template_formats_with_its_own_fields():
     for code in CODES.values():
         fields = [f for _, f, _, _ in string.Formatter().parse(code.template) if f]
-        assert code.template.format(**{f: "X" for f in fields})
+        assert code.template.format(**dict.fromkeys(fields, "X"))
         assert code.name == code.name.lower() and " " not in code.name
 
 

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import itertools
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -43,9 +44,22 @@ from align.interp.runner import prepare_arguments, sample
 from align.interp.vector import tag_table
 from align.parse import parse_source, read_source
 from align.resolve import ResolvedMechanism, resolve
-from mechanisms import (AboveThreshold, AdaptiveSVTWithGap, AdaptiveSVTWithGapExp, AdaptiveSVTWithGapGeo,
-                        HybridPrioritizingEstimates, HybridPrioritizingIdentity, IndexGapList, NoisyTopKWithGap,
-                        NoisyTopKWithGapExp, NumericSparse, Sparse, SVTWithGap, TaggedStream, r2dp)
+from mechanisms import (
+    AboveThreshold,
+    AdaptiveSVTWithGap,
+    AdaptiveSVTWithGapExp,
+    AdaptiveSVTWithGapGeo,
+    HybridPrioritizingEstimates,
+    HybridPrioritizingIdentity,
+    IndexGapList,
+    NoisyTopKWithGap,
+    NoisyTopKWithGapExp,
+    NumericSparse,
+    Sparse,
+    SVTWithGap,
+    TaggedStream,
+    r2dp,
+)
 
 from .conftest import SPECS
 from .test_mechanisms import FLOAT_TRAPS, _float_loop_tops

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from align.diagnostics import SpecError
 from align.expectations import read_expectations, read_test_arguments
 from align.obligations import obligations
 from align.parse import parse_source, read_source
 from align.resolve import _MechanismResolver, resolve
-from align.diagnostics import SpecError
 
 from .conftest import ROOT, SPECS, corpus
 

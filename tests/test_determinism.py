@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from align.checker.verify import Options, verify_mechanism
 from align.interp.runner import prepare_arguments

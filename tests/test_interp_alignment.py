@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pytest
 
+from align.diagnostics import SpecError
 from align.expectations import read_expectations
 from align.interp.alignment import check_alignment
-from align.diagnostics import SpecError
 from align.interp.runner import prepare_arguments, prepare_neighbour
 from align.parse import parse_source, read_source
 from align.resolve import resolve

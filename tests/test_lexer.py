@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, Token
 
-from align.lexer import (BUILTINS, CONSTANTS, DECLARATIONS, DISTRIBUTION_NAMES, KEYWORDS, TYPES, WORD_OPERATORS,
-                         AlignLexer)
+from align.lexer import (
+    BUILTINS,
+    CONSTANTS,
+    DECLARATIONS,
+    DISTRIBUTION_NAMES,
+    KEYWORDS,
+    TYPES,
+    WORD_OPERATORS,
+    AlignLexer,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").rglob("*.dp"))

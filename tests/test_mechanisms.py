@@ -15,13 +15,37 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from mechanisms import (BOT, NOT_REACHED, TOP, TOP1, TOP2, AboveThreshold, AdaptiveSVTWithGap,
-                        AdaptiveSVTWithGapExp, AdaptiveSVTWithGapGeo, HybridPrioritizingEstimates,
-                        HybridPrioritizingIdentity, NoisyTopKWithGap, NoisyTopKWithGapExp, NumericSparse, Sparse,
-                        SVTWithGap, r2dp)
-from mechanisms.gap_estimates import (blue_matrices, blue_variance_ratio, gap_lower_confidence_bound,
-                                      inverse_variance_combination, laplace_gap_cdf, laplace_gap_lower_tail,
-                                      laplace_gap_quantile, laplace_gap_tail, noisy_top_k_blue, optimal_theta)
+from mechanisms import (
+    BOT,
+    NOT_REACHED,
+    TOP,
+    TOP1,
+    TOP2,
+    AboveThreshold,
+    AdaptiveSVTWithGap,
+    AdaptiveSVTWithGapExp,
+    AdaptiveSVTWithGapGeo,
+    HybridPrioritizingEstimates,
+    HybridPrioritizingIdentity,
+    NoisyTopKWithGap,
+    NoisyTopKWithGapExp,
+    NumericSparse,
+    Sparse,
+    SVTWithGap,
+    r2dp,
+)
+from mechanisms.gap_estimates import (
+    blue_matrices,
+    blue_variance_ratio,
+    gap_lower_confidence_bound,
+    inverse_variance_combination,
+    laplace_gap_cdf,
+    laplace_gap_lower_tail,
+    laplace_gap_quantile,
+    laplace_gap_tail,
+    noisy_top_k_blue,
+    optimal_theta,
+)
 
 ALPHA = 1e-3
 

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from align.expectations import read_test_arguments
-from align.interp.outputs import DiscreteKeys
 from align.interp.runner import prepare_arguments, sample
 from align.interp.vector import tag_table
 from align.parse import parse_source, read_source

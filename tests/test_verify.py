@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,7 @@ FILES = corpus()
 IDS = [str(p.relative_to(SPECS)) for p in FILES]
 
 
-@lru_cache(maxsize=None)
+@cache
 def verified(path: Path):
     source = read_source(str(path.relative_to(ROOT)))
     mech = resolve(parse_source(source)).mechanisms[0]

@@ -14,7 +14,7 @@ by the output is taken to make the shift depend on that noise.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import z3
 

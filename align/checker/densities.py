@@ -23,8 +23,9 @@ semantic, not syntactic.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import z3
 

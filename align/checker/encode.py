@@ -15,16 +15,16 @@ on such a function is re-checked before it is reported (`Encoding.uninterpreted`
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterable, Iterator
 
 import z3
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism
 from ..limits import MAX_UNROLL
+from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
 from . import terms as zt
 
@@ -352,8 +352,8 @@ class ExprEval:
     """Evaluates expressions to z3 values in an environment (parameters, variables, noise, lets, `out`)."""
 
     def __init__(self, enc: Encoding, env: dict[str, Value], primed: dict[str, Value],
-                 noise: Callable[[str, Value | None, n.Expr], Value] | None = None, out: "OutputSeq | None" = None,
-                 run: "Run | None" = None):
+                 noise: Callable[[str, Value | None, n.Expr], Value] | None = None, out: OutputSeq | None = None,
+                 run: Run | None = None):
         self.enc = enc
         self.env = env
         self.primed = primed
@@ -541,7 +541,7 @@ class ExprEval:
             return b.items[int(e.index.value)]  # resolution guarantees an integer literal
         if isinstance(b, OutputSeq) and self.reads is not None:
             index = self.arith(e.index)
-            self.reads.append(z3.Implies(self.guard, zt.And(0 <= index, index < b.length)))
+            self.reads.append(z3.Implies(self.guard, zt.And(index >= 0, index < b.length)))
             return b.select(index)
         if isinstance(b, (OutputSeq, IterOutput)):
             return b.select(self.arith(e.index))
@@ -567,7 +567,7 @@ def _concrete(x: z3.ExprRef) -> int | None:
     return None
 
 
-def select(items: tuple, index: z3.ArithRef, enc: "Encoding | None" = None) -> Value:
+def select(items: tuple, index: z3.ArithRef, enc: Encoding | None = None) -> Value:
     """items[index] for a symbolic index: an If-chain. A read out of range (which the interpreter reports as an
     error) gives an unconstrained value, so nothing can be proved from it; such reads occur in branches that
     are not taken, as in `l == 0 ? T : q[l - 1]`."""
@@ -698,7 +698,7 @@ FUNCTION_FACTS: dict[str, tuple[Callable[..., z3.BoolRef] | None, Callable[..., 
 }
 
 
-def _continuous_symbols(term: z3.ExprRef, enc: "Encoding") -> set[str]:
+def _continuous_symbols(term: z3.ExprRef, enc: Encoding) -> set[str]:
     found: set[str] = set()
     todo = [term]
     seen: set[int] = set()
@@ -715,7 +715,7 @@ def _continuous_symbols(term: z3.ExprRef, enc: "Encoding") -> set[str]:
     return found
 
 
-def _linear_in(term: z3.ExprRef, name: str, enc: "Encoding") -> bool:
+def _linear_in(term: z3.ExprRef, name: str, enc: Encoding) -> bool:
     """Whether term = a + c·x for the symbol x named `name`, with c a nonzero number and a free of x (after
     z3's simplification, which cancels `0*x` and `x - x`)."""
     def is_x(t: z3.ExprRef) -> bool:
@@ -741,7 +741,7 @@ def _linear_in(term: z3.ExprRef, name: str, enc: "Encoding") -> bool:
     return len(with_x) == 1 and scaled_x(with_x[0])
 
 
-def _generic(values: tuple, enc: "Encoding") -> bool:
+def _generic(values: tuple, enc: Encoding) -> bool:
     """Ties among the values have probability 0: each value is a + c·η with a number c != 0 and a noise
     variable η of its own, drawn from a distribution with a density, that occurs in no other value and not in
     a. Conditioned on everything else, a tie then fixes η to one point. Syntax is not enough: `0 * z` and
@@ -843,7 +843,7 @@ class OutputSeq:
     def select(self, index: z3.ArithRef) -> Value:
         return select(self.slots, index)
 
-    def equal(self, other: "OutputSeq") -> z3.BoolRef:
+    def equal(self, other: OutputSeq) -> z3.BoolRef:
         parts = [self.length == other.length]
         for k, (a, b) in enumerate(zip(self.slots, other.slots)):
             parts.append(z3.Implies(k < self.length, equal(a, b)))
@@ -877,7 +877,7 @@ class Run:
     """One symbolic execution: on D with H (`shift` None) or on D' with φ(H) (`shift` gives ψ per draw)."""
 
     def __init__(self, enc: Encoding, inputs: dict[str, Value], noise_prefix: str = "",
-                 shift: Callable[[str, int | None], z3.ArithRef] | None = None, twin: "Run | None" = None):
+                 shift: Callable[[str, int | None], z3.ArithRef] | None = None, twin: Run | None = None):
         self.enc = enc
         self.twin = twin
         """For an aligned run: the first run, whose rankings decide where ties are excluded."""
@@ -911,7 +911,7 @@ class Run:
         return self.evaluator().value(e)
 
     # -- statements ---------------------------------------------------------------------------------
-    def execute(self) -> "Run":
+    def execute(self) -> Run:
         self.block(self.enc.mech.node.body)
         return self
 

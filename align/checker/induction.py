@@ -32,10 +32,21 @@ from .. import nodes as n
 from ..resolve import ResolvedMechanism, walk, walk_statements
 from ..types import INT, ListType
 from . import terms as zt
-from .encode import (CURRENT, Encoding, EncodingError, ExprEval, IterOutput, LoopList, OutputSeq, Run, _real,
-                     default_value, equal)
-from .solver import Limits, check_valid
 from .densities import density_conditions
+from .encode import (
+    CURRENT,
+    Encoding,
+    EncodingError,
+    ExprEval,
+    IterOutput,
+    LoopList,
+    OutputSeq,
+    Run,
+    _real,
+    default_value,
+    equal,
+)
+from .solver import Limits, check_valid
 
 
 class NotInductive(Exception):
@@ -180,7 +191,7 @@ class _InductiveEval(ExprEval):
     """Alignment expressions seen from the abstract iteration: two comprehension shapes over the whole run
     have exact abstractions here; any other comprehension over a run-dependent range is not supported."""
 
-    def __init__(self, product: "_Product", *args, **kwargs):
+    def __init__(self, product: _Product, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.product = product
 
@@ -536,7 +547,7 @@ def _text(e: n.Expr) -> str:
     return unparse(e)
 
 
-def _iteration_cost_bound(mech: ResolvedMechanism, product: "_Product", cost_term) -> z3.ArithRef | None:
+def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term) -> z3.ArithRef | None:
     """Σ over the iteration's sampling sites of c·(a bound on |ψ|), for the template
     aligned_cost <= a + b·counter; None when some shift has no syntactic bound."""
     total = []
@@ -555,7 +566,7 @@ def _iteration_cost_bound(mech: ResolvedMechanism, product: "_Product", cost_ter
     return zt.Sum(total) if total else None
 
 
-def _shift_bound(mech: ResolvedMechanism, product: "_Product", e: n.Expr) -> z3.ArithRef | None:
+def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.ArithRef | None:
     """An upper bound of |e| from its shape: constants, conditionals, and x - x' paired by adjacency."""
     if isinstance(e, n.Conditional):
         a, b = _shift_bound(mech, product, e.then), _shift_bound(mech, product, e.orelse)
@@ -590,8 +601,8 @@ def _shift_bound(mech: ResolvedMechanism, product: "_Product", e: n.Expr) -> z3.
         if not isinstance(base, n.Name):
             return None
         partner = next((j for j, (s2, t2) in enumerate(terms) if j not in used and j != k and s2 == -sign and
-                        _same_place(term, t2) and (isinstance(t2, n.Index) and t2.base.primed or
-                                                   isinstance(t2, n.Name) and t2.primed) != base.primed), None)
+                        _same_place(term, t2) and ((isinstance(t2, n.Index) and t2.base.primed) or
+                                                   (isinstance(t2, n.Name) and t2.primed)) != base.primed), None)
         param = mech.param(base.id)
         if partner is None or param is None or not param.adjacency:
             return None

@@ -124,7 +124,7 @@ class Mixture:
             raise NotAMixture(f"1/scale = {show(self.u)} is not a polynomial in the mixing noise") from None
         if poly is not None and poly.total_degree() > 1:
             raise NotAMixture(f"1/scale = {show(self.u)} is not affine in the mixing noise")
-        self.a0 = self.u.subs({s: 0 for s in symbols})
+        self.a0 = self.u.subs(dict.fromkeys(symbols, 0))
         self.coefficients = [sympy.diff(self.u, s) for s in symbols]
         if any(c.free_symbols & set(symbols) for c in self.coefficients):
             raise NotAMixture("the mixing noise enters the scale non-linearly")
@@ -172,7 +172,7 @@ def _conjuncts(e: n.Expr) -> list[n.Expr]:
 def _numeric_sup(mix: Mixture, point: dict[str, float]) -> float:
     """sup over x of ln f_q(x)/f_{q+Δ}(x), with the MGFs recomputed by quadrature from scipy's densities."""
     import numpy as np
-    from scipy import integrate, stats
+    from scipy import integrate
 
     subs = {symbol(k): v for k, v in point.items()}
     delta = float(mix.delta.subs(subs))

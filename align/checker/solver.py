@@ -23,7 +23,7 @@ import z3
 from . import terms as zt
 from .terms import fresh_context
 
-__all__ = ["SEED", "Limits", "Answer", "fresh_context", "make_solver", "check_valid", "satisfiable"]
+__all__ = ["SEED", "Answer", "Limits", "check_valid", "fresh_context", "make_solver", "satisfiable"]
 
 SEED = 7
 """z3's random seed for every query, so that verdicts and models are the same on every run."""

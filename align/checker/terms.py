@@ -17,10 +17,10 @@ the leaf constructors (symbols, numerals, sorts, functions) must come from here.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from fractions import Fraction
-from typing import Iterable, Iterator
 
 import z3
 

@@ -27,18 +27,31 @@ from typing import Any
 import z3
 
 from .. import nodes as n
+from ..distributions import Param
 from ..obligations import Obligation, cost_coefficient, obligations
 from ..resolve import ResolvedMechanism, walk
+from ..status import Status
 from ..symbolic import NotSymbolic, to_z3
 from ..types import ListType
-from . import terms as zt
 from . import acyclic, mixture
-from .encode import (AlignmentEval, Draw, Encoding, EncodingError, ListV, OutputSeq, Run, TagV, TupV, _abs, _real,
-                     tag_name)
+from . import terms as zt
+from .densities import density_conditions, well_formed
+from .densities import describe as describe_densities
+from .encode import (
+    AlignmentEval,
+    Draw,
+    Encoding,
+    EncodingError,
+    ListV,
+    OutputSeq,
+    Run,
+    TagV,
+    TupV,
+    _abs,
+    _real,
+    tag_name,
+)
 from .solver import Answer, Limits, check_valid, fresh_context, satisfiable
-from ..status import Status
-from ..distributions import Param
-from .densities import density_conditions, describe as describe_densities, well_formed
 
 DEFAULT_MAX_LENGTH = 3
 
@@ -169,7 +182,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 v.scope = "for every input length"
             else:
                 v.status, v.scope = Status.BOUNDED, cover.text()
-                if key in unbounded and unbounded[key]:
+                if unbounded.get(key):
                     v.notes.append(f"no proof for every length: {unbounded[key]}")
             if not tried:
                 v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")

@@ -20,8 +20,9 @@ have noticeable probability; it proves nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from ..resolve import ResolvedMechanism
 from .errors import RunError
 from .noise import cost_coefficient, in_support, is_whole, root_sequence
 from .outputs import Outputs
-from .runner import DEFAULT_CHUNK, arg_trees, chunk_length, run_chunk, _seed_text
+from .runner import DEFAULT_CHUNK, _seed_text, arg_trees, chunk_length, run_chunk
 from .trees import Num, uniform
 from .values import format_value
 from .vector import GivenSource, Machine, SiteRecord, VectorRun, tag_table
@@ -294,7 +295,7 @@ def check_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour:
     root = root_sequence(seed)
     scale = magnitude(args, neighbour)
     size = chunk_length(chunk_size)
-    counts = {k: 0 for k in KINDS}
+    counts = dict.fromkeys(KINDS, 0)
     failed = 0
     examples: list[Counterexample] = []
     max_cost, max_ratio = 0.0, 0.0

@@ -20,7 +20,7 @@ class RunError(SpecError):
         self.lane = lane
         """The lane of the chunk that failed (vector evaluator), or None."""
 
-    def at_sample(self, sample: int, seed: object, side: str = "") -> "RunError":
+    def at_sample(self, sample: int, seed: object, side: str = "") -> RunError:
         """The same error with a note naming the sample of the run."""
         where = f"in sample {sample} of the run (seed {seed})" + (f", {side}" if side else "")
         d = self.diagnostic

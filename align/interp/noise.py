@@ -15,9 +15,9 @@ numpy's samplers fill their output in order, so a shorter run is a prefix of a l
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -149,7 +149,7 @@ def draw_block_values(dist: Distribution, root: np.random.SeedSequence, site: in
 # --------------------------------------------------------------------------- costs and supports (alignment)
 
 
-@lru_cache(maxsize=None)
+@cache
 def cost_function(dist: Distribution, arity: int) -> Callable[..., Array] | None:
     """c as a numpy function of the site's parameters, from the distribution's own (sympy) cost rule.
 

@@ -53,7 +53,7 @@ class Outputs:
         self.tag_names = tag_names
 
     @classmethod
-    def from_run(cls, out: ListV, output_type: Type, tag_names: tuple[str, ...]) -> "Outputs":
+    def from_run(cls, out: ListV, output_type: Type, tag_names: tuple[str, ...]) -> Outputs:
         n = out.length.shape[0]
         cap = leaves(out.elem)[0].shape[1] if out.elem is not None else 0
         used = int(out.length.max()) if n else 0
@@ -108,7 +108,7 @@ class Outputs:
                  for c in self.columns(positions) if c.kind == "real"]
         return np.concatenate(parts, axis=1) if parts else np.zeros((self.n, 0))
 
-    def agree(self, other: "Outputs", scale: float = 0.0, rtol: float = 1e-9) -> np.ndarray:
+    def agree(self, other: Outputs, scale: float = 0.0, rtol: float = 1e-9) -> np.ndarray:
         """Lanewise: equal discrete parts, and real parts equal up to rounding.
 
         Reals a, b agree when |a - b| <= rtol * (1 + |a| + |b| + scale): an aligned run computes the same real
@@ -122,12 +122,12 @@ class Outputs:
             close = (a == b) | (np.isnan(a) & np.isnan(b)) | (np.abs(a - b) <= rtol * (1 + np.abs(a) + np.abs(b) + scale))
         return same & close.all(axis=1)
 
-    def take(self, lanes: np.ndarray) -> "Outputs":
+    def take(self, lanes: np.ndarray) -> Outputs:
         tree = None if self.tree is None else _map_leaves(self.tree, lambda x: x[lanes])
         return Outputs(self.length[lanes], tree, self.type, self.tag_names)
 
     @staticmethod
-    def concatenate(parts: list["Outputs"]) -> "Outputs":
+    def concatenate(parts: list[Outputs]) -> Outputs:
         first = parts[0]
         p = max(o.positions for o in parts)
         trees = [_slice_positions(o.tree if o.tree is not None else _normalize(None, o.type, (o.n, 0), 2), p)

@@ -8,8 +8,9 @@ time: memory is bounded by the chunk size, not by N.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -176,7 +177,7 @@ class Summary:
     real_kept: int = 0
 
     @classmethod
-    def of(cls, mech: ResolvedMechanism, **options: int) -> "Summary":
+    def of(cls, mech: ResolvedMechanism, **options: int) -> Summary:
         return cls(DiscreteKeys(mech.output_type, tag_table(mech)), **options)
 
     def add(self, outputs: Outputs) -> None:

@@ -19,9 +19,10 @@ The meaning of every construct (docs/interpreter.md, "Semantics"):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from scipy import special

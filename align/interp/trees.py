@@ -20,8 +20,9 @@ place, and any other read of it clears the flag (copy-on-write).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -18,8 +18,9 @@ alignment check) the failing lanes are marked dead and the others go on.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from scipy import special
@@ -31,8 +32,26 @@ from ..types import BOOL, INT, REAL, ListType, Type
 from ..unparse import unparse
 from .errors import RunError, fail
 from .noise import draw_block_values, parameter_checks, sanitize
-from .trees import (ListV, Num, RangeV, SetV, TagV, Tree, Tup, equal, lanes, leaves, list_get, list_set, tmap,
-                    uniform, unify, valid_positions, where, zeros_like)
+from .trees import (
+    ListV,
+    Num,
+    RangeV,
+    SetV,
+    TagV,
+    Tree,
+    Tup,
+    equal,
+    lanes,
+    leaves,
+    list_get,
+    list_set,
+    tmap,
+    uniform,
+    unify,
+    valid_positions,
+    where,
+    zeros_like,
+)
 
 INT64 = np.int64
 

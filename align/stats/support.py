@@ -22,8 +22,9 @@ gives eps = inf: the pair (D, D') violates eps'-DP for every finite eps'.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import z3
