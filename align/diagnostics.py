@@ -161,6 +161,10 @@ CODES: Mapping[str, Code] = _registry(
     Code("internal-error", "internal error: {error} (this is probably a bug in align; please report it)",
          "An unexpected exception inside align; the input may be fine."),
     # -- running specs: arguments, replay and runtime errors of the interpreter (`align run`) -----------------
+    Code("usage", "{message}",
+         "A command-line option or value the command cannot use (`align COMMAND --help` lists the options)."),
+    Code("no-such-mechanism", "{path} defines no mechanism `{name}`{hint}",
+         "`--mechanism NAME` names one of the mechanisms the file defines."),
     Code("which-mechanism", "{path} defines {names}; choose one with --mechanism NAME",
          "A file with several mechanisms runs one of them at a time."),
     Code("missing-argument", "mechanism `{mechanism}` needs a value for `{name}` ({type}): pass {option} {name}=VALUE",
@@ -267,5 +271,5 @@ def did_you_mean(name: str, candidates: object) -> str:
     """A `; did you mean ...?` hint for the closest candidate, or ''."""
     import difflib
 
-    matches = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)  # type: ignore[arg-type]
+    matches = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)  # type: ignore[call-overload]  # any iterable of names
     return f"; did you mean `{matches[0]}`?" if matches else ""

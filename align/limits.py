@@ -121,3 +121,16 @@ MAX_BOUNDED_LENGTH = 16
 """Largest `--max-length` of `align verify`: the bounded check tries every combination of list lengths up to
 it (one list: 17 lengths; three lists: 17^3), and every length unrolls the loops over the list. Beyond a few
 elements a counterexample is rarely new, and the induction, not a longer bound, gives a proof."""
+
+# ----------------------------------------------------------------------------------------------- solving
+
+DEFAULT_MAX_LENGTH = 3
+"""`align verify --max-length`: the bounded check covers every list length 0..3 unless told otherwise."""
+
+DEFAULT_RLIMIT = 20_000_000
+"""z3's deterministic resource limit per query (`checker.solver.Limits.rlimit`): the limit that binds. The
+hardest query of the corpus takes about 8.3 million steps (Free Gap Algorithm 5 at length 3)."""
+
+DEFAULT_TIMEOUT_MS = 300_000
+"""Wall-clock safety net per query (`checker.solver.Limits.timeout_ms`), far above what `DEFAULT_RLIMIT`
+steps take (a few seconds on a slow machine): it never decides a verdict on a working machine."""

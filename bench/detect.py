@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from align.expectations import read_expectations, read_test_arguments
 from align.parse import read_source
-from align.stats.lrtest import Finding, Result, SpecRef, search
+from align.pipeline import load_mechanism  # noqa: E402
+from align.stats.lrtest import Finding, Result, search
 
 
 def _violations() -> dict[str, tuple[dict, int]]:
@@ -74,8 +75,8 @@ def _verdict(r: Result) -> str:
     return text
 
 
-def _ref(name: str) -> SpecRef:
-    return SpecRef(str(ROOT / "specs" / "incorrect" / f"{name}.dp"), name)
+def _ref(name: str):
+    return load_mechanism(str(ROOT / "specs" / "incorrect" / f"{name}.dp"), name)
 
 
 def main() -> None:

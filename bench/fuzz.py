@@ -809,7 +809,7 @@ def run_cases(cases: list[Case], jobs: int, scratch: Path, progress: bool = Fals
     # is a fork that starts at once with them, and all run the same code even if files change meanwhile.
     import align.checker.verify
     import align.cli
-    import align.interp.command
+    import align.commands.run
     import align.interp.scalar  # noqa: F401
 
     context = multiprocessing.get_context("fork")

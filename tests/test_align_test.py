@@ -22,8 +22,9 @@ import pytest
 from align.cli import main
 from align.expectations import read_expectations, read_test_arguments
 from align.parse import read_source
-from align.stats.command import result_text
-from align.stats.lrtest import SpecRef, _load, input_pairs, round_sizes, search
+from align.pipeline import load_mechanism
+from align.render.text import result_text
+from align.stats.lrtest import input_pairs, round_sizes, search
 
 ROOT = Path(__file__).resolve().parent.parent
 INCORRECT = ROOT / "specs" / "incorrect"
@@ -45,12 +46,9 @@ def _expected_violations() -> set[str]:
     return {p.stem for p in INCORRECT.glob("*.dp") if re.search(r"^# expect: violation$", p.read_text(), re.MULTILINE)}
 
 
-def _ref(path: Path) -> SpecRef:
-    from align.parse import parse_source, read_source
-    from align.resolve import resolve
-
-    spec = resolve(parse_source(read_source(str(path))))
-    return SpecRef(str(path), spec.mechanisms[0].name)
+def _ref(path: Path):
+    """The file's only mechanism, resolved."""
+    return load_mechanism(str(path))
 
 
 def test_the_table_covers_every_expected_violation():
@@ -117,7 +115,7 @@ def test_every_report_of_the_violating_specs_is_one_test():
         result = search(ref, public, length=length, samples=2000, seed=3, checker=True)
         assert result.violation == doc["violation"] and len(result.findings) > 0
         _assert_one_test(result)
-        text = result_text(path, ref.mechanism, result, 0.0)
+        text = result_text(path, ref.name, result, 0.0)
         shown = [float(x) for x in re.findall(r"^  eps >= (\S+) with", text, re.MULTILINE)]
         largest = [float(x) for x in re.findall(r"^  largest eps lower bound: (\S+) ", text, re.MULTILINE)]
         if doc["violation"]:
@@ -171,7 +169,7 @@ def test_same_seed_same_counts_on_any_executor():
 
 
 def test_patterns_and_rounds():
-    mech = _load(_ref(INCORRECT / "histogram_lap_eps.dp"))
+    mech = _ref(INCORRECT / "histogram_lap_eps.dp")
     pairs = input_pairs(mech, {"eps": 0.5}, 3)
     assert all(sum(abs(a - b) for a, b in zip(p.d["q"], p.d_prime["q"])) <= 1 for p in pairs)  # L1 bound
     assert round_sizes(2000, 10000) == [2000, 4000, 8000, 10000]
@@ -291,7 +289,7 @@ def _model(path, public, d, d_prime):
     from align.interp.runner import prepare_arguments
     from align.stats.events import additive_noise
 
-    mech = _load(_ref(path))
+    mech = _ref(path)
     name = next(p.name for p in mech.params if not p.public)
     return additive_noise(mech, prepare_arguments(mech, {**public, name: d}),
                           prepare_arguments(mech, {**public, name: d_prime}))
@@ -413,13 +411,13 @@ def test_checker_counterexamples_become_the_first_pairs():
     for p in pairs:  # adjacent and distinct: D = D' cannot show a loss
         d, d2 = p.d["q"], p.d_prime["q"]
         assert len(d) == len(d2) and max(abs(a - b) for a, b in zip(d, d2)) <= 1 and d != d2
-    assert checker_pairs(ref) == pairs  # cached per file version
+    assert checker_pairs(ref) == pairs  # cached per mechanism
     result = search(ref, {"eps": 0.5}, length=5, samples=2000, checker=True)
     plain = search(ref, {"eps": 0.5}, length=5, samples=2000)
     assert result.pairs[:2] == pairs and result.pairs[2:] == plain.pairs
     # the pair is the counterexample's, read as a counterexample file is (z3's model may differ from call to
     # call within one process, so this reads a fresh one)
-    mech = _load(ref)
+    mech = ref
     data = next(v.counterexample for v in verify_mechanism(mech) if v.status == "refuted")
     public, pair = counterexample_pair(mech, data, "counterexample (C4a)")
     assert set(public) == {"eps"} and pair.name == "counterexample (C4a)"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import align.cli
+import align.pipeline
 from align.cli import main
 from align.diagnostics import CODES, ExitCode
 
@@ -118,7 +119,7 @@ def test_an_internal_error_is_caught_and_says_it_is_a_bug(monkeypatch: pytest.Mo
     def explode(spec):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(align.cli, "resolve", explode)
+    monkeypatch.setattr(align.pipeline, "resolve_source", explode)
     code, out, err = run("check", GOOD)
     assert code == 2
     assert "error[internal-error]: internal error: RuntimeError: boom" in err

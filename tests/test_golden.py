@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from align.checker.verify import overall_scope, overall_status
-from align.report import Style, verdicts_json, verdicts_text
+from align.render.common import Style
+from align.render.json import verdicts_json
+from align.render.text import verdicts_text
 
 from .conftest import ROOT, SPECS, corpus
 from .test_verify import verified

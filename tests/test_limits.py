@@ -31,7 +31,7 @@ from align.parse import (
     parse_source,
     read_json,
 )
-from align.report import render_diagnostic
+from align.render.common import render_diagnostic
 from align.span import Source, Span, visible
 
 from .conftest import ROOT

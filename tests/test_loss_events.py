@@ -36,7 +36,8 @@ from align.stats.events import (
     noise_offsets,
     threshold_grid,
 )
-from align.stats.lrtest import SpecRef, search
+from align.pipeline import load_mechanism
+from align.stats.lrtest import search
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -288,8 +289,8 @@ def test_a_support_mismatch_in_the_loss_column_is_an_event_and_nan_is_in_none():
 # ---------------------------------------------------------------------------------------- end to end
 
 
-def _ref(path: Path, mech) -> SpecRef:
-    return SpecRef(str(path), mech.name)
+def _ref(path: Path, mech):
+    return load_mechanism(str(path), mech.name)
 
 
 DETECT = {
@@ -321,7 +322,7 @@ def test_the_new_spec_is_found_by_the_loss_column_alone(monkeypatch):
     from align.stats import lrtest
 
     path = ROOT / "specs" / "incorrect" / "geometric_counting_queries.dp"
-    ref = SpecRef(str(path), "geometric_counting_queries")
+    ref = load_mechanism(str(path), "geometric_counting_queries")
     kwargs = {"public": {"eps": 0.5}, "length": 5, "samples": 2000, "base": 2000, "seed": 0}
     result = search(ref, **kwargs)
     assert result.violation and "privacy loss" in result.witness.event.text

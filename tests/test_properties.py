@@ -14,7 +14,8 @@ from align import nodes as n
 from align.diagnostics import SpecError
 from align.obligations import obligations
 from align.parse import parse_expression, parse_source
-from align.report import mechanism_json, mechanism_text
+from align.render.json import mechanism_json
+from align.render.text import mechanism_text
 from align.resolve import resolve, walk
 from align.span import Source
 from align.unparse import unparse

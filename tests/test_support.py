@@ -15,7 +15,8 @@ from align.interp.vector import tag_table
 from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.stats.events import Event, Layout
-from align.stats.lrtest import SpecRef, _load, input_pairs, search, valid_pairs
+from align.pipeline import load_mechanism
+from align.stats.lrtest import input_pairs, search, valid_pairs
 from align.stats.support import check_event, impossible
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,7 +128,7 @@ def test_an_event_a_sample_falls_in_is_never_proved_impossible(path):
 
 def test_search_marks_the_stoddard_witness_infinite():
     path = ROOT / "specs/incorrect/svt_stoddard_no_query_noise.dp"
-    result = search(SpecRef(str(path), "svt_stoddard_no_query_noise"), {"T": 0.5, "eps": 1}, length=5, seed=0)
+    result = search(load_mechanism(str(path), "svt_stoddard_no_query_noise"), {"T": 0.5, "eps": 1}, length=5, seed=0)
     s = result.strongest
     assert result.violation and s.epsilon_bound == float("inf") and s.c2 == 0 and s.impossible
     assert np.isfinite(s.epsilon_lower_bound)  # the sampling bound stays what it was
@@ -136,6 +137,6 @@ def test_search_marks_the_stoddard_witness_infinite():
     assert float("inf") in [b for _, b in bounds_per_pair(result)]  # drawn as "inf (proved)"
     # and a correct spec never gets one (its events all have positive probability on both inputs)
     path = ROOT / "specs/dworkroth/above_threshold.dp"
-    correct = search(SpecRef(str(path), _load(SpecRef(str(path), "above_threshold")).name),
+    correct = search(load_mechanism(str(path), "above_threshold"),
                      {"T": 1, "eps": 1}, length=5, samples=2000, seed=0)
     assert all(f.epsilon_bound < float("inf") for f in correct.findings)

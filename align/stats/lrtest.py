@@ -154,25 +154,19 @@ def counterexample_pair(mech: ResolvedMechanism, counterexample: Any,
                         {k: plain(neighbour[k]) for k in private if k in neighbour})
 
 
-def checker_pairs(ref: SpecRef) -> list[Pair]:
+def checker_pairs(mech: ResolvedMechanism) -> list[Pair]:
     """The input pairs of the checker's counterexamples (`align verify` looking only for D != D', lengths
     <= 3): one per refuted obligation, distinct, named `counterexample (C4a)`.
     A refutation is a pair on which the alignment breaks, often where the mechanism leaks (design.md §4).
-    Cached per file version: it does not depend on the seed or the samples."""
-    import os
-
-    try:
-        stamp = os.stat(ref.path).st_mtime_ns
-    except OSError:
-        return []
-    return list(_checker_pairs(ref.path, ref.mechanism, stamp))
+    Cached per mechanism (resolved mechanisms are frozen and hashable): it does not depend on the seed or the
+    samples."""
+    return list(_checker_pairs(mech))
 
 
 @lru_cache(maxsize=32)
-def _checker_pairs(path: str, mechanism: str, stamp: int) -> tuple[Pair, ...]:
+def _checker_pairs(mech: ResolvedMechanism) -> tuple[Pair, ...]:
     from ..checker.verify import Options, verify_mechanism
 
-    mech = _load(SpecRef(path, mechanism))
     if mech.alignment is None or mech.mixture_sites:
         return ()
     try:
@@ -198,27 +192,11 @@ def _checker_pairs(path: str, mechanism: str, stamp: int) -> tuple[Pair, ...]:
 
 
 @dataclass(frozen=True)
-class SpecRef:
-    """How a worker finds the mechanism (resolved mechanisms do not pickle): a file and a mechanism name."""
-
-    path: str
-    mechanism: str
-
-
-@lru_cache(maxsize=8)
-def _load(ref: SpecRef) -> ResolvedMechanism:
-    from ..parse import parse_source, read_source
-    from ..resolve import resolve
-
-    spec = resolve(parse_source(read_source(ref.path)))
-    return next(m for m in spec.mechanisms if m.name == ref.mechanism)
-
-
-@dataclass(frozen=True)
 class Unit:
     """One (round, pair): selection then test."""
 
-    ref: SpecRef
+    mech: ResolvedMechanism
+    """The mechanism (it pickles: a process pool's workers get it whole, never re-reading the file)."""
     args: Mapping[str, Any]
     """All parameters on D."""
     args_prime: Mapping[str, Any]
@@ -264,7 +242,7 @@ def run_unit(unit: Unit) -> UnitResult:
     from ..interp.runner import sample
     from ..interp.vector import tag_table
 
-    mech = _load(unit.ref)
+    mech = unit.mech
     root = np.random.SeedSequence(unit.seed, spawn_key=(unit.round, unit.pair))
     sel1, sel2, test1, test2, sizes = root.spawn(5)
     s1 = sample(mech, unit.args, unit.n, sel1)
@@ -282,13 +260,14 @@ def run_unit(unit: Unit) -> UnitResult:
     f2 = sample(mech, unit.args_prime, m2, test2)
     k1, r1, k2, r2 = layout.keys(f1), layout.reals(f1), layout.keys(f2), layout.reals(f2)
     if varying:
+        assert e1 is not None and e2 is not None
         g1, g2 = claim_values(mech, unit.args, f1), claim_values(mech, unit.args_prime, f2)
         largest = max(float(x.max(initial=-np.inf)) for x in (e1, e2, g1, g2))
     tested = []
     for cand in chosen:
         in1, in2 = cand.event.contains(k1, r1), cand.event.contains(k2, r2)
         a, b = int(in1.sum()), int(in2.sum())
-        eps = unit.eps
+        eps: float | None = unit.eps
         if varying:
             # the bound must hold with the claim's maximum over the event: the selection samples' maximum, raised
             # by any test sample in the event with a larger claim
@@ -296,6 +275,7 @@ def run_unit(unit: Unit) -> UnitResult:
                       float(g2[in2].max(initial=-np.inf)))
             if not np.isfinite(eps):
                 eps = largest if np.isfinite(largest) else 0.0
+        assert eps is not None, "a fixed claim, or the claim's largest value over the event"
         if cand.forward:
             tested.append(Tested(cand, a, m1, b, m2, unit.n, float(eps)))
         else:
@@ -445,8 +425,8 @@ def claim_values(mech: ResolvedMechanism, args: Mapping[str, Any], outputs: Any)
     return values[inverse.ravel()]
 
 
-def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: int = 64_000, base: int = 2_000,
-           alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
+def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, samples: int = 64_000,
+           base: int = 2_000, alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
            extra_pairs: Sequence[Pair] = (), patterns: bool = True, stop_early: bool = True,
            progress: Callable[[str], None] | None = None, prove_support: bool = True,
            checker: bool = False) -> Result:
@@ -460,12 +440,11 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
     from ..interp.runner import prepare_arguments
     from ..interp.values import convert_arguments
 
-    mech = _load(ref)
     public_names = {p.name for p in mech.params if p.public}
     public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
     if checker and progress is not None:
         progress("running the checker for counterexample pairs")
-    candidates_ = list(extra_pairs) + (checker_pairs(ref) if checker else []) + \
+    candidates_ = list(extra_pairs) + (checker_pairs(mech) if checker else []) + \
         (input_pairs(mech, public, length) if patterns else [])
     pairs = valid_pairs(mech, public, candidates_)
     if not pairs:
@@ -482,7 +461,7 @@ def search(ref: SpecRef, public: Mapping[str, Any], length: int = 5, samples: in
     for k, n in enumerate(sizes):
         if progress is not None:
             progress(f"round {k + 1}/{len(sizes)}: sampling {n} per side for {len(pairs)} input pair(s)")
-        units = [Unit(ref, a, a2, n, seed, k, i, top, eps) for i, (a, a2) in enumerate(arguments)]
+        units = [Unit(mech, a, a2, n, seed, k, i, top, eps) for i, (a, a2) in enumerate(arguments)]
         outcomes = list(executor.map(run_unit, units)) if executor is not None else [run_unit(u) for u in units]
         result.rounds = k + 1
         for outcome in outcomes:

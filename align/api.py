@@ -1,0 +1,94 @@
+"""The Python API: the commands as functions that return typed results (`align.results`), for notebooks,
+scripts and other tools. `import align` is cheap; the solvers load on the first call that needs them.
+
+    import align
+    result = align.verify("specs/freegap/alg2_svt_gap.dp")
+    result.status                      # Status.PROVED
+    [(v.obligation.id, v.status) for v in result.verdicts]
+    align.test("specs/incorrect/histogram_lap_eps.dp", {"eps": 0.5}).violation      # True
+
+A spec is a `pathlib.Path`, a string ending in `.dp` (a file), or any other string (the spec's text). Each
+function works on one mechanism: the spec's only one, or the one named by `mechanism=`. Bad input raises
+`align.SpecError`, whose `diagnostics` are the located diagnostics the command line prints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from .resolve import ResolvedMechanism
+    from .results import MechanismVerdict, Replay, SampleRun, TestReport
+
+def _path_and_mechanism(spec: str | os.PathLike[str], mechanism: str | None) -> tuple[str, ResolvedMechanism]:
+    from .pipeline import load, load_text, select
+
+    if isinstance(spec, os.PathLike) or spec.endswith(".dp"):
+        path = os.fspath(spec)
+        return path, select(load(path), mechanism, path)
+    return "<string>", select(load_text(spec), mechanism, "<string>")
+
+
+def check(spec: str | os.PathLike[str], *, mechanism: str | None = None) -> ResolvedMechanism:
+    """Parse and resolve: the mechanism with its names bound, types known and alignment attached."""
+    return _path_and_mechanism(spec, mechanism)[1]
+
+
+def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_length: int | None = None,
+           timeout: float | None = None) -> MechanismVerdict:
+    """Discharge every obligation (`align verify`): each obligation's verdict and the status of the whole
+    (refuted < unknown < bounded < proved; bounded is not a proof)."""
+    from dataclasses import replace
+
+    from .checker.solver import Limits
+    from .checker.verify import Options
+    from .pipeline import verify as verify_mechanism
+
+    _, mech = _path_and_mechanism(spec, mechanism)
+    options = Options()
+    if max_length is not None:
+        options = replace(options, max_length=max_length)
+    if timeout is not None:
+        options = replace(options, limits=Limits(timeout_ms=max(1, int(timeout * 1000))))
+    return verify_mechanism(mech, options)
+
+
+def run(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
+        samples: int = 10_000, seed: int = 0) -> SampleRun:
+    """Sample the mechanism (`align run`): drawn lazily, as `.outputs()` (one per sample) or `.summary()`."""
+    from .interp.runner import DEFAULT_CHUNK, prepare_arguments
+    from .results import SampleRun
+
+    path, mech = _path_and_mechanism(spec, mechanism)
+    return SampleRun(path, mech, prepare_arguments(mech, dict(args)), samples, seed, DEFAULT_CHUNK)
+
+
+def replay(spec: str | os.PathLike[str], args: Mapping[str, Any], noise: Mapping[str, Any], *,
+           neighbour: Mapping[str, Any] | None = None, mechanism: str | None = None) -> Replay:
+    """Replay one execution with the given noise (`align run --noise`); with `neighbour` (the private
+    parameters on D'), also apply the alignment and replay D' on φ(H) (`--aligned`)."""
+    from .commands.run import replay as replay_mechanism
+
+    path, mech = _path_and_mechanism(spec, mechanism)
+    return replay_mechanism(mech, path, dict(args), dict(noise), None if neighbour is None else dict(neighbour))
+
+
+def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
+         length: int = 5, samples: int = 64_000, alpha: float = 0.05, seed: int = 0,
+         executor: Executor | None = None, checker: bool = True) -> TestReport:
+    """Search for a privacy violation (`align test`): `args` are the public parameters; input pairs come from
+    the checker's counterexamples and StatDP's patterns. The result does not depend on the executor."""
+    import time
+
+    from .results import TestReport
+    from .stats.lrtest import search
+
+    path, mech = _path_and_mechanism(spec, mechanism)
+    started = time.perf_counter()
+    result = search(mech, dict(args), length=length, samples=samples, alpha=alpha, seed=seed, executor=executor,
+                    checker=checker)
+    return TestReport(path, mech, result, time.perf_counter() - started)

@@ -1,0 +1,237 @@
+"""`align run`: sample a mechanism with the reference interpreter, replay one execution, or test its alignment.
+
+Exit codes: 0 success; 1 the alignment fails (a failing sample of --check-alignment, or a replay with --aligned
+that breaks an obligation); 2 usage, input, parse, type or runtime error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from ..diagnostics import ExitCode, SpecError, diag
+from ..limits import MAX_CHUNK_SIZE, MAX_SAMPLES, MAX_SEED
+from ..render import Renderer
+from . import UsageError
+
+if TYPE_CHECKING:
+    from ..resolve import ResolvedMechanism
+    from ..results import Replay
+
+DESCRIPTION = (
+    "Run a mechanism with the reference interpreter. By default: draw --samples executions and summarise the "
+    "outputs (frequencies of the discrete outputs, quantiles of the real parts); --format json prints every "
+    "sample's output. With --noise/--noise-file: replay one execution and print its trace; add --aligned and "
+    "--neighbour to also apply the alignment and replay M(D', φ(H)) next to it. With --check-alignment and "
+    "--neighbour: test the alignment on --samples executions and report counterexamples (exit 1 if any).")
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    run.add_argument("file", metavar="FILE.dp")
+    run.add_argument("--mechanism", metavar="NAME", help="the mechanism to run, when the file defines several")
+    run.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                     help="a parameter's value on D: a JSON number, boolean or list, or an exact expression such as "
+                          "1/3 (repeatable)")
+    run.add_argument("--samples", type=int, default=10000, metavar="N", help="number of executions (default 10000)")
+    run.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the run (default 0)")
+    run.add_argument("--chunk-size", type=int, default=None, metavar="C",
+                     help="executions evaluated together (rounded up to a multiple of 16384; default 131072); "
+                          "the results do not depend on it")
+    run.add_argument("--noise", action="append", default=[], metavar="NAME=VALUE",
+                     help="replay: a noise value (a family takes a list with a value or null per loop index)")
+    run.add_argument("--noise-file", metavar="FILE.json",
+                     help="replay the noise of a counterexample file (its args and neighbour too, unless given) or "
+                          "of a JSON object {name: value}")
+    run.add_argument("--aligned", action="store_true",
+                     help="with a replay: apply the alignment and replay the neighbour's run on φ(H)")
+    run.add_argument("--neighbour", action="append", default=[], metavar="NAME=VALUE",
+                     help="a private parameter's value on D' (repeatable)")
+    run.add_argument("--check-alignment", action="store_true",
+                     help="test the alignment on --samples executions against --neighbour")
+    run.add_argument("--counterexample-out", metavar="FILE.json",
+                     help="with --check-alignment: write the first counterexample found to this file")
+
+
+def execute(args: argparse.Namespace, renderer: Renderer) -> int:
+    from ..interp.runner import DEFAULT_CHUNK, prepare_arguments
+    from ..pipeline import read, resolve_source, select
+    from ..results import SampleRun
+
+    _check_usage(args)
+    source = None
+    try:
+        source = read(args.file)
+        mech = select(resolve_source(source), args.mechanism, args.file)
+        if args.check_alignment:
+            return _check_alignment(mech, args, renderer)
+        if args.noise or args.noise_file:
+            raw_args, raw_neighbour, noise = _replay_inputs(mech, args)
+            result = replay(mech, args.file, raw_args, noise, raw_neighbour if args.aligned else None)
+            renderer.replay(result)
+            return result.exit_code
+        values = prepare_arguments(mech, _pairs(args.arg, "--arg"))
+        renderer.samples(SampleRun(args.file, mech, values, args.samples, args.seed,
+                                   args.chunk_size or DEFAULT_CHUNK))
+        return ExitCode.OK
+    except SpecError as error:
+        renderer.errors(args.file, source, error.diagnostics)
+        return ExitCode.ERROR
+
+
+def _check_usage(args: Any) -> None:
+    # Bounds from align/limits.py: a negative seed or a count past 2^63 would otherwise reach numpy as a
+    # ValueError or OverflowError (a traceback), and a huge chunk would allocate arrays of that many lanes.
+    if not 0 <= args.samples <= MAX_SAMPLES:
+        raise UsageError(f"--samples must be between 0 and {MAX_SAMPLES}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise UsageError("--seed must be an integer between 0 and 2^128 - 1")
+    if args.chunk_size is not None and not 1 <= args.chunk_size <= MAX_CHUNK_SIZE:
+        raise UsageError(f"--chunk-size must be between 1 and {MAX_CHUNK_SIZE}")
+    replay = bool(args.noise or args.noise_file)
+    if args.aligned and not replay:
+        raise UsageError("--aligned replays one execution: give its noise with --noise or --noise-file")
+    if args.check_alignment and replay:
+        raise UsageError("--check-alignment draws its own noise; to replay a counterexample use --noise-file with "
+                         "--aligned")
+    if args.counterexample_out and not args.check_alignment:
+        raise UsageError("--counterexample-out goes with --check-alignment")
+    if args.neighbour and not (args.aligned or args.check_alignment):
+        raise UsageError("--neighbour is used by --aligned and --check-alignment")
+
+
+def _pairs(items: list[str], option: str) -> dict[str, Any]:
+    """`--arg NAME=VALUE` options as a dict (values read without eval: `interp.values.read_value_text`)."""
+    from ..interp.values import read_value_text
+
+    result = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UsageError(f"{option} takes NAME=VALUE, not {item!r}")
+        result[name] = read_value_text(name, text.strip())
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ replay
+
+
+def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict]:
+    from ..counterexample import Counterexample
+    from ..parse import read_bytes, read_json
+
+    raw_args: dict[str, Any] = {}
+    raw_neighbour: dict[str, Any] = {}
+    noise: dict[str, Any] = {}
+    if args.noise_file:
+        raw = read_bytes(args.noise_file)  # a regular file of bounded size: never a FIFO or /dev/zero
+        try:
+            data = read_json(raw.decode("utf-8"))
+        except ValueError as error:  # also UnicodeDecodeError, numbers out of range, nesting too deep
+            raise SpecError([diag("counterexample-format", None, path=args.noise_file,
+                                  reason=f"not JSON ({str(error)[:200]})")]) from None
+        if isinstance(data, dict) and "format" in data:
+            c = Counterexample.from_json(data, args.noise_file)
+            raw_args, raw_neighbour, noise = dict(c.args), dict(c.neighbour), dict(c.noise)
+        elif isinstance(data, dict):
+            from ..interp.values import from_json
+
+            try:
+                noise = {str(k): from_json(v) for k, v in data.items()}
+            except ValueError as error:
+                raise SpecError([diag("counterexample-format", None, path=args.noise_file,
+                                      reason=str(error))]) from None
+        else:
+            raise SpecError([diag("counterexample-format", None, path=args.noise_file,
+                                  reason="expected a JSON object")])
+    raw_args.update(_pairs(args.arg, "--arg"))
+    raw_neighbour.update(_pairs(args.neighbour, "--neighbour"))
+    noise.update(_pairs(args.noise, "--noise"))
+    return raw_args, raw_neighbour, noise
+
+
+def replay(mech: ResolvedMechanism, path: str, raw_args: dict[str, Any], noise: dict[str, Any],
+           raw_neighbour: dict[str, Any] | None = None) -> Replay:
+    """One execution on D with the given noise H; with the private parameters' values on D' (`--aligned`),
+    also φ(H) and the run on D' with it, and the obligations this H breaks."""
+    from ..interp.errors import RunError
+    from ..interp.runner import prepare_arguments, prepare_neighbour
+    from ..interp.scalar import Interpreter, NoiseValues, align
+    from ..results import Replay
+
+    values = prepare_arguments(mech, raw_args)
+    if raw_neighbour is None:
+        return Replay(path, mech, values, noise, Interpreter(mech, NoiseValues(mech, noise)).run(values))
+    if mech.alignment is None:
+        raise SpecError([diag("no-alignment", mech.node.name_span, mechanism=mech.name, what="--aligned")])
+    neighbour = prepare_neighbour(mech, values, raw_neighbour)
+    run = Interpreter(mech, NoiseValues(mech, noise)).run(values)
+    alignment = align(mech, values, neighbour, run)
+    partial = Replay(path, mech, values, noise, run, neighbour, alignment)
+    failures = [] if partial.cost_ok else ["C4c"]
+    failures += ["C3" for d in alignment.draws if d.coefficient is None and d.shift != 0]
+    if any(not (d.in_support and d.whole) for d in alignment.draws):
+        failures.append("C4d")
+    try:
+        aligned = Interpreter(mech, NoiseValues(mech, alignment.noise(), aligned=True)).run({**values, **neighbour})
+    except RunError as error:
+        failures.append("C4a")
+        return Replay(path, mech, values, noise, run, neighbour, alignment, None, error.diagnostic, False,
+                      tuple(dict.fromkeys(failures)))
+    match = _same_output(run.out, aligned.out, values, neighbour)
+    if match and aligned.unused:
+        failures.append("C2")
+    if not match:
+        failures.append("C4a")
+    return Replay(path, mech, values, noise, run, neighbour, alignment, aligned, None, match,
+                  tuple(dict.fromkeys(failures)))
+
+
+def _same_output(a: list, b: list, values: dict, neighbour: dict) -> bool:
+    from ..interp.alignment import magnitude
+
+    scale = magnitude(values, neighbour)
+
+    def same(x: Any, y: Any) -> bool:
+        if isinstance(x, float) or isinstance(y, float):
+            if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) or \
+                    not isinstance(y, (int, float)):
+                return False
+            return x == y or abs(x - y) <= 1e-9 * (1 + abs(x) + abs(y) + scale)
+        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+            return type(x) is type(y) and len(x) == len(y) and all(same(p, q) for p, q in zip(x, y))
+        if hasattr(x, "payload") and hasattr(y, "payload"):
+            return x.name == y.name and same(list(x.payload), list(y.payload))
+        return x == y
+
+    return same(a, b)
+
+
+# ------------------------------------------------------------------------------------------- the check
+
+
+def _check_alignment(mech: ResolvedMechanism, args: Any, renderer: Renderer) -> int:
+    from ..counterexample import save
+    from ..interp.alignment import check_alignment
+    from ..interp.runner import DEFAULT_CHUNK, prepare_arguments, prepare_neighbour
+    from ..render.json import JsonRenderer
+
+    if mech.alignment is None:
+        raise SpecError([diag("no-alignment", mech.node.name_span, mechanism=mech.name, what="--check-alignment")])
+    values = prepare_arguments(mech, _pairs(args.arg, "--arg"))
+    neighbour = prepare_neighbour(mech, values, _pairs(args.neighbour, "--neighbour"))
+    report = check_alignment(mech, values, neighbour, args.samples, args.seed, args.chunk_size or DEFAULT_CHUNK,
+                             spec=args.file)
+    write_error: SpecError | None = None
+    if args.counterexample_out and report.counterexamples:
+        try:
+            save(report.counterexamples[0], args.counterexample_out)
+        except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            write_error = SpecError([diag("write-error", None, path=args.counterexample_out, reason=reason)])
+            if isinstance(renderer, JsonRenderer):  # one JSON document on stdout: the error's
+                raise write_error from None
+    renderer.alignment_check(args.file, mech, report, args.counterexample_out if write_error is None else None)
+    if write_error is not None:  # the report is out; the file the user asked for is not: exit 2, not 1
+        raise write_error
+    return ExitCode.OK if report.ok else ExitCode.REFUTED

@@ -1,0 +1,144 @@
+"""Statistics (the `align test` command): search for a privacy violation and print the verdict.
+
+Exit codes: 0 no violation found (the claim survived the test; it is not proved), 1 a violation confirmed at
+level alpha, 2 usage, input, parse, type or runtime error. The verdict and every printed eps lower bound come
+from one test (the exact conditional test of two Poisson rates, inverted into the bound; bounds.py): a
+confirmed violation prints a bound >= its claim, "no violation found" a largest bound below it. Only the
+result goes to stdout; progress goes to stderr (a rich status line), and only when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from ..diagnostics import ExitCode, SpecError, diag
+from ..render import Renderer
+from . import UsageError
+
+DESCRIPTION = (
+    "Search for a privacy violation by likelihood-ratio tests on samples of the reference interpreter: input "
+    "pairs (D, D') from the checker's counterexamples and StatDP's patterns at the adjacency bound (or the pair "
+    "given with --arg and --neighbour, or a counterexample file's), output events chosen on one sample and "
+    "tested on a fresh one with an exact test of P[M(D) in E] <= e^eps P[M(D') in E], Bonferroni-corrected, "
+    "with sample sizes doubling up to "
+    "--samples. Public parameters need --arg; private lists are generated with --length entries. Exit 1 when a "
+    "violation is confirmed at level --alpha, 0 when none is found, 2 on errors. docs/testing.md.")
+
+
+def add_arguments(test: Any) -> None:
+    test.add_argument("file", metavar="FILE.dp")
+    test.add_argument("--mechanism", metavar="NAME", help="the mechanism to test, when the file defines several")
+    test.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                      help="a public parameter's value (required for each one, e.g. --arg eps=0.5); a private "
+                           "parameter's value on D only together with --neighbour")
+    test.add_argument("--neighbour", action="append", default=[], metavar="NAME=VALUE",
+                      help="a private parameter's value on D': test only the pair given by --arg and --neighbour")
+    test.add_argument("--counterexample", metavar="FILE.json",
+                      help="also try the pair (D, D') of a counterexample file (e.g. from `align verify "
+                           "--counterexample`), first")
+    test.add_argument("--no-checker", action="store_true",
+                      help="do not add the pairs of the checker's counterexamples (by default `align verify` runs "
+                           "first, lengths <= 3, and each refuted obligation's (D, D') is tried before the "
+                           "patterns)")
+    test.add_argument("--length", type=int, default=5, metavar="L",
+                      help="length of the generated private lists (default 5)")
+    test.add_argument("--samples", type=int, default=64_000, metavar="N",
+                      help="largest number of samples per input and round (default 64000; rounds double from "
+                           "2000)")
+    test.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    test.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    test.add_argument("--jobs", type=int, default=1, metavar="J",
+                      help="worker processes (default 1); the result does not depend on it")
+    test.add_argument("--plot", metavar="FILE.png",
+                      help="also draw the p-value against the test eps (alpha and the claimed eps marked) and the "
+                           "eps lower bound per input pair into FILE.png (needs matplotlib: pip install "
+                           "'align[plot]')")
+
+
+def execute(args: argparse.Namespace, renderer: Renderer) -> int:
+    from ..pipeline import read, resolve_source, select
+    from ..results import TestReport
+    from ..stats.lrtest import Pair, counterexample_pair, search
+    from .run import _pairs
+
+    if args.length < 1 or args.samples < 1 or args.jobs < 1:
+        raise UsageError("--length, --samples and --jobs must be at least 1")
+    if not 0 < args.alpha < 1:
+        raise UsageError("--alpha must be between 0 and 1")
+    source = None
+    try:
+        plot = getattr(args, "plot", None)
+        if plot:
+            from ..stats.plot import available
+
+            if not available():
+                raise SpecError([diag("plot-needs-matplotlib", None)])
+        source = read(args.file)
+        mech = select(resolve_source(source), args.mechanism, args.file)
+        given = _pairs(args.arg, "--arg")
+        neighbour = _pairs(args.neighbour, "--neighbour")
+        private = {p.name for p in mech.params if not p.public}
+        public = {k: v for k, v in given.items() if k not in private}
+        d = {k: v for k, v in given.items() if k in private}
+        extra: list[Pair] = []
+        if d or neighbour:
+            if set(d) != private or set(neighbour) != private:
+                raise UsageError("give every private parameter (" + ", ".join(sorted(private)) +
+                                 ") both --arg (its value on D) and --neighbour (on D'), or neither")
+            extra.append(Pair("given", d, neighbour))
+        if args.counterexample:
+            from ..counterexample import load
+
+            ce_public, pair = counterexample_pair(mech, load(args.counterexample))
+            extra.append(pair)
+            public = {**ce_public, **public}
+        started = time.perf_counter()
+        executor = None
+        if args.jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            executor = ProcessPoolExecutor(args.jobs)
+        try:
+            with _progress(renderer.stderr) as progress:
+                result = search(mech, public, length=args.length, samples=args.samples,
+                                alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
+                                patterns=not (d or neighbour), progress=progress,
+                                checker=not (d or neighbour or getattr(args, "no_checker", False)))
+        finally:
+            if executor is not None:
+                executor.shutdown()
+        report = TestReport(args.file, mech, result, time.perf_counter() - started)
+        if plot:
+            from ..stats.plot import write_plot
+
+            try:
+                write_plot(plot, mech.name, result)
+            except OSError as error:
+                raise UsageError(f"cannot write {plot}: {error.strerror or error}") from None
+        renderer.tested(report)
+        return report.exit_code
+    except SpecError as error:
+        renderer.errors(args.file, source, error.diagnostics)
+        return ExitCode.ERROR
+
+
+@contextmanager
+def _progress(stderr: TextIO) -> Iterator[Callable[[str], None] | None]:
+    """A one-line status on stderr (rich's spinner), only when stderr is a terminal: the search reports what it
+    is doing (the checker, each round, the support proofs) through the callback this yields; None otherwise,
+    so that a pipe or a file gets nothing but diagnostics. The line is cleared when the search ends."""
+    if not stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=Console(file=stderr),
+                  transient=True) as bar:
+        task = bar.add_task("align test: starting", total=None)
+        # refresh=True draws each step at once (not at the next tick), so none is skipped
+        yield lambda line: bar.update(task, description=f"align test: {line}", refresh=True)

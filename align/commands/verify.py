@@ -1,0 +1,133 @@
+"""`align verify`: discharge every obligation of each mechanism, and say what the proof covers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..diagnostics import ExitCode, SpecError, diag
+from ..limits import DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, MAX_BOUNDED_LENGTH
+from ..render import Renderer
+from . import UsageError
+
+if TYPE_CHECKING:
+    from ..resolve import ResolvedMechanism
+    from ..results import Confirmation, MechanismVerdict
+
+DESCRIPTION = ("Discharge every obligation of each mechanism with z3 and sympy, with the parameters symbolic as "
+               "`requires` allows; print one line per obligation and the verdict. Exit 0 when everything is "
+               "proved for every input, 1 when something is refuted, 3 when nothing is refuted but something is "
+               "unknown or only bounded (proved for lengths <= N; see --accept-bounded).")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE.dp")
+    parser.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH, metavar="N",
+                        help=f"the bounded check covers every length 0..N of each list parameter (default "
+                             f"{DEFAULT_MAX_LENGTH}); a proof for every length needs the induction")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_MS / 1000, metavar="SECONDS",
+                        help=f"wall-clock safety net of each solver query (default {DEFAULT_TIMEOUT_MS // 1000}); "
+                             "the limit that decides is z3's deterministic resource limit (rlimit "
+                             f"{DEFAULT_RLIMIT:,}), so verdicts do not depend on the machine's speed or load")
+    parser.add_argument("--accept-bounded", action="store_true",
+                        help="exit 0 when every obligation is proved or bounded (proved only for lengths <= N): "
+                             "by default a bounded verdict exits 3, because it is not a proof for longer inputs")
+    parser.add_argument("--counterexample", metavar="FILE.json",
+                        help="write the first counterexample found, in the format `align run --noise-file` replays")
+    parser.add_argument("--confirm", action="store_true",
+                        help="when an obligation is refuted, run `align test` on the counterexample's input pair "
+                             "(and StatDP's patterns) to tell a broken proof from a broken mechanism")
+    parser.add_argument("--confirm-samples", type=int, default=64_000, metavar="N",
+                        help="sample budget of each --confirm test (default 64000)")
+
+
+def execute(args: argparse.Namespace, renderer: Renderer) -> int:
+    from dataclasses import replace
+
+    from ..checker.solver import Limits
+    from ..checker.verify import Options
+    from ..pipeline import load_file, verify
+    from ..results import FileResult, VerifyReport
+    from ..status import Status
+
+    if not 1 <= args.max_length <= MAX_BOUNDED_LENGTH:
+        raise UsageError(f"--max-length must be between 1 and {MAX_BOUNDED_LENGTH}")
+    options = Options(max_length=args.max_length, limits=Limits(timeout_ms=max(1, int(args.timeout * 1000))))
+    files = []
+    first_counterexample = None
+    for path in args.files:
+        loaded = load_file(path)
+        if loaded.spec is None:
+            file = FileResult(path, loaded.source, loaded.diagnostics)
+        else:
+            results = []
+            for mech in loaded.spec.mechanisms:
+                result = verify(mech, options)
+                if first_counterexample is None:
+                    first_counterexample = next((v.counterexample for v in result.verdicts if v.status == "refuted"
+                                                 and v.counterexample is not None and "args" in v.counterexample),
+                                                None)
+                if args.confirm and result.status == Status.REFUTED:
+                    result = replace(result, confirmation=confirm(path, mech, result, args.confirm_samples))
+                results.append(result)
+            file = FileResult(path, loaded.source, verified=tuple(results))
+        renderer.verified_file(file)
+        files.append(file)
+    code = VerifyReport(tuple(files), args.accept_bounded).exit_code
+    if args.counterexample:
+        if first_counterexample is None:
+            renderer.stderr.write(f"align: no counterexample to write to {args.counterexample}\n")
+        else:
+            try:
+                with open(args.counterexample, "w", encoding="utf-8") as handle:
+                    json.dump(first_counterexample, handle, indent=2)
+                    handle.write("\n")
+            except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
+                reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+                from ..render.common import Style, diagnostic_line
+
+                renderer.stderr.write(diagnostic_line(diag("write-error", None, path=args.counterexample,
+                                                           reason=reason), Style.for_stream(renderer.stderr)) + "\n")
+                code = ExitCode.ERROR
+    return code
+
+
+def confirm(path: str, mech: ResolvedMechanism, result: MechanismVerdict, samples: int) -> Confirmation:
+    """`align verify --confirm`: run the likelihood-ratio test on a refuted obligation's counterexample pair."""
+    from ..results import Confirmation
+    from ..stats.lrtest import counterexample_pair, search
+
+    cex: dict[str, Any] | None = next((v.counterexample for v in result.verdicts if v.status == "refuted"
+                                       and v.counterexample and v.counterexample.get("args")), None)
+    if cex is None:
+        return Confirmation(None, "no counterexample pair to test")
+    public, pair = counterexample_pair(mech, cex)
+    # StatDP's patterns at a useful length, besides the counterexample's own (often minimal) pair.
+    length = max(5, max((len(v) for v in pair.d.values() if isinstance(v, list)), default=1))
+    try:
+        found = search(mech, public, length=length, samples=samples, extra_pairs=[pair])
+    except SpecError as error:
+        return Confirmation(None, "not tested: " + "; ".join(d.message for d in error.diagnostics))
+    # the witness decided (its bound >= its claim, the same exact test as adjusted p <= alpha); the strongest
+    # bound is over the findings that reject, so it is >= the claim too (align/stats/lrtest.py, Result)
+    best = found.witness
+    args_text = ", ".join(f"{k} = {v}" for k, v in public.items())
+    if found.violation and best is not None:
+        strongest = found.strongest
+        assert strongest is not None, "a violation has a finding that rejects"
+        infinite = strongest.epsilon_bound == float("inf")
+        if infinite:
+            bound = ("the true ε is ∞: an output event seen on D is proved impossible on D' "
+                     f"({strongest.event.text})")
+        else:
+            bound = (f"simultaneous {1 - found.alpha:.0%} lower confidence bound on the true ε, from the same "
+                     f"exact test inverted: {strongest.epsilon_lower_bound:.3g}")
+        return Confirmation(True, f"privacy violation confirmed at {args_text}: P[M(D) in E] > e^ε P[M(D') in E] "
+                                  f"for the claim ε = {best.eps:.3g} (adjusted p = {best.adjusted_p:.3g}; {bound})",
+                            p=best.adjusted_p, samples=found.samples, epsilon_infinite=infinite,
+                            epsilon_lower_bound=strongest.epsilon_lower_bound, claimed_epsilon=best.eps)
+    smallest = best.adjusted_p if best is not None else 1.0
+    return Confirmation(False, f"the alignment fails, but no violation was found with {found.samples} samples at "
+                               f"{args_text} (smallest adjusted p = {smallest:.3g})",
+                        samples=found.samples, smallest_p=smallest)

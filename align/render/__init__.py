@@ -1,0 +1,94 @@
+"""Renderers (results -> output): one class per output format, each rendering every command's results.
+
+`--output-format NAME` on every subcommand picks `RENDERERS[NAME]`. A renderer receives typed results
+(`align.results`, the diagnostics of a file that did not load, the interpreter's reports) as the command
+produces them, writes what it can at once, and `finish` writes what it kept (a JSON document is written
+whole). Adding a format is adding a module here with a `Renderer` subclass and one line in `RENDERERS`:
+mypy refuses a subclass that leaves out a method (the methods are abstract), so a new result type cannot
+be forgotten by a format. Nothing here decides anything.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar, TextIO
+
+from ..diagnostics import Code, Diagnostic
+
+if TYPE_CHECKING:
+    from ..interp.alignment import AlignmentReport
+    from ..resolve import ResolvedMechanism
+    from ..results import FileResult, Replay, SampleRun, TestReport
+    from ..span import Source
+
+
+class Renderer(ABC):
+    """Renders the results of one invocation of one command."""
+
+    name: ClassVar[str]
+    """The `--output-format` value."""
+    description: ClassVar[str]
+    """One line for `--help`."""
+
+    def __init__(self, command: str, stdout: TextIO, stderr: TextIO):
+        self.command = command
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @abstractmethod
+    def checked_file(self, file: FileResult) -> None:
+        """`check`: one file's resolved mechanisms, or the diagnostics that stopped it."""
+
+    @abstractmethod
+    def verified_file(self, file: FileResult) -> None:
+        """`verify`: one file's verdicts, or the diagnostics that stopped it."""
+
+    @abstractmethod
+    def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
+        """`run`, `test`: the diagnostics that stopped the command (`source` for carets, when it was read)."""
+
+    @abstractmethod
+    def samples(self, run: SampleRun) -> None:
+        """`run`: sampled executions, drawn lazily: a format takes every output (`run.outputs()`, streamed)
+        or their summary (`run.summary()`)."""
+
+    @abstractmethod
+    def replay(self, replay: Replay) -> None:
+        """`run --noise`: one execution replayed, and with `--aligned` the neighbour's run on φ(H)."""
+
+    @abstractmethod
+    def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
+                        counterexample_out: str | None) -> None:
+        """`run --check-alignment`: the sampled alignment check (`counterexample_out`: the file the first
+        counterexample was written to, when asked for)."""
+
+    @abstractmethod
+    def tested(self, report: TestReport) -> None:
+        """`test`: the search for a violation."""
+
+    @abstractmethod
+    def explained(self, code: Code) -> None:
+        """`explain CODE`."""
+
+    def finish(self, exit_code: int) -> None:  # noqa: B027 (a hook: most formats write as they go)
+        """Called once at the end with the command's exit code."""
+
+
+def _registry() -> dict[str, type[Renderer]]:
+    from .concise import ConciseRenderer
+    from .json import JsonRenderer
+    from .text import TextRenderer
+
+    return {r.name: r for r in (TextRenderer, ConciseRenderer, JsonRenderer)}
+
+
+RENDERERS: dict[str, type[Renderer]] = _registry()
+"""Every output format by its `--output-format` name."""
+FORMATS: tuple[str, ...] = tuple(RENDERERS)
+ALIASES = {"full": "text"}
+"""Older names still accepted (`full` was the text format of `check` and `verify`)."""
+
+
+def renderer(name: str, command: str, stdout: TextIO, stderr: TextIO) -> Renderer:
+    return RENDERERS[ALIASES.get(name, name)](command, stdout, stderr)

@@ -1,0 +1,140 @@
+"""Renderers (shared): styling, located diagnostics, and the wording every format shares.
+
+`diagnostic_line` and `render_diagnostic` are also what the command line uses for usage and internal errors,
+before any format is chosen.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+from ..diagnostics import Diagnostic
+from ..span import Source, visible
+from ..unparse import unparse
+
+if TYPE_CHECKING:
+    from ..resolve import ResolvedMechanism
+
+
+@dataclass(frozen=True)
+class Style:
+    """ANSI styling, off when NO_COLOR is set or the stream is not a terminal."""
+
+    color: bool
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> Style:
+        wants = "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        return cls(wants and hasattr(stream, "isatty") and stream.isatty())
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def error(self, text: str) -> str:
+        return self._wrap("1;31", text)
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def accent(self, text: str) -> str:
+        return self._wrap("36", text)
+
+
+PLAIN = Style(False)
+"""No colour: files, pipes, tests."""
+
+
+# ------------------------------------------------------------------------------------------- diagnostics
+
+
+def diagnostic_line(d: Diagnostic, style: Style = PLAIN) -> str:
+    """`path:line:col: error[code]: message`; `path: ...` for a whole file, `align: ...` for a command-line
+    value. Paths and messages may quote the spec or the command line: control characters are escaped."""
+    where = f"{d.span}: " if d.span is not None else (f"{d.args['path']}: " if "path" in d.args else "align: ")
+    label = style.error(f"{d.severity.value}[{d.code}]")
+    return f"{visible(where)}{label}: {visible(d.message)}"
+
+
+_SNIPPET_WIDTH = 160
+"""Characters of a source line shown at most; a longer line is cut around the span (`...` at the cuts)."""
+
+
+def _snippet(source: Source | None, span, style: Style) -> list[str]:
+    """The span's source line with carets under the span; control characters escaped, tabs as 4 spaces."""
+    if source is None or span is None or span.path != source.path:
+        return []
+    raw = source.line(span.line)
+    start = max(0, span.column - 1)
+    end = span.end_column - 1 if span.end_line == span.line else len(raw)
+    lo, hi = 0, len(raw)
+    if hi > _SNIPPET_WIDTH:  # a minified or hostile line: show a window around the span
+        lo = min(start, hi) - 40 if min(start, hi) > 40 else 0
+        hi = min(hi, lo + _SNIPPET_WIDTH)
+    cells = [visible(c, tab="    ") for c in raw[lo:hi]]
+    prefix, suffix = ("..." if lo > 0 else ""), ("..." if hi < len(raw) else "")
+    caret_at = len(prefix) + sum(len(c) for c in cells[: max(0, start - lo)])
+    width = max(1, sum(len(c) for c in cells[max(0, start - lo): max(0, min(end, hi) - lo)]))
+    gutter = str(span.line)
+    pad = " " * len(gutter)
+    return [f"{pad} |", f"{gutter} | {prefix}{''.join(cells)}{suffix}",
+            f"{pad} | {' ' * caret_at}{style.error('^' * width)}"]
+
+
+def render_diagnostic(d: Diagnostic, source: Source | None, style: Style = PLAIN) -> str:
+    lines = [diagnostic_line(d, style)]
+    lines += _snippet(source, d.span, style)
+    for note in d.notes:
+        where = f" ({note.span})" if note.span is not None else ""
+        lines.append(visible(f"{' ' * (len(str(d.span.line)) if d.span else 1)} = note: {note.message}{where}"))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ wording
+
+
+def adjacency_text(mech: ResolvedMechanism, name: str) -> str:
+    param = mech.param(name)
+    if param is None or param.public:
+        return "public (equal on D and D')"
+    parts = []
+    for adj in param.adjacency:
+        bound = unparse(adj.bound) if adj.bound is not None else ""
+        parts.append({
+            "pointwise": f"|{name}[i] - {name}'[i]| <= {bound}",
+            "l1": f"sum |{name}[i] - {name}'[i]| <= {bound}",
+            "scalar": f"|{name} - {name}'| <= {bound}",
+            "monotone": f"monotone {name}",
+        }[adj.kind])
+    return ", ".join(parts)
+
+
+def proof_rule(mech: ResolvedMechanism) -> str:
+    if mech.mixture_sites:
+        return "R²DP scale mixture (seed 002, Theorem 4.1 / Corollary 4.2)"
+    return "randomness alignment, Lemma 1 (Free Gap, Section 4)"
+
+
+def requires_text(mech: ResolvedMechanism) -> str:
+    return ", ".join(unparse(r) for r in mech.requires) or "values"
+
+
+_SUMMARY = {
+    "proved": "ε-differentially private ({scope})",
+    "bounded": "no obligation refuted, but proved only {scope}: not a proof of ε-DP (longer inputs are not "
+               "covered; `--accept-bounded` accepts this)",
+    "refuted": "this alignment does not prove the claim (the mechanism may still be private; `align test` looks "
+               "for a violation)",
+    "unknown": "some obligation could not be decided",
+}
+
+
+def verdict_summary(status: str, scope: str) -> str:
+    """The verdict line's text: it names one scope, the one the whole verdict has."""
+    return _SUMMARY[str(status)].format(scope=scope)
+
+

@@ -1,0 +1,100 @@
+"""Renderers (concise): one line per result, in the `path:line:col: ...` form that editors and CI logs read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..diagnostics import Code, Diagnostic
+from ..span import Source
+from . import Renderer
+from .common import Style, diagnostic_line
+
+if TYPE_CHECKING:
+    from ..interp.alignment import AlignmentReport
+    from ..resolve import ResolvedMechanism
+    from ..results import FileResult, Replay, SampleRun, TestReport
+
+
+def mechanism_concise(mech: ResolvedMechanism) -> str:
+    from ..obligations import obligations
+
+    obs = obligations(mech)
+    ids = " ".join(o.id + (f"({o.site})" if o.site else "") for o in obs)
+    return (f"{mech.node.name_span}: mechanism {mech.name}: {len(mech.noise)} sampling site(s); "
+            f"obligations {ids}")
+
+
+def verdicts_concise(mech: ResolvedMechanism, verdicts: list, status: str, scope: str = "") -> str:
+    parts = [f"{v.obligation.id}{'(' + v.obligation.site + ')' if v.obligation.site else ''}={v.status}"
+             for v in verdicts]
+    shown = f"{status} ({scope})" if scope else str(status)
+    return f"{mech.node.name_span}: mechanism {mech.name}: {shown}: " + " ".join(parts)
+
+
+
+
+def _where(path: str, mech: ResolvedMechanism) -> str:
+    return f"{mech.node.name_span}: mechanism {mech.name}" if mech.node.name_span.path == path else \
+        f"{path}: mechanism {mech.name}"
+
+
+class ConciseRenderer(Renderer):
+    name = "concise"
+    description = "one line per result and per diagnostic (path:line:col: ...)"
+
+    def _diagnostics(self, diagnostics: Sequence[Diagnostic]) -> None:
+        style = Style.for_stream(self.stderr)
+        for d in diagnostics:
+            self.stderr.write(diagnostic_line(d, style) + "\n")
+
+    def checked_file(self, file: FileResult) -> None:
+        self._diagnostics(file.diagnostics)
+        for mech in file.checked:
+            self.stdout.write(mechanism_concise(mech) + "\n")
+
+    def verified_file(self, file: FileResult) -> None:
+        self._diagnostics(file.diagnostics)
+        for m in file.verified:
+            confirmation = f" ({m.confirmation.text})" if m.confirmation is not None else ""
+            self.stdout.write(verdicts_concise(m.mechanism, list(m.verdicts), m.status, m.scope) + confirmation
+                              + "\n")
+
+    def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
+        self._diagnostics(diagnostics)
+
+    def samples(self, run: SampleRun) -> None:
+        summary = run.summary()
+        top = sorted(summary.counts.items(), key=lambda kv: -kv[1])[:3]
+        shown = "; ".join(f"{summary.keys.text(k)}: {c / max(1, summary.samples):.2%}" for k, c in top)
+        self.stdout.write(f"{_where(run.path, run.mechanism)}: {run.samples} samples, seed {run.seed}"
+                          + (f"; most frequent outputs: {shown}" if shown else "") + "\n")
+
+    def replay(self, replay: Replay) -> None:
+        from ..interp.values import format_value
+
+        verdict = "" if replay.alignment is None else \
+            "; the alignment holds for this H" if not replay.failures else \
+            "; the alignment fails for this H: " + ", ".join(replay.failures)
+        self.stdout.write(f"{_where(replay.path, replay.mechanism)}: out = {format_value(replay.run.out)}{verdict}\n")
+
+    def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
+                        counterexample_out: str | None) -> None:
+        if report.ok:
+            verdict = "no failure found (a sampled check proves nothing)"
+        else:
+            failing = ", ".join(f"{k}: {c}" for k, c in report.failures.items() if c)
+            verdict = f"{report.failed_samples} samples fail ({failing})"
+        self.stdout.write(f"{_where(path, mech)}: alignment check on {report.samples} samples: {verdict}\n")
+
+    def tested(self, report: TestReport) -> None:
+        r, w = report.result, report.result.witness
+        if r.violation and w is not None:
+            verdict = f"privacy violation confirmed (adjusted p = {w.adjusted_p:.3g} <= alpha = {r.alpha:g})"
+        else:
+            smallest = f"{w.adjusted_p:.3g}" if w is not None else "1"
+            verdict = f"no violation found (smallest adjusted p = {smallest} > alpha = {r.alpha:g})"
+        self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict}; {r.samples} samples\n")
+
+    def explained(self, code: Code) -> None:
+        self.stdout.write(f"{code.name}: {code.explain()}\n")

@@ -1,0 +1,332 @@
+"""Renderers (text): the full, human report of every command, with source carets for diagnostics."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..diagnostics import Code, Diagnostic
+from ..span import Source
+from ..unparse import unparse
+from . import Renderer
+from .common import PLAIN, Style, adjacency_text, proof_rule, render_diagnostic, requires_text, verdict_summary
+
+if TYPE_CHECKING:
+    from ..interp.alignment import AlignmentReport
+    from ..resolve import ResolvedMechanism
+    from ..results import FileResult, Replay, SampleRun, TestReport
+
+
+def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
+    """`align check`: what a proof must establish for one mechanism."""
+    from ..obligations import obligations, parameter_reads, summarize_site
+
+    node = mech.node
+    out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(node.name_span))}"]
+    width = max((len(p.name) + len(str(p.type)) for p in mech.params), default=0) + 2
+    out.append("  parameters")
+    for p in mech.params:
+        out.append(f"    {(p.name + ': ' + str(p.type)).ljust(width)}  {adjacency_text(mech, p.name)}")
+    if mech.requires:
+        out.append("  requires     " + ", ".join(unparse(r) for r in mech.requires))
+    out.append("  privacy      " + unparse(mech.claim))
+    out.append("  proof rule   " + proof_rule(mech))
+    out.append("  output       " + str(mech.output_type))
+    out.append("  sampling sites")
+    if not mech.noise:
+        out.append("    (none)")
+    summaries = [summarize_site(mech, s) for s in mech.noise]
+    name_w = max((len(s.site.display) for s in summaries), default=0)
+    dist_w = max((len(s.distribution_text) for s in summaries), default=0)
+    for s in summaries:
+        out.append(f"    {s.site.display.ljust(name_w)} ~ {s.distribution_text.ljust(dist_w)}  "
+                   f"{style.dim('line ' + str(s.site.span.line))}")
+        cost = f"c = {s.cost_text}" if s.site.distribution.lipschitz else s.cost_text
+        out.append(f"    {' ' * name_w}   cost coefficient {cost}")
+        reads = parameter_reads(mech, s.site)
+        marked = reads.text() if reads.public else style.error(reads.text())
+        out.append(f"    {' ' * name_w}   parameters: {marked}")
+        out.append(f"    {' ' * name_w}   alignment: {s.shift_text}")
+    if mech.alignment is not None:
+        if mech.alignment.lets or mech.alignment.invariants:
+            out.append("  alignment")
+            for let in mech.alignment.lets:
+                out.append(f"    let {let.name} = {unparse(let.value)}")
+            for inv in mech.alignment.invariants:
+                out.append(f"    invariant {unparse(inv.condition)}")
+    elif not mech.mixture_sites:
+        out.append("  alignment    none: no noise is shifted")
+    out.append("  obligations for `align verify` (nothing is proved by `align check`)")
+    for ob in obligations(mech):
+        out.append(f"    {style.accent(ob.id.ljust(4))} {ob.title}  {style.dim(str(ob.span))}")
+        for detail in ob.details:
+            out.append(f"         {detail}")
+    return "\n".join(out)
+
+
+_STATUS_STYLE = {"proved": "32", "bounded": "33", "refuted": "1;31", "unknown": "33"}
+
+
+def _status(style: Style, status: str) -> str:
+    return style._wrap(_STATUS_STYLE.get(str(status), "0"), str(status).ljust(7))
+
+
+def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: str = "",
+                  style: Style = PLAIN) -> str:
+    out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(mech.node.name_span))}",
+           f"  proof rule   {proof_rule(mech)}",
+           f"  parameters   symbolic, for all {requires_text(mech)}",
+           f"  claim        ε = {unparse(mech.claim)}"]
+    for v in verdicts:
+        ob = v.obligation
+        label = ob.id + (f"({ob.site})" if ob.site else "")
+        detail = v.scope if str(v.status) in ("proved", "bounded") else v.reason
+        out.append(f"  {style.accent(label.ljust(10))} {_status(style, v.status)} {detail}  "
+                   f"{style.dim(f'{v.seconds:.2f}s  {ob.span}')}")
+        out.append(f"  {' ' * 10} {style.dim(ob.title)}")
+        for note in v.notes:
+            out.append(f"  {' ' * 10} note: {note}")
+        if str(v.status) == "refuted" and v.counterexample is not None:
+            out += ["  " + " " * 10 + " " + line for line in counterexample_lines(v.counterexample)]
+    total = sum(v.seconds for v in verdicts)
+    out.append(f"  verdict      {_status(style, status).strip()} — {verdict_summary(status, scope)}  "
+               f"{style.dim(f'{total:.2f}s')}")
+    return "\n".join(out)
+
+
+def counterexample_lines(cex: dict) -> list[str]:
+    lines = [f"counterexample ({cex.get('why', '')})"]
+    if cex.get("lengths"):
+        lines.append("  lengths " + ", ".join(f"{k}: {v}" for k, v in cex["lengths"].items()))
+    elif cex.get("length") is not None:
+        lines.append(f"  length {cex['length']}")
+    for key in ("args", "neighbour", "noise", "shifts"):
+        values = cex.get(key) or {}
+        if values:
+            prime = "'" if key == "neighbour" else ""
+            lines.append(f"  {key}: " + ", ".join(f"{name}{prime} = {_plain(value)}" for name, value in values.items()))
+    if "output" in cex:
+        lines.append(f"  output on D: {_plain(cex['output'])}")
+    if "aligned_output" in cex and cex.get("obligation") == "C4a":
+        lines.append(f"  output on D' with aligned noise: {_plain(cex['aligned_output'])}")
+    return lines
+
+
+def _plain(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_plain(v) for v in value) + "]"
+    if isinstance(value, dict) and "tag" in value:
+        payload = value.get("payload")
+        return value["tag"] + ("(" + ", ".join(_plain(p) for p in payload) + ")" if payload else "")
+    if value is None:
+        return "-"
+    return str(value)
+
+
+
+
+# ------------------------------------------------------------------------------------------------ align test
+
+
+def _values(values: dict) -> str:
+    from ..interp.values import format_value
+
+    return ", ".join(f"{k} = {format_value(v)}" for k, v in values.items())
+
+
+def _bound_text(x: float) -> str:
+    return "-inf" if x == -math.inf else f"{x:.4g}"
+
+
+def _p1_bound(result: Any, f: Any) -> float:
+    """lcb(P1): Clopper–Pearson on c1 of the n1 samples of M(D) (c1 | N1 ~ Binomial(N1, P1)), at the level
+    alpha / tests of the finding's eps bound."""
+    from ..stats.bounds import lower_bound
+
+    return float(lower_bound(f.c1, f.n1, result.alpha / result.tests))
+
+
+def _strongest_text(f: Any) -> str:
+    return "= inf" if f.epsilon_bound == math.inf else f">= {_bound_text(f.epsilon_lower_bound)}"
+
+
+def _method(result: Any) -> str:
+    """How the bound was obtained: the test that decided, inverted, at its Bonferroni-adjusted level."""
+    return f"the exact test inverted at level alpha/{result.tests}, simultaneous"
+
+
+def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
+    if getattr(result, "claim_reads_output", False):
+        lines = [(f"mechanism {mechanism}  ({path}); the claim reads the output: each event is tested against "
+                  f"the claim's largest value over the event")]
+    else:
+        lines = [f"mechanism {mechanism}  ({path}); claimed eps = {result.claimed_epsilon:.6g}"]
+    w = result.witness
+    confidence = f"{1 - result.alpha:.0%}"
+    if result.violation:
+        lines.append(f"privacy violation confirmed: p = {w.adjusted_p:.3g} <= alpha = {result.alpha:g} "
+                     f"(exact test, Bonferroni over {result.tests} tests)")
+        lines.append(f"  D:      {_values(dict(w.pair.d))}")
+        lines.append(f"  D':     {_values(dict(w.pair.d_prime))}")
+        lines.append(f"  event:  {w.event.text}")
+        if getattr(result, "claim_reads_output", False):
+            lines.append(f"  claim:  eps = {w.eps:.6g} (its largest value over the event)")
+        lines.append(f"  M(D):   {w.c1} of {w.n1} samples in the event")
+        mismatch = "  (support mismatch: never seen under D')" if w.support_mismatch else ""
+        lines.append(f"  M(D'):  {w.c2} of {w.n2} samples in the event{mismatch}")
+        if w.epsilon_bound == math.inf:
+            lines.append(f"  eps = inf: P[M(D') in E] = 0 is proved ({w.impossible}), and "
+                         f"P[M(D) in E] >= {_p1_bound(result, w):.3g} with {confidence} confidence "
+                         f"(the samples alone give eps >= {_bound_text(w.epsilon_lower_bound)})")
+        else:
+            lines.append(f"  eps >= {_bound_text(w.epsilon_lower_bound)} with {confidence} confidence "
+                         f"({_method(result)})" + (
+                             "; finite only because of the sample size" if w.support_mismatch else ""))
+        s = result.strongest
+        stronger = s is not None and (s.epsilon_bound, s.epsilon_lower_bound) > \
+            (w.epsilon_bound, w.epsilon_lower_bound + 1e-12)
+        if stronger:
+            proved = " (P[M(D') in E] = 0 proved)" if s.epsilon_bound == math.inf else ""
+            claim = f"; claim eps = {s.eps:.6g}" if getattr(result, "claim_reads_output", False) else ""
+            lines.append(f"  strongest bound: eps {_strongest_text(s)} on {s.event.text} ({s.c1} of {s.n1} vs "
+                         f"{s.c2} of {s.n2}{proved}{claim}; D: {_values(dict(s.pair.d))}; "
+                         f"D': {_values(dict(s.pair.d_prime))})")
+    else:
+        smallest = f"{w.adjusted_p:.3g}" if w is not None else "1"
+        lines.append(f"no violation found: smallest adjusted p = {smallest} > alpha = {result.alpha:g} "
+                     f"(this is not a proof)")
+        s = result.strongest
+        if s is not None:
+            # the same test: no claim rejected means every bound is below the claim it was tested against
+            below = "each below its event's claim" if getattr(result, "claim_reads_output", False) else \
+                f"< claimed eps = {result.claimed_epsilon:.6g}"
+            lines.append(f"  largest eps lower bound: {_bound_text(s.epsilon_lower_bound)} ({below}; "
+                         f"{confidence} confidence, {_method(result)})")
+    lines.append(f"samples: {result.samples} in {result.rounds} round(s), {len(result.pairs)} input pair(s), "
+                 f"seed {result.seed}, {seconds:.2f} s")
+    return "\n".join(lines)
+
+
+
+# --------------------------------------------------------------------------------------------------- align run
+
+
+def arguments_text(values: dict) -> str:
+    from ..interp.values import format_value
+
+    return ", ".join(f"{k} = {format_value(v)}" for k, v in values.items())
+
+
+def _trace_lines(trace: Sequence[Any]) -> list[str]:
+    return [f"  line {e.line:<4} {'  ' * e.depth}{e.text}" for e in trace]
+
+
+def replay_lines(r: Replay) -> list[str]:
+    """The trace of a replayed run and, when aligned, the alignment's table and the neighbour's trace."""
+    from ..interp.values import format_value
+
+    lines = ["run on D: " + arguments_text(r.args)]
+    lines += _trace_lines(r.run.trace)
+    lines.append(f"out = {format_value(r.run.out)}")
+    if r.run.unused:
+        lines.append("unused noise values: " + ", ".join(r.run.unused))
+    if r.alignment is None or r.neighbour is None:
+        return lines
+    alignment = r.alignment
+    lines.append("")
+    lines.append("alignment φ(H), neighbour " + ", ".join(f"{k}' = {format_value(v)}" for k, v in r.neighbour.items()))
+    for name, value in alignment.lets.items():
+        lines.append(f"  let {name} = {format_value(value)}")
+    rows = [("noise", "value", "shift ψ", "aligned", "c", "c·|ψ|")]
+    for d in alignment.draws:
+        coefficient = "-" if d.coefficient is None else format_value(d.coefficient)
+        cost = format_value(d.cost) if d.coefficient is not None or d.shift == 0 else "not Lipschitz"
+        rows.append((d.draw.display, format_value(d.draw.value), format_value(d.shift), format_value(d.aligned),
+                     coefficient, cost))
+    widths = [max(len(row[k]) for row in rows) for k in range(6)]
+    for row in rows:
+        lines.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    lines.append(f"  cost {format_value(alignment.cost)} {'<=' if r.cost_ok else '>'} claim "
+                 f"{unparse(r.mechanism.claim)} = {format_value(alignment.claim)}: "
+                 f"{'ok' if r.cost_ok else 'C4c fails'}")
+    for d in alignment.draws:
+        if d.coefficient is None and d.shift != 0:
+            lines.append(f"  {d.draw.display} ~ {d.draw.site.distribution.name} is not Lipschitz but is shifted: "
+                         "C3 fails")
+    bad = [d for d in alignment.draws if not (d.in_support and d.whole)]
+    for d in bad:
+        dist = d.draw.site.distribution
+        why = f"outside the support {dist.support} of {dist.name}" if not d.in_support else "not a whole shift"
+        lines.append(f"  {d.draw.display}' = {format_value(d.aligned)}: {why}: C4d fails")
+    if not bad:
+        lines.append("  support: every aligned value is valid noise")
+    lines.append("")
+    lines.append("run on D' with φ(H): " + arguments_text({**r.args, **r.neighbour}))
+    if r.aligned_run is not None:
+        lines += _trace_lines(r.aligned_run.trace)
+        lines.append(f"out' = {format_value(r.aligned_run.out)}")
+        if r.output_match and r.aligned_run.unused:
+            lines.append("outputs match, but the run on D' leaves noise unused: " + ", ".join(r.aligned_run.unused)
+                         + ": C2 fails")
+        lines.append(f"outputs match: {'yes' if r.output_match else 'no: C4a fails'}")
+    elif r.aligned_error is not None:
+        lines.append(f"  stops: error[{r.aligned_error.code}]: {r.aligned_error.message}")
+        lines.append("outputs match: no: C4a fails")
+    lines.append("the alignment holds for this H" if not r.failures else
+                 "the alignment fails for this H: " + ", ".join(r.failures))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------- the format
+
+
+class TextRenderer(Renderer):
+    name = "text"
+    description = "the full report, with source carets for diagnostics (the default)"
+
+    def _diagnostics(self, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
+        style = Style.for_stream(self.stderr)
+        for d in diagnostics:
+            self.stderr.write(render_diagnostic(d, source, style) + "\n\n")
+
+    def checked_file(self, file: FileResult) -> None:
+        self._diagnostics(file.source, file.diagnostics)
+        style = Style.for_stream(self.stdout)
+        for mech in file.checked:
+            self.stdout.write(mechanism_text(mech, style) + "\n\n")
+
+    def verified_file(self, file: FileResult) -> None:
+        self._diagnostics(file.source, file.diagnostics)
+        style = Style.for_stream(self.stdout)
+        for m in file.verified:
+            self.stdout.write(verdicts_text(m.mechanism, list(m.verdicts), m.status, m.scope, style) + "\n")
+            if m.confirmation is not None:
+                self.stdout.write(f"  empirical    {m.confirmation.text}\n")
+            self.stdout.write("\n")
+
+    def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
+        self._diagnostics(source, diagnostics)
+
+    def samples(self, run: SampleRun) -> None:
+        summary = run.summary()
+        self.stdout.write(f"mechanism {run.mechanism.name}  ({run.path})\n")
+        self.stdout.write("arguments: " + arguments_text(run.args) + "\n")
+        self.stdout.write(f"seed {run.seed}\n")
+        self.stdout.write(summary.text() + "\n")
+
+    def replay(self, replay: Replay) -> None:
+        self.stdout.write("\n".join(replay_lines(replay)) + "\n")
+
+    def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
+                        counterexample_out: str | None) -> None:
+        self.stdout.write(report.text() + "\n")
+        if counterexample_out:
+            self.stdout.write(f"first counterexample written to {counterexample_out}\n" if report.counterexamples
+                              else "no counterexample to write\n")
+
+    def tested(self, report: TestReport) -> None:
+        self.stdout.write(result_text(report.path, report.mechanism.name, report.result, report.seconds) + "\n")
+
+    def explained(self, code: Code) -> None:
+        self.stdout.write(f"{code.name}: {code.explain()}\n")

@@ -1,0 +1,190 @@
+"""Results (what the commands produce and the renderers print): typed, frozen records.
+
+A command computes one of these and hands it to a renderer (`align.render`); the Python API (`align.api`)
+returns them. Statuses are `status.Status` (ordered: refuted < unknown < bounded < proved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .diagnostics import Diagnostic, ExitCode
+from .status import Status
+
+if TYPE_CHECKING:
+    from .checker.verify import Verdict
+    from .interp.runner import Summary
+    from .interp.scalar import ScalarAlignment, ScalarRun
+    from .resolve import ResolvedMechanism
+    from .span import Source
+    from .stats.lrtest import Result
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """`align verify --confirm`: the likelihood-ratio test run on a refuted obligation's input pair."""
+
+    violation: bool | None
+    """True: a privacy violation is confirmed; False: none found; None: nothing could be tested."""
+    text: str
+    """One sentence for the text report."""
+    p: float | None = None
+    samples: int | None = None
+    epsilon_infinite: bool | None = None
+    epsilon_lower_bound: float | None = None
+    claimed_epsilon: float | None = None
+    smallest_p: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        keys = ("violation", "p", "samples", "epsilon_infinite", "epsilon_lower_bound", "claimed_epsilon",
+                "smallest_p", "text")
+        return {k: getattr(self, k) for k in keys if k in ("violation", "text") or getattr(self, k) is not None}
+
+
+@dataclass(frozen=True)
+class MechanismVerdict:
+    """Every obligation of one mechanism, decided, and the verdict on the whole."""
+
+    mechanism: ResolvedMechanism
+    verdicts: tuple[Verdict, ...]
+    status: Status
+    """The weakest obligation's status."""
+    scope: str
+    """What a proof covers ("for every input length", "for lengths <= 3", ...); empty when not proved."""
+    confirmation: Confirmation | None = None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return exit_code(self.status, accept_bounded=False)
+
+
+def exit_code(status: Status, accept_bounded: bool) -> ExitCode:
+    """`align verify`'s exit code for a status: bounded is not proved, so it exits like unknown (3) unless the
+    user accepts bounded results."""
+    if status == Status.REFUTED:
+        return ExitCode.REFUTED
+    if status == Status.UNKNOWN or (status == Status.BOUNDED and not accept_bounded):
+        return ExitCode.UNKNOWN
+    return ExitCode.OK
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One input file of `check` or `verify`: its diagnostics (it did not load) or its mechanisms' results."""
+
+    path: str
+    source: Source | None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    checked: tuple[ResolvedMechanism, ...] = ()
+    """`check`: the resolved mechanisms."""
+    verified: tuple[MechanismVerdict, ...] = ()
+    """`verify`: each mechanism's verdict."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """`align verify` over several files."""
+
+    files: tuple[FileResult, ...]
+    accept_bounded: bool = False
+
+    @property
+    def status(self) -> Status:
+        return Status.merge(m.status for f in self.files for m in f.verified)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if any(not f.ok for f in self.files):
+            return ExitCode.ERROR
+        return exit_code(self.status, self.accept_bounded)
+
+
+@dataclass(frozen=True)
+class TestReport:
+    """`align test`: the search's result for one mechanism."""
+
+    path: str
+    mechanism: ResolvedMechanism
+    result: Result
+    seconds: float
+
+    @property
+    def violation(self) -> bool:
+        return bool(self.result.violation)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.REFUTED if self.violation else ExitCode.OK
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    """`align run` (sampling), drawn lazily in chunks when a renderer asks for the outputs or their summary."""
+
+    path: str
+    mechanism: ResolvedMechanism
+    args: dict[str, Any]
+    """Every parameter's value."""
+    samples: int
+    seed: int
+    chunk_size: int
+
+    def _chunks(self) -> Iterator[Any]:
+        from .interp.runner import chunks
+
+        return chunks(self.mechanism, self.args, self.samples, self.seed, self.chunk_size)
+
+    def outputs(self) -> Iterator[list[Any]]:
+        """Each sample's output, in order."""
+        for chunk in self._chunks():
+            for i in range(chunk.outputs.n):
+                yield chunk.outputs.value(i)
+
+    def summary(self) -> Summary:
+        """Frequencies of the discrete outputs and quantiles of the real ones, over every sample."""
+        from .interp.runner import Summary
+
+        summary = Summary.of(self.mechanism)
+        for chunk in self._chunks():
+            summary.add(chunk.outputs)
+        return summary
+
+
+@dataclass(frozen=True)
+class Replay:
+    """`align run --noise`: one execution on D with given noise H and, with `--aligned`, the alignment φ(H)
+    and the run on D' with it."""
+
+    path: str
+    mechanism: ResolvedMechanism
+    args: dict[str, Any]
+    noise: dict[str, Any]
+    run: ScalarRun
+    neighbour: dict[str, Any] | None = None
+    """The private parameters' values on D' (`--aligned` only)."""
+    alignment: ScalarAlignment | None = None
+    aligned_run: ScalarRun | None = None
+    """The run on D' with φ(H); None when it stopped with `aligned_error`."""
+    aligned_error: Diagnostic | None = None
+    output_match: bool = False
+    failures: tuple[str, ...] = ()
+    """The obligations this H breaks (C2, C3, C4a, C4c, C4d), in the order found."""
+
+    @property
+    def cost_ok(self) -> bool:
+        """C4c for this H: the cost is at most the claim (the sampled check's relative slack, COST_RTOL)."""
+        from .interp.alignment import COST_RTOL
+
+        assert self.alignment is not None, "only an aligned replay has a cost"
+        cost, claim = self.alignment.cost, self.alignment.claim
+        return cost <= claim + COST_RTOL * (1 + abs(claim))
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.REFUTED if self.failures else ExitCode.OK

@@ -1,0 +1,136 @@
+"""The Python API (align.api) and the renderer layer (align.render): typed results, the same answers as the
+command line, and every command in every output format."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import align
+from align.cli import main
+from align.render import RENDERERS, Renderer
+from align.status import Status
+
+from .conftest import ROOT
+
+LAPLACE = "specs/freegap/example1_laplace.dp"
+SVT = "specs/freegap/alg2_svt_gap.dp"
+BROKEN = "specs/incorrect/histogram_lap_eps.dp"
+
+
+def _main(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out, err), out.getvalue(), err.getvalue()
+
+
+def test_import_align_loads_no_solver():
+    code = "import sys, align; print(sorted(m for m in ('sympy', 'z3', 'numpy', 'lark') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_explain_loads_no_solver():
+    code = ("import sys, io; from align.cli import main; main(['explain', 'usage'], io.StringIO()); "
+            "print(sorted(m for m in ('sympy', 'z3') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_verify_returns_typed_results_equal_to_the_command_lines():
+    result = align.verify(LAPLACE)
+    assert result.status is Status.PROVED and result.mechanism.name == "laplace_salary_sum"
+    code, out, _ = _main("verify", "--output-format", "json", LAPLACE)
+    (document,) = json.loads(out)["files"][0]["mechanisms"]
+    assert code == result.exit_code == 0
+    assert [(o["id"], o["status"]) for o in document["obligations"]] == \
+        [(v.obligation.id, str(v.status)) for v in result.verdicts]
+
+
+def test_a_spec_can_be_given_as_text_or_path():
+    text = (ROOT / LAPLACE).read_text()
+    assert align.check(text).name == align.check(Path(ROOT / LAPLACE)).name == "laplace_salary_sum"
+    with pytest.raises(align.SpecError) as info:
+        align.check("mechanism m(q: real) {")
+    assert info.value.diagnostics[0].code == "unexpected-end"
+    with pytest.raises(align.SpecError) as info:
+        align.check(LAPLACE, mechanism="nope")
+    assert info.value.diagnostics[0].code == "no-such-mechanism"
+
+
+def test_run_gives_the_command_lines_samples():
+    outputs = list(align.run(LAPLACE, {"eps": 1, "q": 3}, samples=50, seed=7).outputs())
+    code, out, _ = _main("run", LAPLACE, "--arg", "eps=1", "--arg", "q=3", "--samples", "50", "--seed", "7",
+                         "--output-format", "json")
+    assert code == 0 and json.loads(out)["outputs"] == outputs
+
+
+def test_replay_applies_the_alignment():
+    replay = align.replay(LAPLACE, {"eps": 1, "q": 0}, {"eta": 0.25}, neighbour={"q": 100})
+    assert replay.output_match and replay.failures == () and replay.exit_code == 0
+    assert replay.alignment is not None and replay.alignment.cost == pytest.approx(1.0)
+
+
+def test_test_finds_the_violation_the_command_line_finds():
+    report = align.test(BROKEN, {"eps": 0.5}, samples=8000, length=1)
+    code, out, _ = _main("test", BROKEN, "--arg", "eps=0.5", "--samples", "8000", "--length", "1",
+                         "--output-format", "json")
+    assert report.violation and code == report.exit_code == 1
+    assert json.loads(out)["witness"]["event"] == report.result.witness.event.text
+
+
+def test_every_renderer_renders_every_result():
+    # abstract methods: a renderer that leaves one out cannot be built (and mypy says so before)
+    for name, cls in RENDERERS.items():
+        assert cls.name == name and cls(command="check", stdout=io.StringIO(), stderr=io.StringIO())
+    abstract = set(Renderer.__abstractmethods__)
+    assert {"checked_file", "verified_file", "errors", "samples", "replay", "alignment_check", "tested",
+            "explained"} <= abstract
+
+
+COMMANDS = {
+    "check": (["check", LAPLACE], 0),
+    "check-error": (["check", "specs/no_such_file.dp"], 2),
+    "verify": (["verify", LAPLACE], 0),
+    "explain": (["explain", "usage"], 0),
+    "run": (["run", LAPLACE, "--arg", "eps=1", "--arg", "q=0", "--samples", "20"], 0),
+    "replay": (["run", BROKEN, "--arg", "eps=0.5", "--arg", "q=[0]", "--noise", "eta=[0.3]", "--aligned",
+                "--neighbour", "q=[1]"], 1),
+    "check-alignment": (["run", LAPLACE, "--arg", "eps=1", "--arg", "q=0", "--neighbour", "q=50",
+                         "--check-alignment", "--samples", "100"], 0),
+    "run-error": (["run", LAPLACE, "--arg", "eps=-1", "--arg", "q=0"], 2),
+    "test": (["test", BROKEN, "--arg", "eps=0.5", "--samples", "4000", "--length", "1"], 1),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+@pytest.mark.parametrize("case", sorted(COMMANDS))
+def test_every_command_in_every_format(case: str, fmt: str):
+    argv, expected = COMMANDS[case]
+    code, out, err = _main(*argv, "--output-format", fmt)
+    assert code == expected, out + err
+    assert "Traceback" not in err and "internal-error" not in err
+    if fmt == "json":
+        document = json.loads(out)  # one document, whatever happened
+        assert document.get("exit_code", code) == code
+    elif fmt == "concise" and case not in ("explain", "check-error", "run-error"):
+        assert len(out.splitlines()) == 1, out
+    if case.endswith("error"):
+        assert ("error[" in err) != (fmt == "json") or (fmt == "json" and not document.get("ok", True))
+
+
+def test_older_option_names_still_work():
+    assert _main("check", "--output-format", "full", LAPLACE)[0] == 0
+    code, out, _ = _main("run", LAPLACE, "--arg", "eps=1", "--arg", "q=0", "--samples", "3", "--format", "json")
+    assert code == 0 and len(json.loads(out)["outputs"]) == 3
+
+
+def test_a_usage_error_is_a_registered_diagnostic():
+    code, _, err = _main("verify", "--max-length", "0", LAPLACE)
+    assert code == 2 and err.startswith("align: error[usage]: --max-length must be between 1 and")
+    code, _, err = _main("explain", "no-such-code")
+    assert code == 2 and "error[usage]: no diagnostic code `no-such-code`" in err
