@@ -26,6 +26,8 @@ from align.pipeline import load_mechanism
 from align.render.text import result_text
 from align.stats.lrtest import input_pairs, round_sizes, search
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 ROOT = Path(__file__).resolve().parent.parent
 INCORRECT = ROOT / "specs" / "incorrect"
 

@@ -64,6 +64,8 @@ from mechanisms import (
 from .conftest import SPECS
 from .test_mechanisms import FLOAT_TRAPS, _float_loop_tops
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 ALPHA = 1e-3
 """Per case (Bonferroni over its tests); see the module docstring."""
 SAMPLES = 50_000

@@ -19,6 +19,8 @@ from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.span import Source
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 ROOT = Path(__file__).resolve().parent.parent
 C0_SPECS = {
     # spec -> the site whose density differs or is not one

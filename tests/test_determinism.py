@@ -16,12 +16,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from align.checker.verify import Options, verify_mechanism
 from align.interp.runner import prepare_arguments
 from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.stats.events import Event
 from align.stats.support import check_event
+
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {"specs/freegap/alg5_hybrid_identity.dp": 2, "specs/freegap/alg3_adaptive_svt_gap_geo.dp": 3,

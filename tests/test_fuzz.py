@@ -11,6 +11,8 @@ import pytest
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 
 @pytest.fixture(scope="module")
 def fuzz():

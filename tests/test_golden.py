@@ -26,6 +26,8 @@ from align.render.text import verdicts_text
 from .conftest import ROOT, SPECS, corpus
 from .test_verify import verified
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 FILES = corpus()
 IDS = [str(p.relative_to(SPECS)) for p in FILES]
 GOLDEN = ROOT / "tests" / "golden" / "verify"

@@ -24,6 +24,8 @@ from align.resolve import resolve
 
 from .conftest import SPECS, corpus
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 SAMPLES = 10000
 SEED = 2024
 

@@ -21,6 +21,8 @@ from align.resolve import resolve
 from .conftest import SPECS, corpus
 from .test_interp_alignment import CASES, _typed
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 SAMPLES = 400
 
 ARGS: dict[str, dict] = {relative: cases[0][0] for relative, cases in CASES.items()}

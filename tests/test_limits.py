@@ -36,6 +36,8 @@ from align.span import Source, Span, visible
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 SPEC = """mechanism m(q: real, eps: real)
   adjacent |q - q'| <= 1
   requires eps > 0

@@ -26,6 +26,7 @@ from align.distributions import DISTRIBUTIONS
 from align.interp.noise import draw_block_values
 from align.interp.runner import prepare_arguments, sample
 from align.parse import parse_source, read_source
+from align.pipeline import load_mechanism
 from align.resolve import resolve
 from align.stats.events import (
     AdditiveNoise,
@@ -36,8 +37,9 @@ from align.stats.events import (
     noise_offsets,
     threshold_grid,
 )
-from align.pipeline import load_mechanism
 from align.stats.lrtest import search
+
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
 ROOT = Path(__file__).resolve().parent.parent
 

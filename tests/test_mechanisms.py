@@ -47,6 +47,8 @@ from mechanisms.gap_estimates import (
     optimal_theta,
 )
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 ALPHA = 1e-3
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,8 @@ from align.span import Source
 from align.unparse import unparse
 
 from .conftest import corpus
+
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
 TEXTS = [p.read_text() for p in corpus()]
 VOCABULARY = ["{", "}", "(", ")", "[", "]", "'", "=", "==", "~", "..", "?", ":", ",", ";", "|", "+", "-", "*",

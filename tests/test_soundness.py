@@ -20,6 +20,8 @@ from align.span import Source
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 
 def _load() -> ModuleType:
     """bench/ is not a package: import bench/soundness.py by path (registered, so that workers unpickle it)."""

@@ -22,6 +22,8 @@ from align.stats.bounds import (
     upper_bound,
 )
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 REPS = 4000
 
 

@@ -13,11 +13,13 @@ from align.expectations import read_test_arguments
 from align.interp.runner import prepare_arguments, sample
 from align.interp.vector import tag_table
 from align.parse import parse_source, read_source
+from align.pipeline import load_mechanism
 from align.resolve import resolve
 from align.stats.events import Event, Layout
-from align.pipeline import load_mechanism
 from align.stats.lrtest import input_pairs, search, valid_pairs
 from align.stats.support import check_event, impossible
+
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted(p for p in (ROOT / "specs").glob("*/*.dp") if read_test_arguments(read_source(str(p))))

@@ -22,6 +22,8 @@ from align.symbolic import symbol
 
 from .conftest import ROOT, SPECS, corpus
 
+pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+
 FILES = corpus()
 IDS = [str(p.relative_to(SPECS)) for p in FILES]
 
