@@ -145,6 +145,12 @@ class ResolvedMechanism:
     def site(self, name: str) -> NoiseSite | None:
         return next((s for s in self.noise if s.name == name), None)
 
+    def noise_site(self, name: str) -> NoiseSite:
+        """The site of `name`, which must be a noise variable (the variable of a draw, a shift or an obligation)."""
+        site = self.site(name)
+        assert site is not None, f"`{name}` is not a noise variable of {self.name}"
+        return site
+
     @property
     def output_tags(self) -> frozenset[str]:
         return self.output_type.tags if isinstance(self.output_type, TagType) else frozenset()
