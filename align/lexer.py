@@ -12,6 +12,8 @@ equal to the grammar's keywords and the builtins of `resolve.py`.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, Whitespace
 
@@ -43,11 +45,11 @@ class AlignLexer(RegexLexer):
     """Lexer for the align specification language (mechanisms and their randomness alignments)."""
 
     name = "align"
-    aliases = ["align", "dp"]
-    filenames = ["*.dp"]
-    mimetypes = ["text/x-align"]
+    aliases: ClassVar[list[str]] = ["align", "dp"]
+    filenames: ClassVar[list[str]] = ["*.dp"]
+    mimetypes: ClassVar[list[str]] = ["text/x-align"]
 
-    tokens = {
+    tokens: ClassVar[dict[str, list[tuple[str, object]]]] = {
         "root": [
             (r"[ \t\f\r\n\v]+", Whitespace),
             (r"#[^\n]*", Comment.Single),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Union
 
 from .span import Source, Span
 
@@ -187,10 +186,10 @@ RING_OPERATIONS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 rationals, floats, numpy arrays, z3 and sympy terms); `/` and `^` need per-domain care (division by zero,
 integer division in z3, domains of powers)."""
 
-Expr = Union[
-    Number, BoolLit, Name, Call, Range, Comprehension, Binary, Unary, Compare, BoolOp, Member, TagTest,
-    Conditional, Index, TupleLit, ListLit,
-]
+Expr = (
+    Number | BoolLit | Name | Call | Range | Comprehension | Binary | Unary | Compare | BoolOp | Member | TagTest
+    | Conditional | Index | TupleLit | ListLit
+)
 
 # ------------------------------------------------------------------------------------------ statements
 
@@ -260,7 +259,7 @@ class Output:
     span: Span
 
 
-Stmt = Union[Assign, Sample, If, For, While, Break, Output]
+Stmt = Assign | Sample | If | For | While | Break | Output
 
 # ------------------------------------------------------------------------------------------- mechanism
 
@@ -348,7 +347,7 @@ class Invariant:
     span: Span
 
 
-AlignmentItem = Union[Let, Shift, Invariant]
+AlignmentItem = Let | Shift | Invariant
 
 
 @dataclass(frozen=True)

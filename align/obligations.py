@@ -21,6 +21,7 @@ of Lemma 1: the claim must be at least ε = ln(E[u] / M'_u(-Δq)) (Theorem 4.1, 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import sympy
@@ -79,10 +80,8 @@ def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
     bindings: dict[str, sympy.Expr] = {}
     for s in mech.node.body:
         if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
-            try:
+            with contextlib.suppress(NotSymbolic):
                 bindings[s.target] = to_sympy(s.value, bindings)
-            except NotSymbolic:
-                pass
     return bindings
 
 
@@ -183,7 +182,7 @@ def _private_constants(mech: ResolvedMechanism, private: set[str]) -> set[str]:
         if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
             reads: set[str] = set()
 
-            def visit(e: n.Expr) -> None:
+            def visit(e: n.Expr, reads: set[str] = reads) -> None:
                 if isinstance(e, n.Call) and e.func == "len":
                     return
                 if isinstance(e, n.Name) and not e.primed:
@@ -201,10 +200,11 @@ def _out_reads(e: n.Expr) -> list[str]:
     """The places where e reads the output (they must be discrete: checked during resolution)."""
     reads = []
     for sub in walk(e):
-        if isinstance(sub, n.TagTest) or (isinstance(sub, n.Call) and sub.func in ("indices", "count", "len")) or \
-                (isinstance(sub, n.Index) and isinstance(sub.base, n.Index)):
-            if any(isinstance(x, n.Name) and x.id == "out" for x in walk(sub)):
-                reads.append(unparse(sub))
+        discrete_read = isinstance(sub, n.TagTest) or \
+            (isinstance(sub, n.Call) and sub.func in ("indices", "count", "len")) or \
+            (isinstance(sub, n.Index) and isinstance(sub.base, n.Index))
+        if discrete_read and any(isinstance(x, n.Name) and x.id == "out" for x in walk(sub)):
+            reads.append(unparse(sub))
     return reads
 
 
@@ -227,7 +227,8 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
 
     c2 = []
     for site in mech.noise:
-        where = f"in each iteration of `for {site.loop.var}` (line {site.loop.span.line})" if site.family else "once"
+        where = f"in each iteration of `for {site.loop.var}` (line {site.loop.span.line})" \
+            if site.loop is not None else "once"
         if site.guards:
             conds = " and ".join(unparse(g) for g in site.guards)
             c2.append(f"{site.display} is drawn {where} when {conds}: that condition must be output-determined")
@@ -255,12 +256,12 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
     shifts = mech.alignment.shifts if mech.alignment else ()
     lets = {let.name: let.value for let in mech.alignment.lets} if mech.alignment else {}
     c4b = []
-    for shift in shifts:
-        reads = set(_noise_read(shift.shift, noise_names))
-        for name in {x.text for x in walk(shift.shift) if isinstance(x, n.Name)} & set(lets):
-            reads |= set(_noise_read(lets[name], noise_names))
-        reads_text = ", ".join(sorted(reads)) if reads else "no noise"
-        c4b.append(f"shift of {shift.var} reads {reads_text}")
+    for s in shifts:
+        noise_reads = set(_noise_read(s.shift, noise_names))
+        for name in {x.text for x in walk(s.shift) if isinstance(x, n.Name)} & set(lets):
+            noise_reads |= set(_noise_read(lets[name], noise_names))
+        reads_text = ", ".join(sorted(noise_reads)) if noise_reads else "no noise"
+        c4b.append(f"shift of {s.var} reads {reads_text}")
     c4b.append("an order of the noise variables must exist in which each shift reads only earlier ones, and "
                "conditions on noise inside shifts must be output-determined")
     result.append(Obligation("C4b", align_span, tuple(c4b)))
@@ -273,7 +274,7 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         c = cost_coefficient(site)
         c_text = show(c) if c is not None else f"c[{site.name}]"
         term = f"{_factor(c_text)}·|{unparse(shift.shift)}|"
-        terms.append(f"Σ_{site.loop.var} {term}" if site.family else term)
+        terms.append(f"Σ_{site.loop.var} {term}" if site.loop is not None else term)
     total = " + ".join(terms) if terms else "0"
     result.append(Obligation("C4c", claim_span, (f"{total} <= {unparse(mech.claim)}",
                                                  "summed over the samples actually drawn on each path")))

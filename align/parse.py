@@ -19,6 +19,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -74,7 +75,10 @@ class _Build(Transformer):
         return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
 
     def _tok(self, token: Token) -> Span:
-        return Span(self.path, token.line, token.column, token.end_line, token.end_column)
+        # The lexer sets the position of every token it makes; lark types it Optional for tokens made by hand.
+        line, column, end_line, end_column = token.line, token.column, token.end_line, token.end_column
+        assert line is not None and column is not None and end_line is not None and end_column is not None
+        return Span(self.path, line, column, end_line, end_column)
 
     @staticmethod
     def _present(children):
@@ -318,7 +322,8 @@ class _Build(Transformer):
 
     @v_args(meta=True)
     def conditional(self, meta, children):
-        return n.Conditional(*children, self._span(meta))
+        condition, then, orelse = children
+        return n.Conditional(condition, then, orelse, self._span(meta))
 
     @v_args(meta=True)
     def or_op(self, meta, children):
@@ -466,7 +471,7 @@ _FLOAT_LO = 10.0**-MAX_DECIMAL_EXPONENT
 _MAGNITUDE_RANGE = (f"its magnitude is outside 1e-{MAX_DECIMAL_EXPONENT} .. 1e{MAX_DECIMAL_EXPONENT + 1}, "
                     "the range of numbers")
 _FLOAT_OPERATIONS = {"+": float.__add__, "-": float.__sub__, "*": float.__mul__, "/": float.__truediv__}
-_FLOAT_FUNCTIONS = {"exp": math.exp, "ln": math.log, "sqrt": math.sqrt, "abs": abs}
+_FLOAT_FUNCTIONS: dict[str, Callable[[float], float]] = {"exp": math.exp, "ln": math.log, "sqrt": math.sqrt, "abs": abs}
 """Builtins of one argument whose value on a constant is a constant (approximated, to check its range)."""
 _EXPONENT_RANGE = (f"written d.ddd...e±N, a nonzero number has N between -{MAX_DECIMAL_EXPONENT} and "
                    f"{MAX_DECIMAL_EXPONENT}")
@@ -733,15 +738,17 @@ def _syntax_diagnostic(error: UnexpectedInput, source: Source) -> Diagnostic:
     path = source.path
     if isinstance(error, UnexpectedCharacters):
         span = Span(path, error.line, error.column, error.line, error.column + 1)
-        return diag("unexpected-character", span, char=repr(source.text[error.pos_in_stream]))
+        # `char` is source.text[error.pos_in_stream]; lark types pos_in_stream None on the base class.
+        return diag("unexpected-character", span, char=repr(error.char))
     token = getattr(error, "token", None)
     if isinstance(error, UnexpectedEOF) or (token is not None and token.type == "$END"):
         last_line = max(1, source.line_count())
         col = len(source.line(last_line)) + 1
         span = Span(path, last_line, col, last_line, col + 1)
-        expected = getattr(error, "expected", None) or getattr(error, "accepts", set())
+        expected = getattr(error, "expected", ()) or getattr(error, "accepts", set())
         return diag("unexpected-end", span, expected=_describe_expected(set(expected)))
     assert isinstance(error, UnexpectedToken)
+    token = error.token
     span = Span(path, token.line, token.column, token.end_line or token.line,
                 token.end_column or token.column + max(1, len(str(token))))
     if _previous_word(source.text, token.start_pos or 0) == "elif":

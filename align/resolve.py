@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import pairwise
+from typing import Any
 
 from . import nodes as n
 from .diagnostics import Diagnostic, Note, SpecError, diag, did_you_mean
@@ -142,6 +144,12 @@ class ResolvedMechanism:
 
     def site(self, name: str) -> NoiseSite | None:
         return next((s for s in self.noise if s.name == name), None)
+
+    def noise_site(self, name: str) -> NoiseSite:
+        """The site of `name`, which must be a noise variable (the variable of a draw, a shift or an obligation)."""
+        site = self.site(name)
+        assert site is not None, f"`{name}` is not a noise variable of {self.name}"
+        return site
 
     @property
     def output_tags(self) -> frozenset[str]:
@@ -820,7 +828,7 @@ class _MechanismResolver:
 
     def _Compare(self, e: n.Compare) -> Type:
         types = [self.value(x) for x in e.operands]
-        for op, (a, b), (x, y) in zip(e.ops, zip(types, types[1:]), zip(e.operands, e.operands[1:])):
+        for op, (a, b), (x, y) in zip(e.ops, pairwise(types), pairwise(e.operands)):
             if op in ("==", "!="):
                 if join(a, b) is None:
                     self.mismatch(y.span, f"comparison with `{op}`", str(a), b)
@@ -1002,7 +1010,7 @@ class _MechanismResolver:
                 e = dataclasses.replace(e, domain=universe)
         if not _is_expr(e):
             return e
-        changes = {}
+        changes: dict[str, Any] = {}  # dataclasses.replace keywords: each value has its own field's type
         for f in dataclasses.fields(e):
             value = getattr(e, f.name)
             if isinstance(value, tuple) and value and all(_is_expr(v) for v in value):
@@ -1017,7 +1025,7 @@ class _MechanismResolver:
                     and isinstance(sub.base, n.Name):
                 base = sub.base
                 site = self.noise.get(base.id)
-                if site is not None and site.family and not base.primed:
+                if site is not None and site.loop is not None and not base.primed:
                     return n.Range(site.loop.lo, site.loop.hi, e.span)
                 param = self.params.get(base.id)
                 if param is not None and isinstance(param.type, ListType):
@@ -1113,7 +1121,8 @@ def resolve(spec: n.SpecFile) -> ResolvedSpec:
         if a.name not in names:
             report.append(diag("unknown-mechanism", a.name_span, name=a.name, hint=did_you_mean(a.name, names)))
         elif a.name in alignments:
-            report.append(diag("duplicate-definition", a.name_span, Note(alignments[a.name].name_span, "first defined here"),
+            report.append(diag("duplicate-definition", a.name_span,
+                               Note(alignments[a.name].name_span, "first defined here"),
                                what="alignment for", name=a.name))
         else:
             alignments[a.name] = a

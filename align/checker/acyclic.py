@@ -89,7 +89,7 @@ class _ReadAnalysis:
                 self.align.env[e.var] = index
                 keep = guard
                 filter_reads: Reads = {}
-                for part, negate in ((e.excluded, True), (e.condition, False)):
+                for part, _negate in ((e.excluded, True), (e.condition, False)):
                     if part is None:
                         continue
                     if part is e.excluded:
@@ -170,6 +170,7 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
             continue
         saved = align.env.get(shift.index_var) if shift.index_var else None
         if shift.index_var:
+            assert d.index is not None, "a family's draws have an index"
             align.env[shift.index_var] = zt.IntVal(d.index)
         reads = analysis.reads(shift.shift)
         if shift.index_var:
@@ -216,7 +217,9 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
     if answer.status == "proved" and members:
         example = satisfiable(base, limits)
         if example.status == "refuted":
-            true_edges = {e for e, c in edges.items() if z3.is_true(example.model.eval(c, model_completion=True))}
+            model = example.model
+            assert model is not None, "a satisfiable query comes with its model"
+            true_edges = {e for e, c in edges.items() if z3.is_true(model.eval(c, model_completion=True))}
             order = _topological(members, true_edges)
             if order:
                 note = "an order for one output found by the solver: " + ", ".join(name(m) for m in order)

@@ -52,7 +52,7 @@ def member(d: Draw) -> str:
 
 
 def well_formed(enc: Encoding, d: Draw, args: tuple) -> z3.BoolRef:
-    site = enc.mech.site(d.site)
+    site = enc.mech.noise_site(d.site)
     parts = [r.holds([_real(a) for a in args], lambda x, y: zt.And(x, y), zt.RealVal)
              for r in site.distribution.requirements if _uses_given(r, len(args))]
     return zt.And(parts)

@@ -14,11 +14,13 @@ on such a function is re-checked before it is reported (`Encoding.uninterpreted`
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TypeAlias
 
 import z3
 
@@ -106,7 +108,25 @@ class RangeV:
     hi: z3.ArithRef
 
 
-Value = object
+Value: TypeAlias = "z3.ExprRef | TagV | TupV | ListV | SetV | LoopList | IterOutput | RangeV | OutputSeq"
+"""What an expression evaluates to: a z3 term (number or truth value) or one of the structures above."""
+
+
+def _term(v: Value) -> z3.ExprRef:
+    """v as a z3 term (a number or a truth value); a structured value is an EncodingError."""
+    if not isinstance(v, z3.ExprRef):  # z3.is_expr
+        raise EncodingError(f"expected a number, found {type(v).__name__}")
+    return v
+
+
+def _list_items(v: Value) -> tuple:
+    """The elements of a list value. A list parameter seen from an inductive proof's abstract iteration
+    (`LoopList`) has only its element at the loop index: a builtin over the whole list has no encoding there."""
+    if isinstance(v, LoopList):
+        raise EncodingError("an inductive proof reads list parameters only at the loop index")
+    if not isinstance(v, ListV):
+        raise EncodingError(f"expected a list, found {type(v).__name__}")
+    return v.items
 
 
 def merge(c: z3.BoolRef, a: Value, b: Value) -> Value:
@@ -118,7 +138,8 @@ def merge(c: z3.BoolRef, a: Value, b: Value) -> Value:
         merged = []
         for tag, fields_a in a.payload:
             fields_b = tags.pop(tag, None)
-            merged.append((tag, fields_a if fields_b is None else tuple(merge(c, x, y) for x, y in zip(fields_a, fields_b))))
+            merged.append((tag, fields_a if fields_b is None
+                           else tuple(merge(c, x, y) for x, y in zip(fields_a, fields_b))))
         merged += sorted(tags.items())
         return TagV(z3.If(c, a.code, b.code), tuple(sorted(merged)))
     if isinstance(a, TupV) and isinstance(b, TupV):
@@ -132,8 +153,9 @@ def merge(c: z3.BoolRef, a: Value, b: Value) -> Value:
             a, b = (longer, shorter) if longer is a else (shorter, longer)
         return ListV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)), conditional)
     if isinstance(a, SetV) and isinstance(b, SetV):
-        return SetV(tuple((zt.And(c, g), e) for g, e in a.members) + tuple((zt.And(z3.Not(c), g), e) for g, e in b.members))
-    if z3.is_expr(a) and z3.is_expr(b):
+        return SetV(tuple((zt.And(c, g), e) for g, e in a.members) +
+                    tuple((zt.And(z3.Not(c), g), e) for g, e in b.members))
+    if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef):  # z3.is_expr
         if a.sort() != b.sort():
             a, b = _real(a), _real(b)
         return z3.If(c, a, b)
@@ -158,7 +180,7 @@ def equal(a: Value, b: Value) -> z3.BoolRef:
         if len(a.items) != len(b.items):
             return zt.BoolVal(False)
         return zt.And([equal(x, y) for x, y in zip(a.items, b.items)])
-    if z3.is_expr(a) and z3.is_expr(b):
+    if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef):  # z3.is_expr
         if a.sort() != b.sort():
             return _real(a) == _real(b)
         return a == b
@@ -280,7 +302,8 @@ class Encoding:
     def noise_symbol(self, name: str, index: int | None, integer: bool, prefix: str = "") -> z3.ArithRef:
         key = (prefix + name, index)
         if key not in self.noise:
-            label = self.prefix + prefix + (name if index is None else f"{name}[i]" if index == -1 else f"{name}[{index}]")
+            member = name if index is None else f"{name}[i]" if index == -1 else f"{name}[{index}]"
+            label = self.prefix + prefix + member
             self.noise[key] = zt.Int(label) if integer else zt.Real(label)
             site = self.mech.site(name)
             if site is not None and site.distribution.continuous:
@@ -326,13 +349,16 @@ class Encoding:
                 here, there = self.params[p.name], self.neighbour[p.name]
                 bound = ExprEval(self, self.params, {}).value(adj.bound) if adj.bound is not None else None
                 if adj.kind == "scalar":
-                    parts.append(_abs(here - there) <= bound)
-                elif adj.kind == "pointwise":
-                    parts += [_abs(a - b) <= bound for a, b in zip(here.items, there.items)]
+                    parts.append(_abs(_term(here) - _term(there)) <= bound)
+                    continue
+                # The other clauses are on list parameters (resolve.py), whose symbols `_symbol` makes ListVs.
+                assert isinstance(here, ListV) and isinstance(there, ListV)
+                pairs = list(zip(here.items, there.items))
+                if adj.kind == "pointwise":
+                    parts += [_abs(a - b) <= bound for a, b in pairs]
                 elif adj.kind == "l1":
-                    parts.append(zt.Sum([_abs(a - b) for a, b in zip(here.items, there.items)] or [zt.IntVal(0)]) <= bound)
+                    parts.append(zt.Sum([_abs(a - b) for a, b in pairs] or [zt.IntVal(0)]) <= bound)
                 elif adj.kind == "monotone":
-                    pairs = list(zip(here.items, there.items))
                     parts.append(zt.Or(zt.And([a <= b for a, b in pairs]), zt.And([a >= b for a, b in pairs])))
         return zt.And(parts)
 
@@ -392,10 +418,7 @@ class ExprEval:
         return getattr(self, "_" + type(e).__name__)(e)
 
     def arith(self, e: n.Expr) -> z3.ArithRef:
-        v = self.value(e)
-        if not z3.is_expr(v):
-            raise EncodingError(f"expected a number, found {type(v).__name__}")
-        return v
+        return _term(self.value(e))
 
     def _Number(self, e: n.Number) -> Value:
         return num(e.value, e.is_integer)
@@ -496,7 +519,7 @@ class ExprEval:
 
     def _Unary(self, e: n.Unary) -> Value:
         v = self.value(e.operand)
-        return z3.Not(v) if e.op == "not" else -v
+        return z3.Not(v) if e.op == "not" else -_term(v)
 
     def _Compare(self, e: n.Compare) -> Value:
         values = [self.value(x) for x in e.operands]
@@ -507,8 +530,7 @@ class ExprEval:
             elif op == "!=":
                 parts.append(z3.Not(equal(a, b)))
             else:
-                parts.append({"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
-                              ">=": lambda: a >= b}[op]())
+                parts.append(_ORDERS[op](_term(a), _term(b)))
         return zt.And(parts) if len(parts) > 1 else parts[0]
 
     def _BoolOp(self, e: n.BoolOp) -> Value:
@@ -538,7 +560,8 @@ class ExprEval:
                 return v
         b = self.value(base)
         if isinstance(b, TupV):
-            return b.items[int(e.index.value)]  # resolution guarantees an integer literal
+            assert isinstance(e.index, n.Number), "resolution guarantees an integer literal"
+            return b.items[int(e.index.value)]
         if isinstance(b, OutputSeq) and self.reads is not None:
             index = self.arith(e.index)
             self.reads.append(z3.Implies(self.guard, zt.And(index >= 0, index < b.length)))
@@ -556,6 +579,9 @@ class ExprEval:
 
     def _ListLit(self, e: n.ListLit) -> Value:
         return ListV(tuple(self.value(i) for i in e.items))
+
+
+_ORDERS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def _concrete(x: z3.ExprRef) -> int | None:
@@ -643,7 +669,7 @@ def _b_len(ev: ExprEval, e: n.Call) -> Value:
 
 def _b_min_max(ev: ExprEval, e: n.Call) -> Value:
     if len(e.args) == 1:
-        items = ev.value(e.args[0]).items
+        items = _list_items(ev.value(e.args[0]))
     else:
         items = tuple(ev.value(a) for a in e.args)
     results = [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)]
@@ -651,7 +677,7 @@ def _b_min_max(ev: ExprEval, e: n.Call) -> Value:
 
 
 def _b_argmax(ev: ExprEval, e: n.Call) -> Value:
-    items = ev.value(e.args[0]).items
+    items = _list_items(ev.value(e.args[0]))
     _assume_no_ties(ev, items, e)
     return _fold(e.func, [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)])
 
@@ -732,7 +758,8 @@ def _linear_in(term: z3.ExprRef, name: str, enc: Encoding) -> bool:
                 c, x = x, c
             value = z3.simplify(c)
             number = z3.is_rational_value(value) or z3.is_int_value(value)
-            return is_x(x) and number and not (value.as_fraction() if z3.is_rational_value(value) else value.as_long()) == 0
+            return is_x(x) and number and \
+                (value.as_fraction() if z3.is_rational_value(value) else value.as_long()) != 0
         return False
 
     term = z3.simplify(term)
@@ -784,7 +811,7 @@ def _assume_no_ties(ev: ExprEval, values: tuple, e: n.Expr) -> None:
 
 
 def _b_top_k_with_gaps(ev: ExprEval, e: n.Call) -> Value:
-    values = ev.value(e.args[0]).items
+    values = _list_items(ev.value(e.args[0]))
     _assume_no_ties(ev, values, e)
     k = _concrete(ev.arith(e.args[1]))
     if k is None:
@@ -792,11 +819,11 @@ def _b_top_k_with_gaps(ev: ExprEval, e: n.Call) -> Value:
     if not 0 <= k < len(values):
         raise EncodingError(f"top_k_with_gaps needs more than k = {k} values, got {len(values)}")
     ranked = _ranked(values, k + 1)
-    return ListV(tuple(TupV((ranked[r][0], ranked[r][1] - ranked[r + 1][1])) for r in range(k)))
+    return ListV(tuple(TupV((ranked[r][0], _term(ranked[r][1]) - ranked[r + 1][1])) for r in range(k)))
 
 
 def _b_top_k(ev: ExprEval, e: n.Call) -> Value:
-    values = ev.value(e.args[0]).items
+    values = _list_items(ev.value(e.args[0]))
     _assume_no_ties(ev, values, e)
     k = _concrete(ev.arith(e.args[1]))
     if k is None or not 0 <= k <= len(values):
@@ -815,11 +842,14 @@ def _b_indices(ev: ExprEval, e: n.Call) -> Value:
 
 def _b_count(ev: ExprEval, e: n.Call) -> Value:
     v = ev.value(e.args[0])
-    code = tag_code(e.args[1].id)
+    tag = e.args[1]
+    assert isinstance(tag, n.Name), "resolution guarantees a tag"
+    code = tag_code(tag.id)
     if isinstance(v, OutputSeq):
         return zt.Sum([z3.If(zt.And(k < v.length, slot.code == code), 1, 0) for k, slot in enumerate(v.slots)]) \
             if v.slots else zt.IntVal(0)
-    return zt.Sum([z3.If(item.code == code, 1, 0) for item in v.items]) if v.items else zt.IntVal(0)
+    items = _list_items(v)
+    return zt.Sum([z3.If(item.code == code, 1, 0) for item in items]) if items else zt.IntVal(0)
 
 
 _BUILTINS: dict[str, Callable[[ExprEval, n.Call], Value]] = {
@@ -936,6 +966,7 @@ class Run:
             else:
                 index = self.eval(s.index)
                 old = self.vars.get(s.target, ListV(()))
+                assert isinstance(old, ListV), "`x[i] = e` makes x a list (resolve.py)"
                 position = _concrete(index)
                 if position is not None:
                     items = list(old.items)
@@ -1016,7 +1047,7 @@ class Run:
             self.vars[s.var] = saved
 
     def sample(self, s: n.Sample) -> None:
-        site = self.enc.mech.site(s.var)
+        site = self.enc.mech.noise_site(s.var)
         index = None
         if site.loop is not None:
             index = _concrete(self.vars[site.loop.var])
@@ -1112,6 +1143,7 @@ class AlignmentEval:
         else:
             saved = self.env.get(shift.index_var) if shift.index_var else None
             if shift.index_var:
+                assert index is not None, "a family's shift is taken for one member at a time"
                 self.env[shift.index_var] = zt.IntVal(index)
             with self.ev.recording(self._shift_reads.setdefault(key, [])):
                 value = self.ev.arith(shift.shift)

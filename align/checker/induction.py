@@ -24,7 +24,9 @@ shifts of the iteration), plus the prefix.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import z3
 
@@ -42,7 +44,10 @@ from .encode import (
     LoopList,
     OutputSeq,
     Run,
+    TagV,
+    Value,
     _real,
+    _term,
     default_value,
     equal,
 )
@@ -67,6 +72,7 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
     if len(loops) != 1 or loops[0] != len(body) - 1:
         raise NotInductive("the body is not a prefix followed by one loop")
     loop = body[-1]
+    assert isinstance(loop, n.For)  # the one loop, last
     prefix = body[:-1]
     if any(isinstance(s, (n.For, n.While)) for s in walk_statements(loop.body)):
         raise NotInductive("the loop is nested")
@@ -82,6 +88,29 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
     return prefix, loop
 
 
+def _loop_list(loop: n.For) -> str:
+    """q of the loop `for i in 0 .. len(q)` that `_shape` accepted."""
+    assert isinstance(loop.hi, n.Call) and isinstance(loop.hi.args[0], n.Name), "checked by _shape"
+    return loop.hi.args[0].id
+
+
+def _code(slot: Value) -> z3.ArithRef:
+    """The tag number of an output slot (the ghost counters exist only for tagged outputs)."""
+    assert isinstance(slot, TagV), "a ghost counter reads a tagged output"
+    return slot.code
+
+
+class _State(TypedDict):
+    """Where a candidate invariant is read: both runs' variables, the aligned cost so far, the loop index and
+    the number of outputs of each tag so far."""
+
+    s1: dict[str, Value]
+    s2: dict[str, Value]
+    acost: z3.ArithRef
+    i: z3.ArithRef
+    g: dict[str, z3.ArithRef]
+
+
 class _Product:
     """One abstract iteration of the two runs from a symbolic head state."""
 
@@ -92,7 +121,7 @@ class _Product:
         self.lengths = lengths
         """The symbolic length of each list parameter; the loop runs over the first."""
         self.i = zt.Int("%i")
-        self.n = lengths[loop.hi.args[0].id]
+        self.n = lengths[_loop_list(loop)]
         self.monotone = zt.Bool("%up")
         self.head1 = {x: _fresh_like(entry1[x], f"{x}@1") for x in carried}
         self.head2 = {x: _fresh_like(entry2[x], f"{x}@2") for x in carried}
@@ -119,13 +148,13 @@ class _Product:
         slot = self.run1.slots[0] if self.run1.slots else None
         if slot is None:
             return zt.BoolVal(False)
-        return zt.And(self.run1.length >= 1, slot.code == tag_code(tag))
+        return zt.And(self.run1.length >= 1, _code(slot) == tag_code(tag))
 
     def witness_env(self, name: str) -> dict:
         """Parameters seen at a witness index j (with its own adjacency constraints)."""
         j = zt.Int(name + "#j")
-        env = {}
-        primed = {}
+        env: dict[str, Value] = {}
+        primed: dict[str, Value] = {}
         for p in self.mech.params:
             if isinstance(p.type, ListType):
                 here = _scalar(f"{p.name}[{name}#j]", p.type.elem)
@@ -135,6 +164,7 @@ class _Product:
                     primed[p.name] = LoopList(there, self.lengths[p.name], j)
                     for adj in p.adjacency:
                         if adj.kind == "pointwise":
+                            assert adj.bound is not None, "only a monotone clause has no bound"
                             bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound)
                             self.enc.side.append(z3.If(here >= there, here - there, there - here) <= bound)
                         elif adj.kind == "monotone":
@@ -147,8 +177,10 @@ class _Product:
         self.witness_primed = primed
         return env
 
-    def _inputs(self):
-        inputs1, inputs2, adjacent = {}, {}, []
+    def _inputs(self) -> tuple[dict[str, Value], dict[str, Value], list[z3.BoolRef]]:
+        inputs1: dict[str, Value] = {}
+        inputs2: dict[str, Value] = {}
+        adjacent: list[z3.BoolRef] = []
         for p in self.mech.params:
             value = self.enc.params[p.name]
             if isinstance(p.type, ListType):
@@ -171,19 +203,21 @@ class _Product:
                 inputs2[p.name] = self.enc.neighbour.get(p.name, value)
                 for adj in p.adjacency:
                     if adj.kind == "scalar":
+                        assert adj.bound is not None, "only a monotone clause has no bound"
                         bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound)
-                        there = inputs2[p.name]
-                        adjacent.append(z3.If(value >= there, value - there, there - value) <= bound)
+                        here, there = _term(value), _term(inputs2[p.name])
+                        adjacent.append(z3.If(here >= there, here - there, there - here) <= bound)
         return inputs1, inputs2, adjacent
 
     def iteration_cost(self, cost_term) -> z3.ArithRef:
         terms = []
         for d in self.run1.draws:
             psi = self.align.shift(d.site, d.index)
-            site = self.mech.site(d.site)
+            site = self.mech.noise_site(d.site)
             if site.distribution.cost is None:
                 continue
-            terms.append(z3.If(d.guard, cost_term(self.enc, site, d) * z3.If(_real(psi) >= 0, _real(psi), -_real(psi)), 0))
+            terms.append(z3.If(d.guard, cost_term(self.enc, site, d) * z3.If(_real(psi) >= 0, _real(psi), -_real(psi)),
+                               0))
         return zt.Sum(terms) if terms else zt.RealVal(0)
 
 
@@ -230,7 +264,7 @@ class _InductiveEval(ExprEval):
         saved_env, saved_primed = self.env, self.primed
         self.env = {**env, e.var: index}
         if env is not saved_env:
-            self.primed = {k: v for k, v in self.product.witness_primed.items()}
+            self.primed = dict(self.product.witness_primed)
         try:
             return self.value(e.body)
         finally:
@@ -334,7 +368,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     def prefix_shift(name: str, index):
         return probe.align.shift(name, index) if index is None else zt.IntVal(0)
 
-    pre2_inputs = {**enc.params, **{k: v for k, v in enc.neighbour.items()}}
+    pre2_inputs = {**enc.params, **enc.neighbour}
     pre2 = Run(enc, pre2_inputs, shift=prefix_shift, twin=pre1)
     pre2.block(prefix)
     product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants, lengths)
@@ -347,12 +381,13 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     base = [*entry_base, *product.adjacent, product.i >= 0, product.i < product.n]
 
     # Candidate invariants: (text, formula over the head state, formula at entry, formula after the iteration).
-    def at(state1: dict, state2: dict, acost, index, ghosts) -> dict:
+    def at(state1: dict[str, Value], state2: dict[str, Value], acost: z3.ArithRef, index: z3.ArithRef,
+           ghosts: dict[str, z3.ArithRef]) -> _State:
         return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts}
 
     from .encode import tag_code
 
-    entry_ghosts = {t: zt.Sum([z3.If(zt.And(k < pre1.length, slot.code == tag_code(t)), 1, 0)
+    entry_ghosts = {t: zt.Sum([z3.If(zt.And(k < pre1.length, _code(slot) == tag_code(t)), 1, 0)
                                for k, slot in enumerate(pre1.slots)]) if pre1.slots else zt.IntVal(0)
                     for t in product.ghost_head}
     after_ghosts = {t: g + z3.If(product.current_is(t), 1, 0) for t, g in product.ghost_head.items()}
@@ -361,7 +396,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
                after_ghosts)
     step = _iteration_cost_bound(mech, product, cost_term)
-    candidates = []
+    # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
+    candidates: list[tuple[str, Callable[..., z3.BoolRef]]] = []
     for x in carried:
         if not z3.is_expr(pre1.vars[x]) or z3.is_bool(pre1.vars[x]):
             continue
@@ -433,7 +469,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     conditions = []
     for run, align in ((pre1, probe.align), (product.run1, product.align)):
         for d in run.draws:
-            site = mech.site(d.site)
+            site = mech.noise_site(d.site)
             psi = _real(align.shift(d.site, d.index if d.index == CURRENT else None))
             if site.distribution.nonnegative and mech.alignment.shift_of(d.site) is not None:
                 conditions.append(("C4d", z3.Implies(d.guard, _real(d.value) + psi >= 0)))
@@ -465,7 +501,7 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
         pre.block(prefix)
         runs.append(pre)
     pre_a, pre_b = runs
-    i, n_len = zt.Int("%i"), lengths[loop.hi.args[0].id]
+    i, n_len = zt.Int("%i"), lengths[_loop_list(loop)]
     inputs = {}
     for p in mech.params:
         if isinstance(p.type, ListType):
@@ -529,7 +565,7 @@ def _symbolic_lengths(mech: ResolvedMechanism, enc: Encoding) -> dict:
 def _prefix_cost(pre1: Run, probe: _Product, cost_term) -> z3.ArithRef:
     terms = []
     for d in pre1.draws:
-        site = probe.mech.site(d.site)
+        site = probe.mech.noise_site(d.site)
         if site.distribution.cost is None:
             continue
         psi = _real(probe.align.shift(d.site, None))
@@ -550,6 +586,7 @@ def _text(e: n.Expr) -> str:
 def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term) -> z3.ArithRef | None:
     """Σ over the iteration's sampling sites of c·(a bound on |ψ|), for the template
     aligned_cost <= a + b·counter; None when some shift has no syntactic bound."""
+    assert mech.alignment is not None, "_prove requires an alignment"
     total = []
     seen = set()
     for d in product.run1.draws:
@@ -557,12 +594,12 @@ def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term)
             continue
         seen.add(d.site)
         shift = mech.alignment.shift_of(d.site)
-        if shift is None or not mech.site(d.site).distribution.lipschitz:
+        if shift is None or not mech.noise_site(d.site).distribution.lipschitz:
             continue
         bound = _shift_bound(mech, product, shift.shift)
         if bound is None:
             return None
-        total.append(cost_term(product.enc, mech.site(d.site), d) * bound)
+        total.append(cost_term(product.enc, mech.noise_site(d.site), d) * bound)
     return zt.Sum(total) if total else None
 
 
@@ -601,8 +638,7 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.Ar
         if not isinstance(base, n.Name):
             return None
         partner = next((j for j, (s2, t2) in enumerate(terms) if j not in used and j != k and s2 == -sign and
-                        _same_place(term, t2) and ((isinstance(t2, n.Index) and t2.base.primed) or
-                                                   (isinstance(t2, n.Name) and t2.primed)) != base.primed), None)
+                        _same_place(term, t2) and _primed(t2) != base.primed), None)
         param = mech.param(base.id)
         if partner is None or param is None or not param.adjacency:
             return None
@@ -610,12 +646,21 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.Ar
         if adj is None:
             return None
         used.add(partner)
+        assert adj.bound is not None, "pointwise and scalar clauses have a bound"
         total = total + _real(ExprEval(product.enc, dict(product.enc.params), {}).arith(adj.bound))
     return total
+
+
+def _primed(e: n.Expr) -> bool:
+    """Whether `x'` or `x'[i]` names the neighbour's value."""
+    base = e.base if isinstance(e, n.Index) else e
+    return isinstance(base, n.Name) and base.primed
 
 
 def _same_place(a: n.Expr, b: n.Expr) -> bool:
     from ..unparse import unparse
 
-    strip = lambda x: unparse(x).replace("'", "")
+    def strip(x: n.Expr) -> str:
+        return unparse(x).replace("'", "")
+
     return strip(a) == strip(b)

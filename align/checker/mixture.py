@@ -88,9 +88,9 @@ class Mixture:
 
     def __init__(self, mech: ResolvedMechanism):
         self.mech = mech
-        (self.site,) = mech.mixture_sites if len(mech.mixture_sites) == 1 else (None,) * 1
-        if self.site is None:
+        if len(mech.mixture_sites) != 1:
             raise NotAMixture("more than one Laplace site has a random scale")
+        self.site = mech.mixture_sites[0]
         bindings: dict[str, sympy.Expr] = {}
         outputs = []
         for s in mech.node.body:
@@ -108,7 +108,9 @@ class Mixture:
         if len(private) != 1 or private[0].adjacency[0].kind != "scalar":
             raise NotAMixture("the rule needs one private scalar q with `adjacent |q - q'| <= Δ`")
         self.q = private[0].name
-        self.delta = _sympy(private[0].adjacency[0].bound, {})
+        bound = private[0].adjacency[0].bound
+        assert bound is not None, "a scalar clause has a bound"
+        self.delta = _sympy(bound, {})
         w = symbol(self.site.name)
         if sympy.simplify(outputs[0] - symbol(self.q) - w) != 0:
             raise NotAMixture(f"the output must be {self.q} + {self.site.name}")

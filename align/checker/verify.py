@@ -81,7 +81,7 @@ class Verdict:
 @dataclass(frozen=True)
 class Options:
     max_length: int = DEFAULT_MAX_LENGTH
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=Limits)
     distinct_inputs: bool = False
     """Look only for counterexamples with D != D' (and skip the unbounded proofs): the input pairs that
     `align test` takes from the checker (stats/lrtest.checker_pairs). Not for verdicts: an alignment that
@@ -147,7 +147,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     # C1 and C5 hold by construction (resolution rejects what breaks them), and so does C3 for a
     # distribution with a cost coefficient (Free Gap Table 1; well formed by C0).
     constructive = [o for o in obs if o.id in ("C1", "C5") or
-                    (o.id == "C3" and o.site is not None and mech.site(o.site).distribution.lipschitz)]
+                    (o.id == "C3" and o.site is not None and mech.noise_site(o.site).distribution.lipschitz)]
     for o in constructive:
         verdicts[id(o)].scope = "by construction"
     mixture_rule = bool(mech.mixture_sites)
@@ -192,11 +192,13 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
         mix = next(o for o in obs if o.id == "MIX")
         verdicts[id(mix)] = mixture.verify(mech, mix)
     # Shifting noise that has no cost coefficient has no finite cost: C4c cannot hold where C3 fails.
-    c3_failed = [o.site for o in obs if o.id == "C3" and verdicts[id(o)].status == Status.REFUTED]
+    c3_failed = [o.site for o in obs
+                 if o.id == "C3" and o.site is not None and verdicts[id(o)].status == Status.REFUTED]
     for o in obs:
         if o.id == "C4c" and c3_failed and verdicts[id(o)].status >= Status.BOUNDED:
             verdicts[id(o)].fail(Status.UNKNOWN, "the cost of shifting " + ", ".join(c3_failed) +
-                                 " is not defined: it is not Lipschitz (see C3); the other noise costs at most the claim")
+                                 " is not defined: it is not Lipschitz (see C3); the other noise costs at most the "
+                                 "claim")
     return [verdicts[id(o)] for o in obs]
 
 
@@ -292,8 +294,8 @@ def _structural_names(mech: ResolvedMechanism) -> list[str]:
                 if isinstance(sub, n.Range):
                     exprs += [sub.lo, sub.hi]
     if mech.alignment is not None:
-        for item in (*mech.alignment.lets, *mech.alignment.shifts):
-            value = item.value if isinstance(item, n.Let) else item.shift
+        values = [let.value for let in mech.alignment.lets] + [s.shift for s in mech.alignment.shifts]
+        for value in values:
             for sub in walk(value):
                 if isinstance(sub, n.Range):
                     exprs += [sub.lo, sub.hi]
@@ -349,7 +351,7 @@ def noise_support(enc: Encoding, prefix: str = "", runs: tuple[Run, ...] = ()) -
     strict here (Theorem 10.1 lets a proof ignore sets of noise of probability 0): u ~ TruncNormal(mu,
     sigma, 0, b) never makes `1 / u` divide by zero."""
     parts = []
-    for (name, index), symbol in enc.noise.items():
+    for (name, _index), symbol in enc.noise.items():
         site = enc.mech.site(name.rsplit(".", 1)[-1])  # self-compositions prefix their noise with "A.", "B."
         if site is None:
             continue
@@ -360,7 +362,7 @@ def noise_support(enc: Encoding, prefix: str = "", runs: tuple[Run, ...] = ()) -
                 parts.append(_compare(symbol, value, inclusive))
     for run in runs:
         for d in run.draws:
-            dist = run.enc.mech.site(d.site).distribution
+            dist = run.enc.mech.noise_site(d.site).distribution
             args = [_real(a) for a in d.args]
             inside = [_compare(_real(d.value), args[bound.index], inclusive) for bound, inclusive in _bounds(dist)
                       if isinstance(bound, Param) and bound.index < len(args)]
@@ -393,6 +395,7 @@ def _inputs_differ(enc: Encoding) -> z3.BoolRef:
     for name, there in enc.neighbour.items():
         here = enc.params[name]
         if isinstance(here, ListV):
+            assert isinstance(there, ListV), "a list parameter on D is a list on D'"
             parts += [a != b for a, b in zip(here.items, there.items)]
         else:
             parts.append(here != there)
@@ -442,34 +445,36 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
                 continue
             answer = check_valid(assumptions(), zt.And([c.formula for c in densities]), limits)
             record(o, answer, time.perf_counter() - start,
-                   lambda model: describe_densities(model, densities, _show))
+                   lambda model, densities=densities: describe_densities(model, densities, _show))
         elif o.id == "C4a":
             defined = align.defined()
             preserved = run1.output.equal(run2.output)
             answer = check_valid(assumptions(), zt.And([preserved, *(c for c, _ in defined)]), limits)
             record(o, answer, time.perf_counter() - start,
-                   lambda model: _first_false(model, defined, None) or
+                   lambda model, defined=defined: _first_false(model, defined, None) or
                    _first_difference(model, run1.output, run2.output))
         elif o.id == "C4c":
-            cost, terms = aligned_cost(enc, run1, align)
+            cost, _ = aligned_cost(enc, run1, align)
             claim = align.claim()
             answer = check_valid(assumptions(), cost <= claim, limits)
             record(o, answer, time.perf_counter() - start,
-                   lambda model: f"aligned cost {_show(model, cost)} exceeds the claim {_show(model, claim)}")
+                   lambda model, cost=cost, claim=claim:
+                   f"aligned cost {_show(model, cost)} exceeds the claim {_show(model, claim)}")
         elif o.id == "C4d":
             conditions = support_conditions(run1, align)
             answer = check_valid(assumptions(), zt.And([c for c, _ in conditions]), limits)
             record(o, answer, time.perf_counter() - start,
-                   lambda model: _first_false(model, conditions))
+                   lambda model, conditions=conditions: _first_false(model, conditions))
         elif o.id == "C3":
             conditions = [(z3.Implies(d.guard, align.shift(d.site, d.index) == 0),
                            f"{_member(d)} ({d.stmt.dist}, not Lipschitz) has a nonzero shift")
-                          for d in run1.draws if d.site == o.site and not mech.site(d.site).distribution.lipschitz]
+                          for d in run1.draws
+                          if d.site == o.site and not mech.noise_site(d.site).distribution.lipschitz]
             if not conditions:
                 continue
             answer = check_valid(assumptions(), zt.And([c for c, _ in conditions]), limits)
             record(o, answer, time.perf_counter() - start,
-                   lambda model: _first_false(model, conditions))
+                   lambda model, conditions=conditions: _first_false(model, conditions))
         elif o.id == "C2":
             answer, describe = _samples_determined(mech, enc, limits)
             record(o, answer, time.perf_counter() - start, describe)
@@ -487,7 +492,7 @@ def aligned_cost(enc: Encoding, run: Run, align: AlignmentEval) -> tuple[z3.Arit
     """Σ over the samples drawn in `run` of c_i·|ψ_i| (Definition 7), with c_i from the design table."""
     terms = []
     for d in run.draws:
-        site = enc.mech.site(d.site)
+        site = enc.mech.noise_site(d.site)
         psi = align.shift(d.site, d.index)
         if z3.is_int_value(z3.simplify(psi)) and z3.simplify(psi).as_long() == 0:
             continue
@@ -522,7 +527,7 @@ def _cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:
 def support_conditions(run: Run, align: AlignmentEval) -> list[tuple[z3.BoolRef, str]]:
     conditions = []
     for d in run.draws:
-        site = run.enc.mech.site(d.site)
+        site = run.enc.mech.noise_site(d.site)
         shift = run.enc.mech.alignment.shift_of(d.site) if run.enc.mech.alignment else None
         if shift is None:
             continue
@@ -598,6 +603,12 @@ def _concrete_value(model: z3.ModelRef, value: Any) -> Any:
     return str(value)
 
 
+def _index(d: Draw) -> int:
+    """The index of a draw of a family member (every draw of a family has one)."""
+    assert d.index is not None, f"{d.site} is a scalar noise variable"
+    return d.index
+
+
 def output_value(model: z3.ModelRef, out: OutputSeq) -> list:
     length = _number(model, out.length)
     return [_concrete_value(model, out.slots[k]) for k in range(int(length))]
@@ -612,11 +623,11 @@ def counterexample(enc: Encoding, run1: Run, run2: Run, align: AlignmentEval, mo
     for site in mech.noise:
         draws = [d for d in run1.draws if d.site == site.name]
         if site.family:
-            size = max((d.index for d in draws), default=-1) + 1
+            size = max((_index(d) for d in draws), default=-1) + 1
             values: list[Any] = [None] * size
             for d in draws:
                 if z3.is_true(model.eval(d.guard, model_completion=True)):
-                    values[d.index] = _number(model, d.value)
+                    values[_index(d)] = _number(model, d.value)
             noise[site.name] = values
         else:
             drawn = [d for d in draws if z3.is_true(model.eval(d.guard, model_completion=True))]
@@ -626,10 +637,10 @@ def counterexample(enc: Encoding, run1: Run, run2: Run, align: AlignmentEval, mo
         draws = [d for d in run1.draws if d.site == site.name and
                  z3.is_true(model.eval(d.guard, model_completion=True))]
         if site.family:
-            size = max((d.index for d in run1.draws if d.site == site.name), default=-1) + 1
+            size = max((_index(d) for d in run1.draws if d.site == site.name), default=-1) + 1
             values = [None] * size
             for d in draws:
-                values[d.index] = _number(model, align.shift(d.site, d.index))
+                values[_index(d)] = _number(model, align.shift(d.site, d.index))
             shifts[site.name] = values
         elif draws:
             shifts[site.name] = _number(model, align.shift(site.name, None))
