@@ -64,13 +64,13 @@ class Answer:
 _PREPROCESS = ("simplify", "propagate-values", "solve-eqs", "elim-term-ite")
 
 
-def make_solver(limits: Limits) -> z3.Solver:
+def make_solver(limits: Limits, ctx: z3.Context | None = None) -> z3.Solver:
     """z3's default solver in the current context, with the fixed seed and both limits.
 
     Only the default solver honours `rlimit` throughout: a tactic pipeline turned into a solver
     (`Then(..., "smt").solver()`) ran into the wall clock with the resource limit set (tried on z3 4.15 and
     5.4), so `Limits.flatten` preprocesses the goal with tactics (`_preprocess`) and solves the result here."""
-    solver = z3.Solver(ctx=zt.current())
+    solver = z3.Solver(ctx=ctx or zt.current())
     solver.set("random_seed", SEED)
     solver.set("rlimit", limits.rlimit)
     solver.set("timeout", limits.timeout_ms)
@@ -78,13 +78,13 @@ def make_solver(limits: Limits) -> z3.Solver:
     return solver
 
 
-def _preprocess(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef], z3.Goal | None]:
+def _preprocess(constraints: list[z3.BoolRef], ctx: z3.Context) -> tuple[list[z3.BoolRef], z3.Goal | None]:
     """The guarded updates of the encoding (encode.py) nest if-then-else terms deeply, and z3's default
     solver spends its time on them: simplifying first is 50x faster on the ground formulas of one concrete
     input (align/stats/support.py). Every step preserves satisfiability; the goal converts models back."""
-    goal = z3.Goal(ctx=zt.current())
+    goal = z3.Goal(ctx=ctx)
     goal.add(*constraints)
-    result = z3.Then(*_PREPROCESS, ctx=zt.current())(goal)
+    result = z3.Then(*_PREPROCESS, ctx=ctx)(goal)
     if len(result) != 1:
         return constraints, None
     subgoal = result[0]
@@ -101,17 +101,24 @@ def _reason(solver: z3.Solver, limits: Limits) -> str:
 
 
 def _solve(constraints: list[z3.BoolRef], limits: Limits) -> tuple[z3.CheckSatResult, z3.Solver, z3.Goal | None]:
+    # Solved in a context of its own, into which the query is copied: the context the terms are built in has
+    # a history (terms created and freed while encoding, in an order that depends on how the code is written),
+    # and z3's choices, hence its models, depend on it. The solving context sees only the queries, in order,
+    # so a model depends on the queries alone, not on incidental details of the code that built them.
+    ctx = zt.solving()
+    constraints = [c.translate(ctx) for c in constraints]
     goal = None
     if limits.flatten:
-        constraints, goal = _preprocess(constraints)
-    solver = make_solver(limits)
+        constraints, goal = _preprocess(constraints, ctx)
+    solver = make_solver(limits, ctx)
     solver.add(*constraints)
     return solver.check(), solver, goal
 
 
 def _model(solver: z3.Solver, goal: z3.Goal | None) -> z3.ModelRef:
     model = solver.model()
-    return goal.convert_model(model) if goal is not None else model
+    model = goal.convert_model(model) if goal is not None else model
+    return model.translate(zt.current())
 
 
 def check_valid(assumptions: list[z3.BoolRef], claim: z3.BoolRef, limits: Limits, vacuity: bool = True,

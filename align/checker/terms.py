@@ -25,6 +25,7 @@ from fractions import Fraction
 import z3
 
 _CURRENT: ContextVar[z3.Context | None] = ContextVar("align_z3_context", default=None)
+_SOLVING: ContextVar[z3.Context | None] = ContextVar("align_z3_solving_context", default=None)
 
 
 class NoContext(RuntimeError):
@@ -47,12 +48,22 @@ def fresh_context() -> Iterator[z3.Context]:
     gc.disable()
     ctx = z3.Context()
     token = _CURRENT.set(ctx)
+    solving = _SOLVING.set(z3.Context())
     try:
         yield ctx
     finally:
+        _SOLVING.reset(solving)
         _CURRENT.reset(token)
         if was_enabled:
             gc.enable()
+
+
+def solving() -> z3.Context:
+    """The context queries are solved in (see `solver._solve`)."""
+    ctx = _SOLVING.get()
+    if ctx is None:
+        raise NoContext("z3 query outside a verification context (this is probably a bug)")
+    return ctx
 
 
 def current() -> z3.Context:
