@@ -506,6 +506,12 @@ def register(dist: Distribution) -> Distribution:
                          f"are tags): {dist.name!r}")
     if dist.name in DISTRIBUTIONS:
         raise ValueError(f"distribution {dist.name} is already registered")
+    bounds = [b for b in (dist.values.lower, dist.values.upper) if isinstance(b, Param)]
+    read = [x for r in dist.requirements for c in r.comparisons for x in (c[0], c[2]) if isinstance(x, Param)]
+    if any(p.index >= dist.required for p in bounds):
+        raise ValueError(f"{dist.name}: a support bound reads an optional parameter (it may not be written)")
+    if any(p.index >= len(dist.params) for p in read):
+        raise ValueError(f"{dist.name}: a requirement reads a parameter it does not have")
     DISTRIBUTIONS[dist.name] = dist
     return dist
 

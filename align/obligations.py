@@ -22,45 +22,122 @@ of Lemma 1: the claim must be at least ε = ln(E[u] / M'_u(-Δq)) (Theorem 4.1, 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-
-import sympy
+from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
 from .resolve import NoiseSite, ResolvedMechanism, _children, walk, walk_statements
 from .span import Span
-from .symbolic import NotSymbolic, show, simplify, to_sympy
 from .unparse import unparse
 
-TITLES = {
-    "C0": "each noise variable has one fixed density: its parameters are equal in both runs and well formed",
-    "C1": "termination with probability 1",
-    "C2": "the number of samples is determined by the output",
-    "C3": "each noise density is Lipschitz: ln f(x)/f(y) <= c·|x - y|",
-    "C4a": "the alignment is defined on the output and preserves it: M(D, H) = ω implies M(D', φ(H)) = ω",
-    "C4b": "the alignment is acyclic",
-    "C4c": "the alignment cost Σ c_i·|ψ_i| is at most the claimed ε",
-    "C4d": "aligned noise stays in its support",
-    "C5": "countably many local alignments: φ reads only discrete parts of the output",
-    "MIX": "the claim is at least the R²DP mixture rule's ε = ln(E[u] / M'_u(-Δq))",
-}
-ORDER = tuple(TITLES)
+if TYPE_CHECKING:
+    import sympy
+
+# ------------------------------------------------------------------------------------- the obligation table
+
+
+class ObligationId(str, Enum):
+    """The conditions a proof discharges: Lemma 1's (Free Gap, Section 4), its implicit C0, and the R²DP
+    rule's MIX. The members are their names as strings (`ObligationId.C4A == "C4a"`)."""
+
+    C0 = "C0"
+    C1 = "C1"
+    C2 = "C2"
+    C3 = "C3"
+    C4A = "C4a"
+    C4B = "C4b"
+    C4C = "C4c"
+    C4D = "C4d"
+    C5 = "C5"
+    MIX = "MIX"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+@dataclass(frozen=True)
+class ObligationKind:
+    """One row of the table: what the condition says and how each back end treats it."""
+
+    id: ObligationId
+    title: str
+    """The condition, as every report prints it."""
+    label: str
+    """Its short name in the sampled alignment check's report."""
+    one_run: bool
+    """One execution can break it (a run on (D, H) and the aligned run on (D', φ(H))): the replay of a
+    counterexample (`interp.replay`) and the sampled alignment check (`interp.alignment`) test it."""
+    induction: str
+    """How a proof for every input length covers it (docs/checker.md, "Scope")."""
+
+
+KINDS: Mapping[ObligationId, ObligationKind] = {k.id: k for k in (
+    ObligationKind(ObligationId.C0, "each noise variable has one fixed density: its parameters are equal in both "
+                   "runs and well formed", "same distribution parameters on D and D'", True,
+                   "the parameters' equality and well-formedness, for the abstract iteration"),
+    ObligationKind(ObligationId.C1, "termination with probability 1", "terminates", False,
+                   "by construction: bounded `for` loops, no `while`"),
+    ObligationKind(ObligationId.C2, "the number of samples is determined by the output",
+                   "same noise drawn on D and D'", True, "the loop's guards are output-determined in every iteration"),
+    ObligationKind(ObligationId.C3, "each noise density is Lipschitz: ln f(x)/f(y) <= c·|x - y|",
+                   "non-Lipschitz noise not shifted", True, "a non-Lipschitz site's shift is 0 in every iteration"),
+    ObligationKind(ObligationId.C4A, "the alignment is defined on the output and preserves it: M(D, H) = ω implies "
+                   "M(D', φ(H)) = ω", "outputs preserved", True, "a loop invariant relating the two runs"),
+    ObligationKind(ObligationId.C4B, "the alignment is acyclic", "acyclic", False,
+                   "by construction when no shift reads noise"),
+    ObligationKind(ObligationId.C4C, "the alignment cost Σ c_i·|ψ_i| is at most the claimed ε",
+                   "cost within the claim", True, "a loop invariant bounding the cost so far"),
+    ObligationKind(ObligationId.C4D, "aligned noise stays in its support", "aligned noise in its support", True,
+                   "the support conditions of the abstract iteration"),
+    ObligationKind(ObligationId.C5, "countably many local alignments: φ reads only discrete parts of the output",
+                   "reads discrete outputs", False, "by construction: resolution rejects reads of continuous outputs"),
+    ObligationKind(ObligationId.MIX, "the claim is at least the R²DP mixture rule's ε = ln(E[u] / M'_u(-Δq))",
+                   "mixture rule", False, "no lengths: the rule is a closed form"),
+)}
+"""Every obligation, in report order."""
+ORDER: tuple[ObligationId, ...] = tuple(KINDS)
+ONE_RUN: tuple[ObligationId, ...] = tuple(k.id for k in KINDS.values() if k.one_run)
+"""The obligations that one execution can break: what replays and the sampled check test."""
+
+NUMERIC_RTOL = 1e-9
+"""The one tolerance of every floating-point check of an obligation (the replay of a counterexample, `align
+run --aligned`, the sampled alignment check): relative slack for the rounding of the interpreter's float
+arithmetic. The checker's z3 queries are exact."""
+
+
+def cost_within_claim(cost: Any, claim: Any) -> Any:
+    """C4c on floats: cost <= claim up to rounding, elementwise on numpy arrays."""
+    return cost <= claim + NUMERIC_RTOL * (1 + abs(claim))
+
+
+def close(a: Any, b: Any, scale: float = 0.0) -> Any:
+    """Two floats equal up to rounding (C4a on real outputs, C0 on parameters), elementwise on numpy arrays;
+    `scale` is the magnitude of the inputs the values were computed from."""
+    return (a == b) | (abs(a - b) <= NUMERIC_RTOL * (1 + abs(a) + abs(b) + scale))
 
 
 @dataclass(frozen=True)
 class Obligation:
     """One condition to discharge; `details` say what exactly it requires of this mechanism."""
 
-    id: str
-    """C1, C2, C3, C4a, C4b, C4c, C4d, C5 (Lemma 1) or MIX (R²DP rule)."""
+    id: ObligationId
     span: Span
     details: tuple[str, ...]
     site: str | None = None
-    """For C3: the noise variable the obligation is about."""
+    """For C0 and C3: the noise variable the obligation is about."""
+
+    @property
+    def kind(self) -> ObligationKind:
+        return KINDS[self.id]
 
     @property
     def title(self) -> str:
-        return TITLES[self.id]
+        return KINDS[self.id].title
 
 
 @dataclass(frozen=True)
@@ -77,6 +154,8 @@ class SiteSummary:
 
 def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
     """Formulas of the parameter-derived constants (eps0 = theta*eps ...), in terms of parameters."""
+    from .symbolic import NotSymbolic, to_sympy
+
     bindings: dict[str, sympy.Expr] = {}
     for s in mech.node.body:
         if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
@@ -87,6 +166,8 @@ def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
 
 def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = None) -> sympy.Expr | None:
     """c_i of the site's distribution (design.md §1 table), simplified; None when not Lipschitz or not symbolic."""
+    from .symbolic import NotSymbolic, simplify, to_sympy
+
     if site.distribution.cost is None:
         return None
     try:
@@ -97,6 +178,8 @@ def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = N
 
 
 def summarize_site(mech: ResolvedMechanism, site: NoiseSite) -> SiteSummary:
+    from .symbolic import show
+
     dist = f"{site.distribution.name}({', '.join(unparse(a) for a in site.args)})"
     if site.distribution.cost is None:
         cost = f"none: not Lipschitz ({site.distribution.cost_note})"
@@ -214,6 +297,8 @@ def _noise_read(e: n.Expr, noise: set[str]) -> list[str]:
 
 def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
     """The obligations `align verify` must discharge for this mechanism, in report order."""
+    from .symbolic import show
+
     if mech.mixture_sites:
         return _mixture_obligations(mech)
     node = mech.node
@@ -222,7 +307,7 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
     loops = [s for s in walk_statements(node.body) if isinstance(s, n.For)]
     breaks = [s for s in walk_statements(node.body) if isinstance(s, n.Break)]
     result: list[Obligation] = list(density_obligations(mech))
-    result.append(Obligation("C1", node.name_span, (
+    result.append(Obligation(ObligationId.C1, node.name_span, (
         f"{len(loops)} `for` loop(s) over bounded ranges and no `while`: termination holds by construction",)))
 
     c2 = []
@@ -236,7 +321,7 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
             c2.append(f"{site.display} is drawn {where}, unconditionally")
     for b in breaks:
         c2.append(f"`break` at line {b.span.line}: whether the loop stops must be output-determined")
-    result.append(Obligation("C2", node.name_span, tuple(c2) or ("no noise is drawn",)))
+    result.append(Obligation(ObligationId.C2, node.name_span, tuple(c2) or ("no noise is drawn",)))
 
     for site in mech.noise:
         summary = summarize_site(mech, site)
@@ -245,10 +330,10 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         else:
             detail = (f"{site.display} ~ {summary.distribution_text} is not Lipschitz: its shift must be provably 0"
                       f" ({summary.shift_text})")
-        result.append(Obligation("C3", site.span, (detail,), site=site.name))
+        result.append(Obligation(ObligationId.C3, site.span, (detail,), site=site.name))
 
     outputs = [s for s in walk_statements(node.body) if isinstance(s, n.Output)]
-    result.append(Obligation("C4a", align_span, tuple(
+    result.append(Obligation(ObligationId.C4A, align_span, tuple(
         f"line {o.span.line}: output {unparse(o.value)} equal on (D, H) and (D', φ(H)), reached by the same branches"
         for o in outputs) or ("the mechanism outputs nothing",)))
 
@@ -264,7 +349,7 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         c4b.append(f"shift of {s.var} reads {reads_text}")
     c4b.append("an order of the noise variables must exist in which each shift reads only earlier ones, and "
                "conditions on noise inside shifts must be output-determined")
-    result.append(Obligation("C4b", align_span, tuple(c4b)))
+    result.append(Obligation(ObligationId.C4B, align_span, tuple(c4b)))
 
     terms = []
     for site in mech.noise:
@@ -276,7 +361,7 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         term = f"{_factor(c_text)}·|{unparse(shift.shift)}|"
         terms.append(f"Σ_{site.loop.var} {term}" if site.loop is not None else term)
     total = " + ".join(terms) if terms else "0"
-    result.append(Obligation("C4c", claim_span, (f"{total} <= {unparse(mech.claim)}",
+    result.append(Obligation(ObligationId.C4C, claim_span, (f"{total} <= {unparse(mech.claim)}",
                                                  "summed over the samples actually drawn on each path")))
 
     c4d = []
@@ -285,19 +370,21 @@ def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         if shift is None:
             continue
         lhs = f"{site.name}[{shift.index_var}]" if shift.index_var else site.name
-        if site.distribution.nonnegative:
-            c4d.append(f"{lhs} + {_parenthesized(shift.shift)} >= 0 ({site.distribution.name} has support "
-                       f"{site.distribution.support})")
+        for bound, op in site.distribution.values.bounds(site.args, constant=str):
+            bound_text = bound if isinstance(bound, str) else unparse(bound)
+            c4d.append(f"{lhs} + {_parenthesized(shift.shift)} {op} {bound_text} ({site.distribution.name} has "
+                       f"support {site.distribution.support})")
         if site.distribution.integer_shifts:
             why = "is integer-valued" if site.distribution.integer else "costs c per unit only for whole shifts"
             c4d.append(f"{_parenthesized(shift.shift)} is an integer ({site.distribution.name} {why})")
-    result.append(Obligation("C4d", align_span, tuple(c4d) or ("no shifted noise has a restricted support",)))
+    result.append(Obligation(ObligationId.C4D, align_span,
+                             tuple(c4d) or ("no shifted noise has a restricted support",)))
 
     reads: list[str] = []
     if mech.alignment:
         for item in (*(s.shift for s in shifts), *(let.value for let in mech.alignment.lets)):
             reads.extend(r for r in _out_reads(item) if r not in reads)
-    result.append(Obligation("C5", align_span, (
+    result.append(Obligation(ObligationId.C5, align_span, (
         "the alignment reads the output only through: " + (", ".join(reads) if reads else "nothing"),
         "(resolution already rejects any read of a continuous part of `out`)")))
     return tuple(result)
@@ -314,7 +401,7 @@ def density_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         details = [f"{site.display} ~ {dist}: its parameters are {reads.text()}",
                    "well formed for every value `requires` allows: " + (", ".join(requirements) or "no condition") +
                    ", and every division, ln and sqrt in them defined"]
-        result.append(Obligation("C0", site.span, tuple(details), site=site.name))
+        result.append(Obligation(ObligationId.C0, site.span, tuple(details), site=site.name))
     return tuple(result)
 
 
@@ -338,4 +425,4 @@ def _mixture_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
             f"{s.display} ~ {s.distribution.name}({', '.join(unparse(a) for a in s.args)})" for s in mixing))
     details.append(f"claim: {unparse(mech.claim)} (Theorem 4.1 for one mixing variable, Corollary 4.2 for a linear "
                    "combination of independent ones)")
-    return (*density_obligations(mech), Obligation("MIX", mech.claim.span, tuple(details)))
+    return (*density_obligations(mech), Obligation(ObligationId.MIX, mech.claim.span, tuple(details)))

@@ -13,6 +13,7 @@ import io
 import json
 import math
 import pickle
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ import pytest
 from scipy import stats
 
 from align.cli import main
-from align.distributions import DISTRIBUTIONS, Distribution, Requirement, register
+from align.distributions import DISTRIBUTIONS, Distribution, Requirement, Support, register
 from align.distributions import Param as P
 from align.parse import parse_source, read_source
 from align.resolve import resolve
@@ -135,3 +136,65 @@ def test_registering_checks_the_name_and_refuses_duplicates(sech):
     for name in ("sech", "SECH", "Se ch"):
         with pytest.raises(ValueError):
             register(Distribution(name, ("a",), "ℝ", "", (1.0,), _draw_sech, _cost_sech))
+
+
+# A distribution with an upper bound: the checker's C4d must read the support declaration itself (it once
+# knew only "non-negative" and "integer", and would have proved the spec below).
+
+
+def _draw_negexp(gen: np.random.Generator, p: tuple, size: int) -> np.ndarray:
+    return -gen.exponential(p[0], size)
+
+
+def _log_negexp(z: np.ndarray, p: tuple) -> np.ndarray:
+    return np.where(z <= 0, z / p[0] - math.log(p[0]), -np.inf)
+
+
+def _cost_negexp(a: tuple) -> object:
+    return 1 / a[0]
+
+
+NEGEXP = Distribution("NegExp", ("b",), "(-∞, 0]", "exp(x/b) / b on x <= 0", (1.0,), _draw_negexp, _cost_negexp,
+                      requirements=(Requirement(0, "positive", ((P(0), ">", 0),)),),
+                      values=Support(upper=Fraction(0)), log_density=_log_negexp)
+
+NEGEXP_SPEC = """# The Laplace mechanism's alignment, with noise that lives on (-inf, 0] (tests/test_registry.py).
+mechanism negexp_count(q: real, eps: real)
+  adjacent |q - q'| <= 1
+  requires eps > 0
+  privacy eps
+{
+  eta ~ NegExp(1 / eps)
+  output q + eta
+}
+
+alignment negexp_count {
+  eta' = eta + (q - q')
+}
+"""
+
+
+@pytest.fixture
+def negexp():
+    register(NEGEXP)
+    try:
+        yield NEGEXP
+    finally:
+        del DISTRIBUTIONS["NegExp"]
+
+
+def test_c4d_reads_an_upper_bound_of_the_support(negexp, tmp_path):
+    path = tmp_path / "negexp.dp"
+    path.write_text(NEGEXP_SPEC, encoding="utf-8")
+    code, out, err = _main("verify", "--output-format", "json", str(path))
+    assert code == 1, out + err
+    (mech,) = json.loads(out)["files"][0]["mechanisms"]
+    (c4d,) = [o for o in mech["obligations"] if o["id"] == "C4d"]
+    assert c4d["status"] == "refuted" and "is above the support (-∞, 0]" in c4d["reason"], c4d
+    assert "eta + (q - q') <= 0 (NegExp has support (-∞, 0])" in c4d["details"]
+    # the sampled check and the test agree: the shift leaves the support, and the outputs' supports differ
+    code, out, _ = _main("run", str(path), "--arg", "q=0", "--arg", "eps=1", "--neighbour", "q=-1",
+                         "--check-alignment", "--samples", "2000", "--output-format", "json")
+    assert code == 1 and json.loads(out)["failures"]["C4d"] > 0
+    code, out, _ = _main("test", str(path), "--arg", "eps=1", "--samples", "8000", "--output-format", "json")
+    assert code == 1 and json.loads(out)["witness"]["support_mismatch"]

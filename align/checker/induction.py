@@ -52,6 +52,7 @@ from .encode import (
     equal,
 )
 from .solver import Limits, check_valid
+from .supports import aligned_in_support
 
 
 class NotInductive(Exception):
@@ -471,10 +472,9 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         for d in run.draws:
             site = mech.noise_site(d.site)
             psi = _real(align.shift(d.site, d.index if d.index == CURRENT else None))
-            if site.distribution.nonnegative and mech.alignment.shift_of(d.site) is not None:
-                conditions.append(("C4d", z3.Implies(d.guard, _real(d.value) + psi >= 0)))
-            if site.distribution.integer_shifts and mech.alignment.shift_of(d.site) is not None:
-                conditions.append(("C4d", z3.Implies(d.guard, z3.IsInt(psi))))
+            if mech.alignment.shift_of(d.site) is not None:
+                conditions += [("C4d", z3.Implies(d.guard, c))
+                               for c, _ in aligned_in_support(d, psi, site.distribution)]
             if not site.distribution.lipschitz:
                 conditions.append((f"C3:{d.site}", z3.Implies(d.guard, psi == 0)))
     # C0: the parameters of the prefix's and of the iteration's draws, equal in both runs and well formed.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -27,15 +28,14 @@ from typing import Any
 import z3
 
 from .. import nodes as n
-from ..distributions import Param
-from ..obligations import Obligation, cost_coefficient, obligations
+from ..obligations import Obligation, ObligationId, cost_coefficient, obligations
 from ..resolve import ResolvedMechanism, walk
 from ..status import Status
 from ..symbolic import NotSymbolic, to_z3
 from ..types import ListType
 from . import acyclic, mixture
 from . import terms as zt
-from .densities import density_conditions, well_formed
+from .densities import density_conditions
 from .densities import describe as describe_densities
 from .encode import (
     AlignmentEval,
@@ -52,6 +52,8 @@ from .encode import (
     tag_name,
 )
 from .solver import Answer, Limits, check_valid, fresh_context, satisfiable
+from .supports import member as _member
+from .supports import noise_support, support_conditions
 
 DEFAULT_MAX_LENGTH = 3
 
@@ -146,8 +148,8 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     verdicts = {id(o): Verdict(o) for o in obs}
     # C1 and C5 hold by construction (resolution rejects what breaks them), and so does C3 for a
     # distribution with a cost coefficient (Free Gap Table 1; well formed by C0).
-    constructive = [o for o in obs if o.id in ("C1", "C5") or
-                    (o.id == "C3" and o.site is not None and mech.noise_site(o.site).distribution.lipschitz)]
+    constructive = [o for o in obs if o.id in BY_CONSTRUCTION or
+                    (o.id == ObligationId.C3 and o.site is not None and mech.noise_site(o.site).distribution.lipschitz)]
     for o in constructive:
         verdicts[id(o)].scope = "by construction"
     mixture_rule = bool(mech.mixture_sites)
@@ -342,53 +344,6 @@ def _structural_values(mech: ResolvedMechanism, lengths: dict[str, int], cover: 
 # ---------------------------------------------------------------------------------------- one length
 
 
-def noise_support(enc: Encoding, prefix: str = "", runs: tuple[Run, ...] = ()) -> list[z3.BoolRef]:
-    """Each noise symbol lies in its distribution's support (`Distribution.values`): the bounds that are
-    constants for every symbol, and those that are parameters (Uniform's a and b, Point's v) for the draws
-    of `runs`, where the parameters are known, under the draw's guard.
-
-    Noise with a density takes the value of a bound of its support with probability 0, so its bounds are
-    strict here (Theorem 10.1 lets a proof ignore sets of noise of probability 0): u ~ TruncNormal(mu,
-    sigma, 0, b) never makes `1 / u` divide by zero."""
-    parts = []
-    for (name, _index), symbol in enc.noise.items():
-        site = enc.mech.site(name.rsplit(".", 1)[-1])  # self-compositions prefix their noise with "A.", "B."
-        if site is None:
-            continue
-        dist = site.distribution
-        for bound, inclusive in _bounds(dist):
-            if not isinstance(bound, Param):
-                value = zt.RealVal(bound)
-                parts.append(_compare(symbol, value, inclusive))
-    for run in runs:
-        for d in run.draws:
-            dist = run.enc.mech.noise_site(d.site).distribution
-            args = [_real(a) for a in d.args]
-            inside = [_compare(_real(d.value), args[bound.index], inclusive) for bound, inclusive in _bounds(dist)
-                      if isinstance(bound, Param) and bound.index < len(args)]
-            if inside:
-                # only where the parameters make a density: Uniform(1, 0) has no values, and assuming it had
-                # would leave no model at all (C0 refutes such parameters)
-                parts.append(z3.Implies(zt.And(d.guard, well_formed(run.enc, d, d.args)), zt.And(inside)))
-    return parts
-
-
-def _bounds(dist) -> list[tuple[Any, str]]:
-    """(bound, how the value compares with it): ">=", ">" (strict, for noise with a density), "<=", "<"."""
-    support = dist.values
-    strict = dist.continuous
-    result = []
-    if support.lower is not None:
-        result.append((support.lower, ">" if support.lower_open or strict else ">="))
-    if support.upper is not None:
-        result.append((support.upper, "<" if strict else "<="))
-    return result
-
-
-def _compare(x: z3.ArithRef, bound: z3.ArithRef, op: str) -> z3.BoolRef:
-    return {">": x > bound, ">=": x >= bound, "<": x < bound, "<=": x <= bound}[op]
-
-
 def _inputs_differ(enc: Encoding) -> z3.BoolRef:
     """D != D': some private parameter (some entry of a private list) differs."""
     parts = []
@@ -402,26 +357,107 @@ def _inputs_differ(enc: Encoding) -> z3.BoolRef:
     return zt.Or(parts) if parts else zt.BoolVal(False)
 
 
+@dataclass
+class _Query:
+    """What the z3 check of one obligation at one input shape (lengths, structural values) reads: the two runs,
+    the alignment, and the assumptions every query makes (`requires`, adjacency, the noise's supports)."""
+
+    mech: ResolvedMechanism
+    enc: Encoding
+    run1: Run
+    run2: Run
+    align: AlignmentEval
+    base: list[z3.BoolRef]
+    limits: Limits
+
+    def assumptions(self) -> list[z3.BoolRef]:
+        """`requires()` includes the side conditions, so it is read when the query is made: encoding an
+        obligation can add facts of exp and ln."""
+        return [self.enc.requires(), *self.base]
+
+
+Describe = Callable[[z3.ModelRef], Any]
+"""Says why a model refutes the obligation (a text, or a text and the C0 parameters)."""
+Check = Callable[[_Query, Obligation, "Verdict"], "tuple[Answer, Describe] | None"]
+"""The z3 check of one obligation at one input shape; None when there is nothing to check there."""
+
+
+def _check_c0(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+    densities = density_conditions(q.enc, q.run1, q.run2, o.site)
+    if not densities:
+        return None
+    answer = check_valid(q.assumptions(), zt.And([c.formula for c in densities]), q.limits)
+    return answer, lambda model: describe_densities(model, densities, _show)
+
+
+def _check_c2(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+    return _samples_determined(q.mech, q.enc, q.limits)
+
+
+def _check_c3(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+    conditions = [(z3.Implies(d.guard, q.align.shift(d.site, d.index) == 0),
+                   f"{_member(d)} ({d.stmt.dist}, not Lipschitz) has a nonzero shift")
+                  for d in q.run1.draws if d.site == o.site and not q.mech.noise_site(d.site).distribution.lipschitz]
+    if not conditions:
+        return None
+    answer = check_valid(q.assumptions(), zt.And([c for c, _ in conditions]), q.limits)
+    return answer, lambda model: _first_false(model, conditions)
+
+
+def _check_c4a(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+    defined = q.align.defined()
+    preserved = q.run1.output.equal(q.run2.output)
+    answer = check_valid(q.assumptions(), zt.And([preserved, *(c for c, _ in defined)]), q.limits)
+    return answer, lambda model: (_first_false(model, defined, None) or
+                                  _first_difference(model, q.run1.output, q.run2.output))
+
+
+def _check_c4b(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+    answer, describe, note = acyclic.check(q.mech, q.enc, q.run1, q.align, q.assumptions(), q.limits)
+    v.notes = [x for x in v.notes if not x.startswith("an order")] + ([note] if note else [])
+    return answer, describe
+
+
+def _check_c4c(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+    cost, _ = aligned_cost(q.enc, q.run1, q.align)
+    claim = q.align.claim()
+    answer = check_valid(q.assumptions(), cost <= claim, q.limits)
+    return answer, lambda model: f"aligned cost {_show(model, cost)} exceeds the claim {_show(model, claim)}"
+
+
+def _check_c4d(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+    conditions = support_conditions(q.run1, q.align)
+    answer = check_valid(q.assumptions(), zt.And([c for c, _ in conditions]), q.limits)
+    return answer, lambda model: _first_false(model, conditions)
+
+
+Z3_CHECKS: dict[ObligationId, Check] = {
+    ObligationId.C0: _check_c0, ObligationId.C2: _check_c2, ObligationId.C3: _check_c3,
+    ObligationId.C4A: _check_c4a, ObligationId.C4B: _check_c4b, ObligationId.C4C: _check_c4c,
+    ObligationId.C4D: _check_c4d,
+}
+"""The z3 check of each obligation that depends on the input shape. The others hold by construction (C1, C5:
+resolution rejects what would break them) or have a rule of their own (MIX: `mixture.verify`)."""
+BY_CONSTRUCTION = frozenset({ObligationId.C1, ObligationId.C5})
+assert set(Z3_CHECKS) | BY_CONSTRUCTION | {ObligationId.MIX} == set(ObligationId), "an obligation has no check"
+
+
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],
                   verdicts: dict[int, Verdict], options: Options) -> None:
-    limits = options.limits
     run1 = Run(enc, enc.params).execute()
     align = AlignmentEval(enc, run1)
     inputs = dict(enc.params)
     inputs.update(enc.neighbour)
     run2 = Run(enc, inputs, shift=align.shift, twin=run1).execute()
-    adjacency, support = enc.adjacency(), noise_support(enc, runs=(run1,))
     differ = [_inputs_differ(enc)] if options.distinct_inputs else []
+    query = _Query(mech, enc, run1, run2, align, [enc.adjacency(), *noise_support(enc, runs=(run1,)), *differ],
+                   options.limits)
 
-    def assumptions() -> list[z3.BoolRef]:
-        """The assumptions of every query at this length. `requires()` includes the side conditions, so it is
-        read when the query is made: encoding an obligation can add facts of exp and ln."""
-        return [enc.requires(), adjacency, *support, *differ]
-
-    def record(o: Obligation, answer: Answer, seconds: float, describe) -> None:
+    def record(o: Obligation, answer: Answer, seconds: float, describe: Describe) -> None:
         v = verdicts[id(o)]
         v.seconds += seconds
         if answer.status == "refuted":
+            assert answer.model is not None, "a refutation has a model"
             cex = counterexample(enc, run1, run2, align, answer.model, o)
             why = describe(answer.model)
             if isinstance(why, tuple):
@@ -439,53 +475,9 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
         if v.status == Status.REFUTED:
             continue
         start = time.perf_counter()
-        if o.id == "C0":
-            densities = density_conditions(enc, run1, run2, o.site)
-            if not densities:
-                continue
-            answer = check_valid(assumptions(), zt.And([c.formula for c in densities]), limits)
-            record(o, answer, time.perf_counter() - start,
-                   lambda model, densities=densities: describe_densities(model, densities, _show))
-        elif o.id == "C4a":
-            defined = align.defined()
-            preserved = run1.output.equal(run2.output)
-            answer = check_valid(assumptions(), zt.And([preserved, *(c for c, _ in defined)]), limits)
-            record(o, answer, time.perf_counter() - start,
-                   lambda model, defined=defined: _first_false(model, defined, None) or
-                   _first_difference(model, run1.output, run2.output))
-        elif o.id == "C4c":
-            cost, _ = aligned_cost(enc, run1, align)
-            claim = align.claim()
-            answer = check_valid(assumptions(), cost <= claim, limits)
-            record(o, answer, time.perf_counter() - start,
-                   lambda model, cost=cost, claim=claim:
-                   f"aligned cost {_show(model, cost)} exceeds the claim {_show(model, claim)}")
-        elif o.id == "C4d":
-            conditions = support_conditions(run1, align)
-            answer = check_valid(assumptions(), zt.And([c for c, _ in conditions]), limits)
-            record(o, answer, time.perf_counter() - start,
-                   lambda model, conditions=conditions: _first_false(model, conditions))
-        elif o.id == "C3":
-            conditions = [(z3.Implies(d.guard, align.shift(d.site, d.index) == 0),
-                           f"{_member(d)} ({d.stmt.dist}, not Lipschitz) has a nonzero shift")
-                          for d in run1.draws
-                          if d.site == o.site and not mech.noise_site(d.site).distribution.lipschitz]
-            if not conditions:
-                continue
-            answer = check_valid(assumptions(), zt.And([c for c, _ in conditions]), limits)
-            record(o, answer, time.perf_counter() - start,
-                   lambda model, conditions=conditions: _first_false(model, conditions))
-        elif o.id == "C2":
-            answer, describe = _samples_determined(mech, enc, limits)
-            record(o, answer, time.perf_counter() - start, describe)
-        elif o.id == "C4b":
-            answer, describe, note = acyclic.check(mech, enc, run1, align, assumptions(), limits)
-            v.notes = [x for x in v.notes if not x.startswith("an order")] + ([note] if note else [])
-            record(o, answer, time.perf_counter() - start, describe)
-
-
-def _member(d: Draw) -> str:
-    return d.site if d.index is None else f"{d.site}[{d.index}]"
+        outcome = Z3_CHECKS[o.id](query, o, v)
+        if outcome is not None:
+            record(o, outcome[0], time.perf_counter() - start, outcome[1])
 
 
 def aligned_cost(enc: Encoding, run: Run, align: AlignmentEval) -> tuple[z3.ArithRef, list[tuple[Draw, z3.ArithRef]]]:
@@ -522,23 +514,6 @@ def _cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:
         return _real(to_z3(coefficient, lookup, enc.function))
     except NotSymbolic as error:
         raise EncodingError(f"cannot encode the cost coefficient of {site.display}: {error}") from None
-
-
-def support_conditions(run: Run, align: AlignmentEval) -> list[tuple[z3.BoolRef, str]]:
-    conditions = []
-    for d in run.draws:
-        site = run.enc.mech.noise_site(d.site)
-        shift = run.enc.mech.alignment.shift_of(d.site) if run.enc.mech.alignment else None
-        if shift is None:
-            continue
-        psi = align.shift(d.site, d.index)
-        if site.distribution.nonnegative:
-            conditions.append((z3.Implies(d.guard, _real(d.value) + _real(psi) >= 0),
-                               f"{_member(d)}' = {_member(d)} + ψ is negative"))
-        if site.distribution.integer_shifts:
-            conditions.append((z3.Implies(d.guard, z3.IsInt(_real(psi))),
-                               f"the shift of {_member(d)} is not an integer"))
-    return conditions
 
 
 def _samples_determined(mech: ResolvedMechanism, enc: Encoding, limits: Limits):

@@ -32,7 +32,7 @@ import z3
 from ..checker import terms as zt
 from ..checker.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, num, tag_code
 from ..checker.solver import Limits, fresh_context, satisfiable
-from ..checker.verify import noise_support
+from ..checker.supports import noise_support
 from ..interp.outputs import DISCRETE_KINDS, Outputs
 from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, REAL, ListType, TagType, TupleType, Type
