@@ -6,9 +6,9 @@ For each spec of specs/ with a `# expect: proved` line (a proof exists, so the c
 "privacy violation confirmed" is a false alarm; output-dependent claims are tested against their maximum over
 each event), runs the full search of `align test` (the checker's counterexample pairs, of which a proved spec
 has none, then every StatDP pattern, both directions, Bonferroni over all of them) once per seed 0 .. N-1 with
-small samples (one round of --samples per input). Prints one row per spec (runs, false alarms, rate, the smallest adjusted p-value seen) and last
-the line `false alarms: X/Y (rate R, alpha A)`. The search's family-wise error is <= alpha per run, so the
-expected number of alarms is at most alpha x runs.
+small samples (one round of --samples per input). Prints one row per spec (runs, false alarms, rate, the smallest
+adjusted p-value seen) and last the line `false alarms: X/Y (rate R, alpha A)`. The search's family-wise error is
+<= alpha per run, so the expected number of alarms is at most alpha x runs.
 
 The public arguments per spec come from its `# test-args:` line (thresholds near the generated queries so
 that both branches run, theta = 1/2 so that budget splits are exact in binary).

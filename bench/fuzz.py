@@ -37,6 +37,7 @@ unless both are 0. Full mode takes about ten minutes on 2 cores.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -321,7 +322,8 @@ INSERTS = (b"\x1b[2J", b"\x1b]0;pwned\x07", b"\x00", b"\r", b"\x07", b"\x7f", b"
            b"(", b")", b"[", b"]", "é".encode(), "η".encode())
 HOSTILE_SNIPPETS = (b"1e100000000", b"1e-100000000", b"9" * 5000, b"1" * 101, b"1e400", b"1e300 * 1e300",
                     b"2 ^ 64 ^ 64", b"2 ^ 100000", b"(" * 300 + b"1" + b")" * 300, b"-" * 300 + b"1",
-                    b"not " * 200 + b"true", b"[" * 120 + b"1" + b"]" * 120, b"x" * 3000, b"abs(" * 120 + b"1" + b")" * 120,
+                    b"not " * 200 + b"true", b"[" * 120 + b"1" + b"]" * 120, b"x" * 3000,
+                    b"abs(" * 120 + b"1" + b")" * 120,
                     b"0e99999999999", b"1/3 + 1/7 + 1/11 + 1/13 + 1/17 + 1/19", b"(1/3)^64 * (1/7)^64",
                     b"for i in 0 .. 1000000000 { }", b"if true { " * 60 + b"}" * 60)
 
@@ -490,7 +492,8 @@ def _hostile_texts() -> list[tuple[str, Any]]:
     for name, data in (
         ("empty", b""), ("bom", b"\xef\xbb\xbf" + text.encode()), ("crlf", text.replace("\n", "\r\n").encode()),
         ("lone-cr", text.replace("\n", "\r").encode()), ("form-feed", text.replace("\n", "\x0c\n").encode()),
-        ("nul", text.encode().replace(b"eta ~", b"eta\x00 ~")), ("latin-1", text.replace("q + eta", "q + \xe9ta").encode("latin-1")),
+        ("nul", text.encode().replace(b"eta ~", b"eta\x00 ~")),
+        ("latin-1", text.replace("q + eta", "q + \xe9ta").encode("latin-1")),
         ("esc-in-name", text.replace("eta ~", "e\x1b[2Jta ~").encode()),
         ("esc-in-comment", ("# \x1b]0;pwned\x07 \x1b[31m\n" + text).encode()),
         ("bidi", text.replace("q + eta", "q + eta \u202e + 1").encode()),
@@ -593,12 +596,13 @@ def _run_cases(sizes: Sizes, rng: random.Random) -> list[Case]:
                    ("directory", "{dir}/adir", (("dir", "adir"),)), ("missing", "{dir}/none.json", ())]
     for label, target, special in noise_files:
         cases.append(Case("run", f"run/noise-file:{label}", tuple(base + ["--noise-file", target]), (), special))
-    contents = [b"", b"{", b"[]", b"null", b'{"eta": 1e999}', b'{"eta": "1e99999999"}', b'{"eta": ' + b"9" * 5000 + b"}",
-                b'{"eta": NaN}', b'{"eta": ' + b"[" * 100000 + b"]" * 100000 + b"}", b"\xff\xfe",
+    contents = [b"", b"{", b"[]", b"null", b'{"eta": 1e999}', b'{"eta": "1e99999999"}',
+                b'{"eta": ' + b"9" * 5000 + b"}", b'{"eta": NaN}', b'{"eta": ' + b"[" * 100000 + b"]" * 100000 + b"}",
+                b"\xff\xfe",
                 (b'{"format": "align-counterexample/1", "spec": "x", "mechanism": "svt_gap", "obligation": "C4a", '
                  b'"args": {"q": "1e99999999"}, "neighbour": {}, "noise": {}}'),
                 b'{"format": "align-counterexample/1"}', b'{"eta": "\x1b[2J"}', b"#" * 300000]
-    for k, content in enumerate(contents):
+    for content in contents:
         cases.append(Case("run", "run/noise-file", tuple(base + ["--noise-file", "{dir}/n.json"]),
                           (("n.json", content),)))
     check = base + ["--check-alignment", "--samples", "200", "--neighbour", "q=[1.5, 2, 1, 3]"]
@@ -636,23 +640,23 @@ def build_cases(sizes: Sizes) -> list[Case]:
         cases.append(_spec_case("check", "check/grammar", text))
     for text in _draw(soups, sizes.check_soup):
         cases.append(_spec_case("check", "check/soup", text))
-    for k in range(sizes.check_mutate):
+    for _k in range(sizes.check_mutate):
         cases.append(_spec_case("check", "check/mutate", _mutate(rng.choice(corpus_bytes), rng, corpus_bytes)))
     hostile = _materialize(_hostile_texts()[:: sizes.hostile_every])
-    for name, data in hostile:
+    for _name, data in hostile:
         fmt = ("--output-format", rng.choice(("full", "full", "concise", "json")))
         cases.append(_spec_case("check", "check/hostile", data, fmt))
-    for name, argv, special in FILE_SPECIALS:
+    for _name, argv, special in FILE_SPECIALS:
         cases.append(Case("check", "check/files", ("check", *argv), (), special))
 
     for text in texts[sizes.check_grammar: sizes.check_grammar + sizes.verify_grammar]:
         cases.append(_spec_case("verify", "verify/grammar", text))
     cheap = [data for (path, text), data in zip(corpus, corpus_bytes) if not _is_mixture(text)]
-    for k in range(sizes.verify_mutate):
+    for _k in range(sizes.verify_mutate):
         cases.append(_spec_case("verify", "verify/mutate", _mutate(rng.choice(cheap), rng, corpus_bytes)))
     verify_hostile = [item for item in _hostile_texts()
                       if not item[0].startswith(("depth-1000", "depth-15000", "text:"))]
-    for name, data in _materialize(verify_hostile[:: max(1, sizes.hostile_every * 2)]):
+    for _name, data in _materialize(verify_hostile[:: max(1, sizes.hostile_every * 2)]):
         cases.append(_spec_case("verify", "verify/hostile", data))
     refuted = str(ROOT / "specs" / "incorrect" / "svt_gap_outputs_noisy_query.dp")
     for label, target, special, files in (("missing-dir", "{dir}/no/such/c.json", (), ()),
@@ -663,7 +667,7 @@ def build_cases(sizes: Sizes) -> list[Case]:
             cases.append(Case("verify", f"verify/counterexample:{label}",
                               ("verify", refuted, *VERIFY_OPTIONS, "--counterexample", target, "--output-format", fmt),
                               files, special))
-    for name, argv, special in FILE_SPECIALS[:6]:
+    for _name, argv, special in FILE_SPECIALS[:6]:
         cases.append(Case("verify", "verify/files", ("verify", *argv, *VERIFY_OPTIONS), (), special))
 
     run_cases = _run_cases(sizes, rng)
@@ -675,7 +679,7 @@ def build_cases(sizes: Sizes) -> list[Case]:
         for p, type_ in params:
             argv += ["--arg", f"{p}={_default_value(p, type_)}"]
         cases.append(Case("run", "run/grammar", tuple(argv), (("spec.dp", text.encode()),)))
-    for name, data in hostile[:: 3]:
+    for _name, data in hostile[:: 3]:
         cases.append(Case("run", "run/hostile", ("run", "{dir}/spec.dp", *RUN_OPTIONS, "--arg", "q=1", "--arg",
                                                  "eps=1", "--arg", "k=2"), (("spec.dp", data),)))
     return cases
@@ -873,10 +877,8 @@ def run_cases(cases: list[Case], jobs: int, scratch: Path, progress: bool = Fals
     finally:
         for slot in slots:
             if slot.job is None:
-                try:
+                with contextlib.suppress(OSError):
                     slot.conn.send(None)
-                except OSError:
-                    pass
             retire(slot)
     return [r if r is not None else Outcome("internal", "no result") for r in results]
 

@@ -50,6 +50,7 @@ results in mutant order whatever the number of workers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import io
 import json
@@ -1081,10 +1082,8 @@ def _check_alignment(path: str, mech: n.Mechanism, public: dict, length: int, bu
 def _codes(out: str, err: str) -> list[str]:
     """The diagnostic codes of a failed `align` command (JSON document on stdout, or text on stderr)."""
     codes = re.findall(r"error\[([a-z0-9-]+)\]", err)
-    try:
+    with contextlib.suppress(ValueError, AttributeError):
         codes += [str(d.get("code", "")) for d in json.loads(out).get("diagnostics", [])]
-    except (ValueError, AttributeError):
-        pass
     return codes
 
 

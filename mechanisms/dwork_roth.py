@@ -12,6 +12,8 @@ a halted sample draws no more noise. The book allows adaptively chosen queries; 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from ._params import generator, query_vector, require, sample_count
@@ -31,7 +33,7 @@ class AboveThreshold:
     Tags: `BOT`, `TOP` (no payload), `NOT_REACHED` after the halt.
     """
 
-    TAG_NAMES = {BOT: "BOT", TOP: "TOP"}
+    TAG_NAMES: ClassVar[dict[int, str]] = {BOT: "BOT", TOP: "TOP"}
 
     def __init__(self, eps: float, T: float):
         _check(eps)
@@ -65,7 +67,7 @@ class Sparse:
     T̂ = T + Lap(σ) and halt after the c-th ⊤; else ⊥. Tags as in `AboveThreshold`.
     """
 
-    TAG_NAMES = {BOT: "BOT", TOP: "TOP"}
+    TAG_NAMES: ClassVar[dict[int, str]] = {BOT: "BOT", TOP: "TOP"}
 
     def __init__(self, eps: float, c: int, T: float):
         _check(eps, c)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 import numpy as np
 from scipy import integrate, special, stats
@@ -42,7 +43,7 @@ def _quad(f: Integrand, a: float, b: float, points: Sequence[float] = ()) -> flo
     inner = sorted(p for p in points if a < p < b)
     edges = [a, *inner, b]
     total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in pairwise(edges):
         value, _ = integrate.quad(f, lo, hi, limit=200, epsabs=1e-14, epsrel=1e-12)
         total += value
     return total

@@ -21,6 +21,7 @@ for ε = 1, θ = 0.5, k = 6 it halts after 5 ⊤ instead of 6.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class SVTWithGap:
     Tags: `BOT` and `TOP` (payload: the gap), `NOT_REACHED` after the halt.
     """
 
-    TAG_NAMES = {BOT: "BOT", TOP: "TOP"}
+    TAG_NAMES: ClassVar[dict[int, str]] = {BOT: "BOT", TOP: "TOP"}
 
     def __init__(self, eps: float, k: int, theta: float, T: float):
         privacy_split(eps, k, theta)
@@ -82,7 +83,7 @@ class _AdaptiveSVTWithGap:
     the branch. Line 9: the top branch needs q̃ᵢ − T̃ ≥ 2σ; line 12: the middle branch q̂ᵢ − T̃ ≥ 0.
     """
 
-    TAG_NAMES = {BOT: "BOT", TOP1: "TOP1", TOP2: "TOP2"}
+    TAG_NAMES: ClassVar[dict[int, str]] = {BOT: "BOT", TOP1: "TOP1", TOP2: "TOP2"}
     integer_queries = False
 
     def __init__(self, eps: float, k: int, theta: float, T: float):

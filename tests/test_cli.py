@@ -55,7 +55,7 @@ def test_check_concise_is_one_line_per_mechanism():
     code, out, _ = run("check", "--output-format", "concise", GOOD, "specs/freegap/example1_laplace.dp")
     assert code == 0
     assert len(out.splitlines()) == 2
-    line = next(k for k, text in enumerate(open(GOOD).read().splitlines(), 1) if text.startswith("mechanism "))
+    line = next(k for k, text in enumerate(Path(GOOD).read_text().splitlines(), 1) if text.startswith("mechanism "))
     assert out.startswith(f"specs/freegap/alg2_svt_gap.dp:{line}:11: mechanism svt_gap:")
 
 
@@ -120,7 +120,7 @@ def test_an_internal_error_is_caught_and_says_it_is_a_bug(monkeypatch: pytest.Mo
         raise RuntimeError("boom")
 
     monkeypatch.setattr(align.pipeline, "resolve_source", explode)
-    code, out, err = run("check", GOOD)
+    code, _, err = run("check", GOOD)
     assert code == 2
     assert "error[internal-error]: internal error: RuntimeError: boom" in err
     assert "this is probably a bug" in err and "Traceback" not in err

@@ -102,7 +102,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/svt_roth_noisy_value.dp": _svt({"c": 2, "eps": 1}),
     "incorrect/svt_stoddard_no_query_noise.dp": _svt({"eps": 1}),
     # Lemma 1's hidden hypothesis (C0) and the vacuous proofs (docs/checker.md, "What a proof assumes")
-    "incorrect/randomized_response_private_bias.dp": [({"x": 0, "eps": 0.5}, {"x": 1}), ({"x": 1, "eps": 0.5}, {"x": 0})],
+    "incorrect/randomized_response_private_bias.dp": [({"x": 0, "eps": 0.5}, {"x": 1}),
+                                                       ({"x": 1, "eps": 0.5}, {"x": 0})],
     "incorrect/laplace_scale_reads_data.dp": [({"q": 0, "eps": 1}, {"q": 1}), ({"q": 3, "eps": 1}, {"q": 2})],
     "incorrect/laplace_scale_reads_range.dp": [({"q": [0, 0], "eps": 1}, {"q": [1, 0]}),
                                                ({"q": [2, 0, 1], "eps": 1}, {"q": [1, 0, 1]})],

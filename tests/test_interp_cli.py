@@ -110,7 +110,7 @@ def test_check_alignment_passes_on_a_proved_spec():
     (["missing.dp"], 2, "error[io-error]"),
 ])
 def test_errors_exit_2(argv, code, needle):
-    got, out, err = run(*argv)
+    got, _, err = run(*argv)
     assert got == code and needle in err
 
 
@@ -120,7 +120,8 @@ def test_an_invalid_distribution_parameter_is_located(tmp_path: Path):
                     "    output x\n  }\n}\n")
     code, _, err = run(str(spec), "--arg", "b=2", "--arg", "n=4", "--samples", "10")
     assert code == 2
-    assert f"{spec}:5:13: error[invalid-distribution-parameter]: the parameter b of Lap must be positive, but it is 0" in err
+    assert (f"{spec}:5:13: error[invalid-distribution-parameter]: the parameter b of Lap must be positive, "
+            "but it is 0") in err
     assert "in sample 0 of the run (seed 0)" in err
 
 

@@ -86,7 +86,8 @@ def test_staircase_follows_its_density():
     b = math.exp(-eps)
     a = (1 - b) / (2 * (gamma + (1 - gamma) * b))
     for lo, hi, mass in [(0, gamma, a * gamma), (gamma, 1, a * b * (1 - gamma)),
-                         (1, 1 + gamma, a * b * gamma), (-gamma, 0, a * gamma), (-1 - gamma, -1, a * b * gamma), (-1, -gamma, a * b * (1 - gamma))]:
+                         (1, 1 + gamma, a * b * gamma), (-gamma, 0, a * gamma), (-1 - gamma, -1, a * b * gamma),
+                         (-1, -gamma, a * b * (1 - gamma))]:
         got = ((x >= lo) & (x < hi)).mean()
         assert close(got, mass, math.sqrt(mass * (1 - mass))), (lo, hi, got, mass)
 
@@ -124,11 +125,14 @@ def test_point_is_a_constant():
 
 
 @pytest.mark.parametrize("name,params,param,requirement", [
-    ("Lap", (0.0,), 0, "positive"), ("Lap", (math.inf,), 0, "a finite number"), ("Lap", (math.nan,), 0, "a finite number"),
+    ("Lap", (0.0,), 0, "positive"), ("Lap", (math.inf,), 0, "a finite number"),
+    ("Lap", (math.nan,), 0, "a finite number"),
     ("Exp", (-1.0,), 0, "positive"), ("Geo", (0.0,), 0, "in (0, 1)"), ("Geo", (1.0,), 0, "in (0, 1)"),
-    ("DLap", (0.0,), 0, "positive"), ("Staircase", (0.0, 0.5), 0, "positive"), ("Staircase", (1.0, 1.5), 1, "in [0, 1]"),
+    ("DLap", (0.0,), 0, "positive"), ("Staircase", (0.0, 0.5), 0, "positive"),
+    ("Staircase", (1.0, 1.5), 1, "in [0, 1]"),
     ("Logistic", (0.0, 0.0), 1, "positive"), ("Gumbel", (0.0, -1.0), 1, "positive"),
-    ("Uniform", (1.0, 1.0), 1, "greater than a"), ("Gamma", (0.0, 1.0), 0, "positive"), ("Gamma", (1.0, 0.0), 1, "positive"),
+    ("Uniform", (1.0, 1.0), 1, "greater than a"), ("Gamma", (0.0, 1.0), 0, "positive"),
+    ("Gamma", (1.0, 0.0), 1, "positive"),
     ("Bernoulli", (1.5,), 0, "in [0, 1]"), ("Normal", (0.0, 0.0), 1, "positive"),
     ("TruncNormal", (0.0, 1.0, 2.0, 1.0), 3, "greater than a"),
 ])

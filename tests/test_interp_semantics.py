@@ -168,7 +168,8 @@ def test_a_vector_error_names_the_sample():
 def test_arguments_are_checked_against_types_and_requires():
     mech = mechanism("output k", "k: int, v: real[], b: bool", "  requires k >= 1, len(v) > k\n")
     assert prepare_arguments(mech, {"k": 1, "v": [1, 2.5], "b": True}) == {"k": 1, "v": [1.0, 2.5], "b": True}
-    for args, code in [({"k": 1, "v": [1, 2]}, "missing-argument"), ({"k": 1.5, "v": [1, 2], "b": True}, "argument-type"),
+    for args, code in [({"k": 1, "v": [1, 2]}, "missing-argument"),
+                       ({"k": 1.5, "v": [1, 2], "b": True}, "argument-type"),
                        ({"k": 1, "v": [1, "x"], "b": True}, "argument-type"),
                        ({"k": 1, "v": 3, "b": True}, "argument-type"),
                        ({"k": 1, "v": [1, 2], "b": 1}, "argument-type"),
@@ -181,7 +182,8 @@ def test_arguments_are_checked_against_types_and_requires():
 
 
 def test_neighbours_must_be_adjacent():
-    mech = resolve(parse_source(read_source(str(SPECS / "freegap" / "alg1_adaptive_svt_gap_monotone.dp")))).mechanisms[0]
+    path = SPECS / "freegap" / "alg1_adaptive_svt_gap_monotone.dp"
+    mech = resolve(parse_source(read_source(str(path)))).mechanisms[0]
     args = prepare_arguments(mech, {"q": [1, 2, 3], "T": 1, "k": 1, "eps": 1, "theta": 0.5})
     assert prepare_neighbour(mech, args, {"q": [2, 3, 4]}) == {"q": [2.0, 3.0, 4.0]}
     for q, detail in [([3, 2, 3], "|q[0] - q'[0]| = 2 > 1"), ([2, 1, 3], "neither"), ([1, 2], "len(q') = 2")]:

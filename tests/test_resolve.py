@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import sympy
 
@@ -263,6 +265,6 @@ mechanism m(x: real, eps: real)
 
 def test_nodes_are_frozen():
     mech = resolve_text(SVT)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         mech.node.name = "other"  # type: ignore[misc]
     assert isinstance(mech.claim, n.Name)

@@ -111,7 +111,7 @@ def _events_holding(mech, outputs, positions: int, rng: np.random.Generator, cou
 def test_an_event_a_sample_falls_in_is_never_proved_impossible(path):
     test_args = read_test_arguments(read_source(str(path)))
     mech = _mech(path)
-    public = {k: v for k, v in test_args.public.items()}
+    public = dict(test_args.public)
     pairs = valid_pairs(mech, public, input_pairs(mech, public, min(test_args.length, 4)))
     rng = np.random.default_rng(20261129)
     checked = 0

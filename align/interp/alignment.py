@@ -73,6 +73,7 @@ class ChunkCheck:
 def evaluate_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
                        run: VectorRun, tags: tuple[str, ...]) -> tuple[dict[str, SiteShift], np.ndarray]:
     """φ(H) for every lane of a run on D, and the claim at each lane's output."""
+    assert mech.alignment is not None, "only a mechanism with an alignment has one to check"
     n = run.n
     m = Machine(mech, n, tags, mode="raise")
     m.env.update(arg_trees(mech, args))
@@ -101,6 +102,7 @@ def evaluate_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbo
 
 def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
     site = rec.site
+    assert mech.alignment is not None, "only a mechanism with an alignment has one to check"
     shift = mech.alignment.shift_of(site.name)
     values, drawn = rec.values, rec.drawn
     psi = np.zeros(values.shape, dtype=values.dtype)
@@ -109,15 +111,17 @@ def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
             if drawn.any():
                 psi = _merge(psi, m.num(shift.shift, drawn if not drawn.all() else None), drawn)
         else:
+            index_var = shift.index_var
+            assert index_var is not None, "a family's shift is written x[i]' (resolve.py)"
             for col in range(values.shape[1]):
                 lanes = drawn[:, col]
                 if not lanes.any():
                     continue
-                m.env[shift.index_var] = Num(uniform(rec.offset + col, np.int64))
+                m.env[index_var] = Num(uniform(rec.offset + col, np.int64))
                 value = m.num(shift.shift, lanes if not lanes.all() else None)
                 psi = psi.astype(np.result_type(psi.dtype, value.dtype), copy=False)
                 psi[:, col] = np.where(lanes, value, 0)
-            m.env.pop(shift.index_var, None)
+            m.env.pop(index_var, None)
     aligned = values + psi
     dist = site.distribution
     written = rec.params[: len(site.args)]
@@ -142,7 +146,7 @@ def _merge(psi: np.ndarray, value: np.ndarray, drawn: np.ndarray) -> np.ndarray:
 
 def _lanes(x: np.ndarray) -> np.ndarray:
     """Per lane: all over the member axis (families) or the value itself (scalar sites)."""
-    return x.all(axis=1) if x.ndim == 2 else x
+    return np.all(x, axis=1) if x.ndim == 2 else x
 
 
 def check_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
@@ -317,7 +321,7 @@ def check_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour:
                 ratio = np.where(chunk.claim > 0, chunk.cost / chunk.claim, np.where(chunk.cost > 0, np.inf, 0.0))
             max_ratio = max(max_ratio, float(np.max(ratio)))
     return AlignmentReport(spec, mech.name, samples, seed if not isinstance(seed, np.random.SeedSequence)
-                           else _seed_text(seed), {k: v for k, v in counts.items()}, failed, examples,
+                           else _seed_text(seed), dict(counts), failed, examples,
                            max_cost, max_ratio)
 
 

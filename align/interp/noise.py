@@ -120,7 +120,7 @@ def _first(bad: Array, active: Array | None, values: Array, param: int, requirem
 
 def sanitize(dist: Distribution, params: tuple[Array, ...], active: Array | None) -> tuple:
     """Parameters for drawing: uniform ones as floats, per-lane ones with inactive lanes set to valid defaults."""
-    result = []
+    result: list[float | Array] = []
     for p, default in zip(params, dist.defaults):
         if p.shape[0] == 1:
             result.append(float(p[0]))

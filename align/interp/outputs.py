@@ -8,7 +8,7 @@ components ("columns") come from the output type, so every chunk of a mechanism 
 |---|---|
 | `real` / `int` / `bool` | `value` |
 | tuple `(int, real)` | `0`, `1` |
-| tag `BOT \\| TOP(real)` | `tag` (a code: the position of the tag in `tag_names`), `TOP.0` (valid where the tag is TOP) |
+| tag `BOT \\| TOP(real)` | `tag` (a code: the tag's position in `tag_names`), `TOP.0` (valid where the tag is TOP) |
 | list `int[]` | `len` and `[]` (one more position axis) |
 
 Each column has a validity mask (the position exists, the tag carries that payload). Columns of kind
@@ -119,7 +119,8 @@ class Outputs:
         same = (self.discrete_keys(p) == other.discrete_keys(p)).all(axis=1)
         a, b = self.real_values(p), other.real_values(p)
         with np.errstate(invalid="ignore"):
-            close = (a == b) | (np.isnan(a) & np.isnan(b)) | (np.abs(a - b) <= rtol * (1 + np.abs(a) + np.abs(b) + scale))
+            close = (a == b) | (np.isnan(a) & np.isnan(b)) | \
+                (np.abs(a - b) <= rtol * (1 + np.abs(a) + np.abs(b) + scale))
         return same & close.all(axis=1)
 
     def take(self, lanes: np.ndarray) -> Outputs:
@@ -153,8 +154,8 @@ class DiscreteKeys:
         """Samples per distinct key in these outputs."""
         if not self.compact:
             keys = outputs.discrete_keys(max(1, outputs.positions))
-            rows = np.ascontiguousarray(keys).view(np.dtype((np.void, 8 * keys.shape[1]))).ravel()
-            _, first, counts = np.unique(rows, return_index=True, return_counts=True)
+            packed = np.ascontiguousarray(keys).view(np.dtype((np.void, 8 * keys.shape[1]))).ravel()
+            _, first, counts = np.unique(packed, return_index=True, return_counts=True)
             return {outputs.text(int(i), hide_reals=True): int(c) for i, c in zip(first, counts)}
         cols = [c for c in outputs.columns() if c.kind in DISCRETE_KINDS]
         n, p = outputs.n, outputs.positions
@@ -224,8 +225,12 @@ def _key_elem(t: Type, name: str, values: dict[str, int], tags: tuple[str, ...])
 # ------------------------------------------------------------------------------------------------ helpers
 
 
+_DTYPES: dict[Type, type[np.generic]] = {REAL: np.float64, INT: np.int64, BOOL: np.bool_}
+_SCALAR_KINDS: dict[Type, str] = {REAL: "real", INT: "int", BOOL: "bool"}
+
+
 def _dtype(t: Type) -> Any:
-    return {REAL: np.float64, INT: np.int64, BOOL: np.bool_}.get(t)
+    return _DTYPES.get(t)
 
 
 def _normalize(tree: Tree | None, t: Type, prefix: tuple[int, ...], nprefix: int) -> Tree:
@@ -305,7 +310,7 @@ def _columns(tree: Tree, t: Type, name: str, valid: np.ndarray, tags: tuple[str,
         inner = valid[..., None] & (np.arange(cap) < tree.length[..., None])
         _columns(tree.elem, t.elem, sub("[]"), inner, tags, out)
         return
-    kind = {REAL: "real", INT: "int", BOOL: "bool"}.get(t)
+    kind = _SCALAR_KINDS.get(t)
     if kind is not None:  # (a mechanism that outputs nothing has no element type, hence no column)
         out.append(Column(name or "value", kind, tree.a, valid))
 

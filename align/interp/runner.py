@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from .outputs import DiscreteKeys, Outputs
 from .scalar import Interpreter
 from .values import convert_arguments, format_value
 from .vector import Machine, RandomSource, VectorRun, arg_tree, tag_table
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 DEFAULT_CHUNK = 8 * BLOCK
 """131072 samples: an SVT over 100 queries then needs a few hundred MB at most."""
@@ -67,8 +70,14 @@ def prepare_neighbour(mech: ResolvedMechanism, args: Mapping[str, Any], raw: Map
             if isinstance(x, list) and len(x) != len(y):
                 raise fail("not-adjacent", adj.span, clause=text,
                            detail=f": len({p.name}') = {len(y)} but len({p.name}) = {len(x)} (lengths are public)")
-            bound = float(it.ev(adj.bound)) if adj.bound is not None else None
-            slack = 1e-9 * (1 + abs(bound)) if bound is not None else 0.0
+            if adj.kind == "monotone":
+                if not (all(a >= b for a, b in zip(x, y)) or all(a <= b for a, b in zip(x, y))):
+                    raise fail("not-adjacent", adj.span, clause=text,
+                               detail=f": {p.name}' is neither everywhere >= nor everywhere <= {p.name}")
+                continue
+            assert adj.bound is not None, "only a monotone clause has no bound"
+            bound = float(it.ev(adj.bound))
+            slack = 1e-9 * (1 + abs(bound))
             if adj.kind == "scalar" and abs(x - y) > bound + slack:
                 raise fail("not-adjacent", adj.span, clause=text,
                            detail=f": |{p.name} - {p.name}'| = {format_value(abs(x - y))} > {format_value(bound)}")
@@ -82,10 +91,6 @@ def prepare_neighbour(mech: ResolvedMechanism, args: Mapping[str, Any], raw: Map
                 if total > bound + slack:
                     raise fail("not-adjacent", adj.span, clause=text, detail=(
                         f": sum |{p.name}[i] - {p.name}'[i]| = {format_value(total)} > {format_value(bound)}"))
-            if adj.kind == "monotone":
-                if not (all(a >= b for a, b in zip(x, y)) or all(a <= b for a, b in zip(x, y))):
-                    raise fail("not-adjacent", adj.span, clause=text,
-                               detail=f": {p.name}' is neither everywhere >= nor everywhere <= {p.name}")
     return neighbour
 
 
@@ -154,6 +159,13 @@ def _seed_text(seed: Any) -> str:
 QUANTILES = (0.01, 0.25, 0.5, 0.75, 0.99)
 
 
+class _SummaryOptions(TypedDict, total=False):
+    """The settings `Summary.of` may pass on to the fields of that name."""
+
+    quantile_samples: int
+    max_keys: int
+
+
 @dataclass
 class Summary:
     """Frequencies of the discrete outputs and quantiles of the real parts, accumulated chunk by chunk.
@@ -177,7 +189,7 @@ class Summary:
     real_kept: int = 0
 
     @classmethod
-    def of(cls, mech: ResolvedMechanism, **options: int) -> Summary:
+    def of(cls, mech: ResolvedMechanism, **options: Unpack[_SummaryOptions]) -> Summary:
         return cls(DiscreteKeys(mech.output_type, tag_table(mech)), **options)
 
     def add(self, outputs: Outputs) -> None:
@@ -194,9 +206,9 @@ class Summary:
         take = min(outputs.n, self.quantile_samples - self.real_kept)
         if take > 0:
             part = outputs.take(np.arange(take))
-            for c in part.columns():
-                if c.kind == "real":
-                    self.reals.setdefault(c.name, []).append(c.data[c.valid].ravel())
+            for col in part.columns():
+                if col.kind == "real":
+                    self.reals.setdefault(col.name, []).append(col.data[col.valid].ravel())
             self.real_kept += take
         self.samples += outputs.n
 
@@ -239,5 +251,6 @@ class Summary:
             lines.append(f"  {'component':<16} {'count':>10} {'mean':>10}  {header}")
             for name, (count, qs, mean) in q.items():
                 cells = "  ".join(f"{x:>10.4g}" for x in qs) if qs else ""
-                lines.append(f"  {'out[].' + name if name != 'value' else 'out[]':<16} {count:>10} {mean:>10.4g}  {cells}")
+                label = "out[]." + name if name != "value" else "out[]"
+                lines.append(f"  {label:<16} {count:>10} {mean:>10.4g}  {cells}")
         return "\n".join(lines)

@@ -97,7 +97,8 @@ class NoiseValues:
                 raise fail("invalid-noise", site.span, name=name,
                            reason="it is a family: give a list with a value (or null) per loop index")
             if not site.family and isinstance(value, list):
-                raise fail("invalid-noise", site.span, name=name, reason="it is a scalar noise variable: give one number")
+                raise fail("invalid-noise", site.span, name=name,
+                           reason="it is a scalar noise variable: give one number")
             for k, x in enumerate(value if isinstance(value, list) else [value]):
                 if x is None and site.family:
                     continue
@@ -191,7 +192,7 @@ class Interpreter:
             raise fail("invalid-distribution-parameter", span, dist=site.distribution.name,
                        param=site.distribution.params[problem.param], requirement=problem.requirement,
                        value=format_value(problem.value))
-        member = self.env[site.loop.var] if site.family else None
+        member = self.env[site.loop.var] if site.loop is not None else None
         if self.noise is None:
             raise fail("missing-noise", s.var_span, name=s.var)
         value = self.noise.get(site, member)
@@ -339,6 +340,7 @@ class Interpreter:
             return members[j]
         b = self.ev(base)
         if isinstance(b, tuple):
+            assert isinstance(e.index, n.Number), "resolution guarantees an integer literal"
             return b[int(e.index.value)]
         j = self.ev(e.index)
         if not 0 <= j < len(b):
@@ -438,6 +440,7 @@ class Interpreter:
         return sum(1 for x in self.ev(e.args[0]) if x.name == tag)
 
     def _e_Comprehension(self, e: n.Comprehension) -> Any:
+        assert e.domain is not None, "resolution makes every comprehension's domain explicit"
         domain = _members(self.ev(e.domain))
         excluded = _members(self.ev(e.excluded)) if e.excluded is not None else ()
         saved = self.env.get(e.var, _MISSING)
@@ -532,11 +535,11 @@ class ScalarAlignment:
         """φ(H) in the replay format."""
         result: dict[str, Any] = {}
         for d in self.draws:
-            site = d.draw.site
-            if site.family:
+            site, member = d.draw.site, d.draw.member
+            if member is not None:  # a family member
                 members = result.setdefault(site.name, [])
-                members.extend([None] * (d.draw.member + 1 - len(members)))
-                members[d.draw.member] = d.aligned
+                members.extend([None] * (member + 1 - len(members)))
+                members[member] = d.aligned
             else:
                 result[site.name] = d.aligned
         return result
@@ -567,6 +570,7 @@ def align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[s
 
 def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
            run: ScalarRun) -> ScalarAlignment:
+    assert mech.alignment is not None, "only a mechanism with an alignment has one to apply"
     it = Interpreter(mech, trace=False)
     env, families = alignment_env(mech, args, neighbour, run)
     it.env, it.families = env, families
@@ -598,7 +602,7 @@ def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[
         whole = bool(is_whole(np.asarray([psi]))[0]) if d.site.distribution.integer_shifts else True
         result.append(AlignedDraw(d, psi, aligned, cost, coefficient, ok, whole))
     claim_it = Interpreter(mech, trace=False)
-    claim_it.env = {k: v for k, v in env.items()}
+    claim_it.env = dict(env)
     claim = float(claim_it.ev(mech.claim))
     return ScalarAlignment(result, lets, claim)
 

@@ -8,10 +8,13 @@ broadcasting mixes the two. The axes after it are *data axes*: one per enclosing
 |---|---|
 | real, int, bool | `Num(a)`, a of dtype float64, int64 or bool |
 | tuple | `Tup(items)` |
-| tag | `TagV(code, payloads)`: code indexes the mechanism's sorted tag table; `payloads[tag]` holds the payload of `tag`, meaningful where code is that tag |
-| list | `ListV(elem, length)`: `elem` has one more data axis (the position, up to a capacity), `length` counts the valid positions per lane |
+| tag | `TagV(code, payloads)`: code indexes the mechanism's sorted tag table |
+| list | `ListV(elem, length)`: `length` counts the valid positions per lane |
 | index set | `SetV(mask, offset)`: `mask[:, u]` says whether u + offset is a member |
 | range `a .. b` | `RangeV(lo, hi)` |
+
+A tag's `payloads[tag]` holds the payload of `tag`, meaningful where code is that tag; a list's `elem` has one
+more data axis than its elements (the position, up to a capacity).
 
 Lists are values (assigning one and then changing the original leaves the copy alone); to fill a list of n
 lanes in a loop without copying it each time, a list that only one variable holds (`exclusive`) is updated in
@@ -200,7 +203,11 @@ def where(mask: Array | None, a: Tree, b: Tree) -> Tree:
     if mask is None:
         return a
     a, b = unify(a, b)
-    return tmap(lambda x, y: np.where(expand(mask, max(x.ndim, y.ndim)), x, y), a, b)
+
+    def pick(x: Array, y: Array) -> Array:
+        return np.where(expand(mask, max(x.ndim, y.ndim)), x, y)
+
+    return tmap(pick, a, b)
 
 
 def broadcast_lanes(t: Tree, n: int) -> Tree:
@@ -282,7 +289,8 @@ def list_set(lst: ListV, j: Array, value: Tree, mask: Array | None, n: int, capa
     if per_lane and lanes(lst) == 1 and n > 1:
         lst = ListV(None if lst.elem is None else broadcast_lanes(lst.elem, n),
                     np.ascontiguousarray(np.broadcast_to(lst.length, (n,) + lst.length.shape[1:])), True)
-    rows = cols = None
+    rows: Array | slice | None = None
+    cols: Array | None = None
     if mask is None or j.shape[0] == 1:
         live = j
     else:
@@ -307,7 +315,7 @@ def list_set(lst: ListV, j: Array, value: Tree, mask: Array | None, n: int, capa
                 x[:, col] = np.where(expand(mask, v.ndim), v, x[:, col])
             return x
     else:
-        if rows is None:
+        if cols is None:  # (rows too: they are set together above)
             rows, cols = slice(None), j
         same = cols.size > 0 and cols.min() == cols.max()
         target = int(cols[0]) if same else cols  # one position for every lane (the usual case): a column write

@@ -216,5 +216,5 @@ def convert_arguments(mechanism: str, params: tuple[ResolvedParam, ...], values:
             result[p.name] = convert(p.name, p.type, values[p.name])
         except SpecError as error:
             d = error.diagnostics[0]
-            raise fail(d.code, p.span, **d.args) from None
+            raise fail(d.code, p.span, None, **d.args) from None
     return result

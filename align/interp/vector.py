@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 import numpy as np
 from scipy import special
@@ -116,8 +116,11 @@ def arg_tree(value: Any, t: Type) -> Tree:
     return Num(uniform(value, _dtype(t)))
 
 
+_DTYPES: dict[Type, type[np.generic]] = {REAL: np.float64, INT: INT64, BOOL: np.bool_}
+
+
 def _dtype(t: Type) -> Any:
-    return {REAL: np.float64, INT: INT64, BOOL: np.bool_}.get(t, np.float64)
+    return _DTYPES.get(t, np.float64)
 
 
 # --------------------------------------------------------------------------------------------- noise
@@ -313,6 +316,11 @@ class Machine:
         return VectorRun(self.n, self.out, self.records, self.env, self.dead, self.errors)
 
     # -- masks and errors --------------------------------------------------------------------------
+    @overload
+    def live(self, mask: np.ndarray) -> np.ndarray: ...
+    @overload
+    def live(self, mask: None) -> np.ndarray | None: ...
+
     def live(self, mask: np.ndarray | None) -> np.ndarray | None:
         if self.dead is None:
             return mask
@@ -396,7 +404,7 @@ class Machine:
         j = self.ev(s.index, m).a
         lst = self.env.get(s.target)
         fresh = lst is None
-        if fresh:
+        if lst is None:
             lst = ListV(None, uniform(0, INT64), True)
         elif s.target in self.undefined:
             # Lanes on which the variable has no value start a new, empty list (as the scalar evaluator does).
@@ -427,14 +435,19 @@ class Machine:
         names = site.distribution.params
         for bad, k, requirement in parameter_checks(site.distribution, params):
             span = s.args[k].span if k < len(s.args) else s.span
-            self.check(bad, m, "invalid-distribution-parameter", span, lambda lane, k=k, r=requirement: dict(
-                dist=site.distribution.name, param=names[k], requirement=r, value=_fmt(_at(params[k], lane))))
+
+            def args_at(lane: int, k: int = k, r: str = requirement) -> dict:
+                return dict(dist=site.distribution.name, param=names[k], requirement=r,
+                            value=_fmt(_at(params[k], lane)))
+
+            self.check(bad, m, "invalid-distribution-parameter", span, args_at)
         live = self.live(m)
         if live is not None and not live.any():
             return  # collect mode: every lane that reaches this draw has failed
         member = 0
-        if site.family:
+        if site.loop is not None:
             member = int(self.env[site.loop.var].a[0])
+        assert self.source is not None, "statements run inside run(), which sets the source"
         values = self.source.values(site, index, member, params, live)
         self.records[s.var].record(member, values, live, params)
         self.assign(s.var, Num(values), m)
@@ -603,7 +616,8 @@ class Machine:
         self.check((fa == 0) & (fb < 0), m, "math-domain", e.span, lambda k: dict(
             operation="`^`", detail=f"0 ^ {_fmt(_at(fb, k))} divides by zero"))
         self.check((fa < 0) & (np.floor(fb) != fb), m, "math-domain", e.span, lambda k: dict(
-            operation="`^`", detail=f"a negative base {_fmt(_at(fa, k))} needs a whole exponent, not {_fmt(_at(fb, k))}"))
+            operation="`^`",
+            detail=f"a negative base {_fmt(_at(fa, k))} needs a whole exponent, not {_fmt(_at(fb, k))}"))
         return Num(np.power(fa, fb))
 
     def _e_Compare(self, e: n.Compare, m) -> Tree:
@@ -619,6 +633,7 @@ class Machine:
                 r = same if op == "==" else ~same
             result = r if result is None else result & r
             left = right
+        assert result is not None, "a comparison has an operator"
         return Num(result)
 
     def _e_BoolOp(self, e: n.BoolOp, m) -> Tree:
@@ -695,6 +710,7 @@ class Machine:
             return self.family_member(base.id, e, m)
         b = self.borrow(base, m)
         if isinstance(b, Tup):
+            assert isinstance(e.index, n.Number), "resolution guarantees an integer literal"
             return b.items[int(e.index.value)]
         j = self.num(e.index, m)
         length = b.length
@@ -780,7 +796,8 @@ class Machine:
     def _b_sqrt(self, e, m):
         x = self.num(e.args[0], m)
         self.check(x < 0, m, "math-domain", e.span, lambda k: dict(
-            operation=f"`{unparse(e)}`", detail=f"sqrt needs a number >= 0, but {unparse(e.args[0])} = {_fmt(_at(x, k))}"))
+            operation=f"`{unparse(e)}`",
+            detail=f"sqrt needs a number >= 0, but {unparse(e.args[0])} = {_fmt(_at(x, k))}"))
         return Num(np.sqrt(x.astype(np.float64)))
 
     def _b_exp(self, e, m):
@@ -817,11 +834,11 @@ class Machine:
         return lst, np.clip(k, 0, kmax), order, data
 
     def _b_top_k(self, e: n.Call, m) -> Tree:
-        lst, k, order, _ = self._top(e, m, gaps=False)
+        _, k, order, _ = self._top(e, m, gaps=False)
         return ListV(Num(order.astype(INT64)), k.astype(INT64))
 
     def _b_top_k_with_gaps(self, e: n.Call, m) -> Tree:
-        lst, k, order, data = self._top(e, m, gaps=True)
+        _, k, order, data = self._top(e, m, gaps=True)
         kmax = order.shape[1] - 1 if order.shape[1] else 0
         if order.shape[1] == 0:
             idx = np.zeros((order.shape[0], 0), dtype=INT64)
@@ -838,7 +855,9 @@ class Machine:
 
     def _b_count(self, e: n.Call, m) -> Tree:
         lst = self.borrow(e.args[0], m)
-        tag = e.args[1].id
+        tag_node = e.args[1]
+        assert isinstance(tag_node, n.Name), "resolution guarantees a tag"
+        tag = tag_node.id
         if lst.elem is None or _cap(lst) == 0:
             return Num(np.zeros(lst.length.shape[0], dtype=INT64))
         hits = (lst.elem.code == self.tags[tag]) & valid_positions(lst)
@@ -848,6 +867,7 @@ class Machine:
     def _domain(self, e: n.Comprehension, m) -> Iterator[tuple[int, np.ndarray | None]]:
         """The values of the bound variable, each with the lanes on which it is in the domain."""
         d = e.domain
+        assert d is not None, "resolution makes every comprehension's domain explicit"
         if isinstance(d, n.Range):
             lo, hi = self.num(d.lo, m), self.num(d.hi, m)
             if lo.shape[0] == 1 and hi.shape[0] == 1:
@@ -956,9 +976,8 @@ def _max_outputs(body: tuple[n.Stmt, ...]) -> int | None:
             if a is None or b is None:
                 return None
             total += max(a, b)
-        elif isinstance(s, (n.For, n.While)):
-            if _max_outputs(s.body):
-                return None
+        elif isinstance(s, (n.For, n.While)) and _max_outputs(s.body):
+            return None
     return total
 
 

@@ -61,7 +61,8 @@ class Layout:
 
     @staticmethod
     def of(outputs: Outputs, positions: int, loss: AdditiveNoise | None = None) -> Layout:
-        keys, reals = ["len(out)"], []
+        keys: list[str] = ["len(out)"]
+        reals: list[str] = []
         for c in outputs.columns(positions):
             width = int(np.prod(c.data.shape[1:])) if c.data.ndim > 1 else 1
             names = [_entry_name(c.name, j) for j in range(positions)] if c.data.ndim == 2 else \
@@ -211,8 +212,9 @@ def replay_noise(dist: str, params: tuple[float, ...], scale: float, rng: np.ran
     """A random value in the support of the noise, for the model check of `additive_noise`: Laplace at
     `scale` for full-support noise; its absolute value for non-negative noise (Exp, Geo); a non-zero integer
     (1 + the floor of it, with its sign where negative values exist) for integer noise (Geo, DLap); uniform
-    between the bounds for noise bounded on both sides (Uniform(a, b); an integer for integer noise). A value off the support would test the mechanism where it never runs (a
-    branch on `eta >= 0` that Exp noise always takes), and the replay refuses non-integer integer noise."""
+    between the bounds for noise bounded on both sides (Uniform(a, b); an integer for integer noise). A value
+    off the support would test the mechanism where it never runs (a branch on `eta >= 0` that Exp noise always
+    takes), and the replay refuses non-integer integer noise."""
     d = DISTRIBUTIONS[dist]
     bounds = d.values.bounds(params)
     if len(bounds) == 2:  # bounded on both sides (Uniform(a, b)): a value between the bounds
@@ -269,10 +271,10 @@ def additive_noise(mech: Any, args: Mapping[str, Any], args_prime: Mapping[str, 
                     return None
         model.append((tuple(d.site.distribution.name for d in draws0),
                       tuple(tuple(float(p) for p in d.params) for d in draws0), tuple(mu)))
-    (dists, params, mu), (dists2, params2, mu2) = model
+    (dists, params, mu1), (dists2, params2, mu2) = model
     if dists != dists2 or params != params2:
         return None
-    return AdditiveNoise(dists, params, mu, mu2)
+    return AdditiveNoise(dists, params, mu1, mu2)
 
 
 def _entry_name(column: str, j: int) -> str:

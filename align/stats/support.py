@@ -96,7 +96,7 @@ def _enclose_constants(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef],
     is "no model" for the exact values, and an "impossible" answer stays sound; a model is only a witness
     that the relaxation allows (align test makes no claim from "possible"). Returns the rewritten
     constraints and the bounds of the fresh constants."""
-    from mpmath import iv
+    from mpmath import iv  # type: ignore[import-untyped]  # mpmath (sympy's arithmetic) has no type information
 
     saved = iv.prec
     iv.prec = 80  # mpmath's interval context has no `workprec`; the precision is restored below
@@ -174,7 +174,7 @@ def _enclose(constraints: list[z3.BoolRef], iv: Any) -> tuple[list[z3.BoolRef], 
         if key not in contains:
             contains[key] = (z3.is_app(term) and term.decl().kind() == z3.Z3_OP_UNINTERPRETED and
                              term.decl().name() in _INTERVAL_FUNCTIONS) or \
-                any([has_function(c) for c in term.children()])
+                any(has_function(c) for c in term.children())
         return contains[key]
 
     pairs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
