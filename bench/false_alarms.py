@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from align.expectations import read_test_arguments
 from align.parse import read_source
-from align.pipeline import load_mechanism  # noqa: E402
+from align.pipeline import load_mechanism
 from align.stats.lrtest import search
 
 

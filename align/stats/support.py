@@ -96,7 +96,7 @@ def _enclose_constants(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef],
     is "no model" for the exact values, and an "impossible" answer stays sound; a model is only a witness
     that the relaxation allows (align test makes no claim from "possible"). Returns the rewritten
     constraints and the bounds of the fresh constants."""
-    from mpmath import iv  # type: ignore[import-untyped]  # mpmath (sympy's arithmetic) has no type information
+    from mpmath import iv
 
     saved = iv.prec
     iv.prec = 80  # mpmath's interval context has no `workprec`; the precision is restored below
