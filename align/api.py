@@ -71,7 +71,7 @@ def replay(spec: str | os.PathLike[str], args: Mapping[str, Any], noise: Mapping
            neighbour: Mapping[str, Any] | None = None, mechanism: str | None = None) -> Replay:
     """Replay one execution with the given noise (`align run --noise`); with `neighbour` (the private
     parameters on D'), also apply the alignment and replay D' on φ(H) (`--aligned`)."""
-    from .commands.run import replay as replay_mechanism
+    from .interp.replay import replay as replay_mechanism
 
     path, mech = _path_and_mechanism(spec, mechanism)
     return replay_mechanism(mech, path, dict(args), dict(noise), None if neighbour is None else dict(neighbour))

@@ -74,30 +74,39 @@ class ObligationKind:
     counterexample (`interp.replay`) and the sampled alignment check (`interp.alignment`) test it."""
     induction: str
     """How a proof for every input length covers it (docs/checker.md, "Scope")."""
+    replayed: bool
+    """The checker's counterexample is one (D, D', H), which the interpreter's replay reruns to confirm it
+    (C2's is two runs on D, C4b's an order of all noise: neither is one execution)."""
 
 
 KINDS: Mapping[ObligationId, ObligationKind] = {k.id: k for k in (
     ObligationKind(ObligationId.C0, "each noise variable has one fixed density: its parameters are equal in both "
-                   "runs and well formed", "same distribution parameters on D and D'", True,
-                   "the parameters' equality and well-formedness, for the abstract iteration"),
-    ObligationKind(ObligationId.C1, "termination with probability 1", "terminates", False,
-                   "by construction: bounded `for` loops, no `while`"),
+                   "runs and well formed", label="same distribution parameters on D and D'", one_run=True,
+                   induction="the parameters' equality and well-formedness in the abstract iteration", replayed=True),
+    ObligationKind(ObligationId.C1, "termination with probability 1", label="terminates", one_run=False,
+                   induction="by construction: bounded `for` loops, no `while`", replayed=False),
     ObligationKind(ObligationId.C2, "the number of samples is determined by the output",
-                   "same noise drawn on D and D'", True, "the loop's guards are output-determined in every iteration"),
+                   label="same noise drawn on D and D'", one_run=True,
+                   induction="the loop's guards are output-determined in every iteration", replayed=False),
     ObligationKind(ObligationId.C3, "each noise density is Lipschitz: ln f(x)/f(y) <= c·|x - y|",
-                   "non-Lipschitz noise not shifted", True, "a non-Lipschitz site's shift is 0 in every iteration"),
+                   label="non-Lipschitz noise not shifted", one_run=True,
+                   induction="a non-Lipschitz site's shift is 0 in every iteration", replayed=True),
     ObligationKind(ObligationId.C4A, "the alignment is defined on the output and preserves it: M(D, H) = ω implies "
-                   "M(D', φ(H)) = ω", "outputs preserved", True, "a loop invariant relating the two runs"),
-    ObligationKind(ObligationId.C4B, "the alignment is acyclic", "acyclic", False,
-                   "by construction when no shift reads noise"),
+                   "M(D', φ(H)) = ω", label="outputs preserved", one_run=True,
+                   induction="a loop invariant relating the two runs", replayed=True),
+    ObligationKind(ObligationId.C4B, "the alignment is acyclic", label="acyclic", one_run=False,
+                   induction="by construction when no shift reads noise", replayed=False),
     ObligationKind(ObligationId.C4C, "the alignment cost Σ c_i·|ψ_i| is at most the claimed ε",
-                   "cost within the claim", True, "a loop invariant bounding the cost so far"),
-    ObligationKind(ObligationId.C4D, "aligned noise stays in its support", "aligned noise in its support", True,
-                   "the support conditions of the abstract iteration"),
+                   label="cost within the claim", one_run=True,
+                   induction="a loop invariant bounding the cost so far", replayed=True),
+    ObligationKind(ObligationId.C4D, "aligned noise stays in its support", label="aligned noise in its support",
+                   one_run=True, induction="the support conditions of the abstract iteration", replayed=True),
     ObligationKind(ObligationId.C5, "countably many local alignments: φ reads only discrete parts of the output",
-                   "reads discrete outputs", False, "by construction: resolution rejects reads of continuous outputs"),
+                   label="reads discrete outputs", one_run=False,
+                   induction="by construction: resolution rejects reads of continuous outputs", replayed=False),
     ObligationKind(ObligationId.MIX, "the claim is at least the R²DP mixture rule's ε = ln(E[u] / M'_u(-Δq))",
-                   "mixture rule", False, "no lengths: the rule is a closed form"),
+                   label="mixture rule", one_run=False, induction="no lengths: the rule is a closed form",
+                   replayed=False),
 )}
 """Every obligation, in report order."""
 ORDER: tuple[ObligationId, ...] = tuple(KINDS)
@@ -295,12 +304,10 @@ def _noise_read(e: n.Expr, noise: set[str]) -> list[str]:
     return sorted({x.id for x in walk(e) if isinstance(x, n.Name) and not x.primed and x.id in noise})
 
 
-def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
-    """The obligations `align verify` must discharge for this mechanism, in report order."""
+def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+    """Lemma 1's conditions (and C0) for this mechanism, in report order (`rules.Lemma1`)."""
     from .symbolic import show
 
-    if mech.mixture_sites:
-        return _mixture_obligations(mech)
     node = mech.node
     align_span = mech.alignment.node.span if mech.alignment else node.name_span
     claim_span = mech.claim.span
@@ -414,7 +421,8 @@ def _factor(text: str) -> str:
     return f"({text})" if any(op in text for op in "+-") else text
 
 
-def _mixture_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+def mixture_obligation(mech: ResolvedMechanism) -> Obligation:
+    """The R²DP rule's MIX (`rules.Mixture`): the claim is at least the rule's ε."""
     details = []
     for site in mech.mixture_sites:
         details.append(f"{site.display} ~ {site.distribution.name}({', '.join(unparse(a) for a in site.args)}) "
@@ -425,4 +433,4 @@ def _mixture_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
             f"{s.display} ~ {s.distribution.name}({', '.join(unparse(a) for a in s.args)})" for s in mixing))
     details.append(f"claim: {unparse(mech.claim)} (Theorem 4.1 for one mixing variable, Corollary 4.2 for a linear "
                    "combination of independent ones)")
-    return (*density_obligations(mech), Obligation(ObligationId.MIX, mech.claim.span, tuple(details)))
+    return Obligation(ObligationId.MIX, mech.claim.span, tuple(details))

@@ -178,12 +178,11 @@ class Replay:
 
     @property
     def cost_ok(self) -> bool:
-        """C4c for this H: the cost is at most the claim (the sampled check's relative slack, COST_RTOL)."""
-        from .interp.alignment import COST_RTOL
+        """C4c for this H: the cost is at most the claim, up to rounding (`obligations.cost_within_claim`)."""
+        from .obligations import cost_within_claim
 
         assert self.alignment is not None, "only an aligned replay has a cost"
-        cost, claim = self.alignment.cost, self.alignment.claim
-        return cost <= claim + COST_RTOL * (1 + abs(claim))
+        return bool(cost_within_claim(self.alignment.cost, self.alignment.claim))
 
     @property
     def exit_code(self) -> ExitCode:

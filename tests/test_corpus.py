@@ -8,9 +8,9 @@ import pytest
 
 from align.diagnostics import SpecError
 from align.expectations import read_expectations, read_test_arguments
-from align.obligations import obligations
 from align.parse import parse_source, read_source
 from align.resolve import _MechanismResolver, resolve
+from align.rules import obligations
 
 from .conftest import ROOT, SPECS, corpus
 

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from align import nodes as n
 from align.diagnostics import SpecError
-from align.obligations import obligations
 from align.parse import parse_expression, parse_source
 from align.render.json import mechanism_json
 from align.render.text import mechanism_text
 from align.resolve import resolve, walk
+from align.rules import obligations
 from align.span import Source
 from align.unparse import unparse
 

@@ -9,9 +9,10 @@ import sympy
 
 from align import nodes as n
 from align.diagnostics import SpecError
-from align.obligations import cost_coefficient, obligations, parameter_reads
+from align.obligations import cost_coefficient, parameter_reads
 from align.parse import parse_source
 from align.resolve import resolve
+from align.rules import obligations
 from align.span import Source
 from align.symbolic import symbol
 from align.types import INT, REAL, ListType, TagType, TupleType

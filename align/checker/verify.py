@@ -28,12 +28,13 @@ from typing import Any
 import z3
 
 from .. import nodes as n
-from ..obligations import Obligation, ObligationId, cost_coefficient, obligations
+from ..obligations import Obligation, ObligationId, cost_coefficient
 from ..resolve import ResolvedMechanism, walk
+from ..rules import RULES, rule_for
 from ..status import Status
 from ..symbolic import NotSymbolic, to_z3
 from ..types import ListType
-from . import acyclic, mixture
+from . import acyclic
 from . import terms as zt
 from .densities import density_conditions
 from .densities import describe as describe_densities
@@ -144,7 +145,8 @@ def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> l
 
 
 def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict]:
-    obs = obligations(mech)
+    rule = rule_for(mech)
+    obs = rule.obligations(mech)
     verdicts = {id(o): Verdict(o) for o in obs}
     # C1 and C5 hold by construction (resolution rejects what breaks them), and so does C3 for a
     # distribution with a cost coefficient (Free Gap Table 1; well formed by C0).
@@ -152,10 +154,8 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                     (o.id == ObligationId.C3 and o.site is not None and mech.noise_site(o.site).distribution.lipschitz)]
     for o in constructive:
         verdicts[id(o)].scope = "by construction"
-    mixture_rule = bool(mech.mixture_sites)
-    # The mixture rule replaces Lemma 1's alignment obligations; C0 holds for it in the same way.
-    checked = [o for o in obs if o.id == "C0"] if mixture_rule else \
-        [o for o in obs if o.id not in ("MIX",) and all(o is not c for c in constructive)]
+    # the rule says which obligations the bounded check discharges (the mixture rule: only C0)
+    checked = [o for o in obs if o.id in rule.bounded and all(o is not c for c in constructive)]
     cover = coverage(mech, options.max_length)
     tried = 0
     assumptions: set[str] = set()
@@ -173,7 +173,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
             tried += 1
     _confirm(mech, [verdicts[id(o)] for o in checked])
     unbounded = _induction(mech, options, checked, verdicts) \
-        if not cover.everything and not options.distinct_inputs and not mixture_rule else {}
+        if not cover.everything and not options.distinct_inputs and rule.inductive else {}
     for o in checked:
         v = verdicts[id(o)]
         if v.status == Status.PROVED:
@@ -190,9 +190,10 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
             v.notes += sorted(assumptions)
-    if mixture_rule:
-        mix = next(o for o in obs if o.id == "MIX")
-        verdicts[id(mix)] = mixture.verify(mech, mix)
+    for o in obs:
+        decided = rule.decide(mech, o)
+        if decided is not None:
+            verdicts[id(o)] = decided
     # Shifting noise that has no cost coefficient has no finite cost: C4c cannot hold where C3 fails.
     c3_failed = [o.site for o in obs
                  if o.id == "C3" and o.site is not None and verdicts[id(o)].status == Status.REFUTED]
@@ -245,7 +246,7 @@ def _confirm(mech: ResolvedMechanism, verdicts: list[Verdict]) -> None:
     from .replay import replay
 
     for v in verdicts:
-        if v.status != Status.REFUTED or v.counterexample is None or v.obligation.id in ("C2", "C4b"):
+        if v.status != Status.REFUTED or v.counterexample is None or not v.obligation.kind.replayed:
             continue
         result = replay(mech, v.counterexample)
         v.counterexample["replay"] = {"confirmed": result.confirmed, "detail": result.detail}
@@ -440,6 +441,7 @@ Z3_CHECKS: dict[ObligationId, Check] = {
 resolution rejects what would break them) or have a rule of their own (MIX: `mixture.verify`)."""
 BY_CONSTRUCTION = frozenset({ObligationId.C1, ObligationId.C5})
 assert set(Z3_CHECKS) | BY_CONSTRUCTION | {ObligationId.MIX} == set(ObligationId), "an obligation has no check"
+assert all(rule.bounded <= set(Z3_CHECKS) for rule in RULES), "a rule's bounded obligation has no z3 check"
 
 
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],

@@ -16,7 +16,6 @@ from . import UsageError
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedMechanism
-    from ..results import Replay
 
 DESCRIPTION = (
     "Run a mechanism with the reference interpreter. By default: draw --samples executions and summarise the "
@@ -53,6 +52,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
+    from ..interp.replay import replay
     from ..interp.runner import DEFAULT_CHUNK, prepare_arguments
     from ..pipeline import read, resolve_source, select
     from ..results import SampleRun
@@ -66,6 +66,8 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             return _check_alignment(mech, args, renderer)
         if args.noise or args.noise_file:
             raw_args, raw_neighbour, noise = _replay_inputs(mech, args)
+            if args.aligned and mech.alignment is None:
+                raise SpecError([diag("no-alignment", mech.node.name_span, mechanism=mech.name, what="--aligned")])
             result = replay(mech, args.file, raw_args, noise, raw_neighbour if args.aligned else None)
             renderer.replay(result)
             return result.exit_code
@@ -148,63 +150,6 @@ def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict
     raw_neighbour.update(_pairs(args.neighbour, "--neighbour"))
     noise.update(_pairs(args.noise, "--noise"))
     return raw_args, raw_neighbour, noise
-
-
-def replay(mech: ResolvedMechanism, path: str, raw_args: dict[str, Any], noise: dict[str, Any],
-           raw_neighbour: dict[str, Any] | None = None) -> Replay:
-    """One execution on D with the given noise H; with the private parameters' values on D' (`--aligned`),
-    also φ(H) and the run on D' with it, and the obligations this H breaks."""
-    from ..interp.errors import RunError
-    from ..interp.runner import prepare_arguments, prepare_neighbour
-    from ..interp.scalar import Interpreter, NoiseValues, align
-    from ..results import Replay
-
-    values = prepare_arguments(mech, raw_args)
-    if raw_neighbour is None:
-        return Replay(path, mech, values, noise, Interpreter(mech, NoiseValues(mech, noise)).run(values))
-    if mech.alignment is None:
-        raise SpecError([diag("no-alignment", mech.node.name_span, mechanism=mech.name, what="--aligned")])
-    neighbour = prepare_neighbour(mech, values, raw_neighbour)
-    run = Interpreter(mech, NoiseValues(mech, noise)).run(values)
-    alignment = align(mech, values, neighbour, run)
-    partial = Replay(path, mech, values, noise, run, neighbour, alignment)
-    failures = [] if partial.cost_ok else ["C4c"]
-    failures += ["C3" for d in alignment.draws if d.coefficient is None and d.shift != 0]
-    if any(not (d.in_support and d.whole) for d in alignment.draws):
-        failures.append("C4d")
-    try:
-        aligned = Interpreter(mech, NoiseValues(mech, alignment.noise(), aligned=True)).run({**values, **neighbour})
-    except RunError as error:
-        failures.append("C4a")
-        return Replay(path, mech, values, noise, run, neighbour, alignment, None, error.diagnostic, False,
-                      tuple(dict.fromkeys(failures)))
-    match = _same_output(run.out, aligned.out, values, neighbour)
-    if match and aligned.unused:
-        failures.append("C2")
-    if not match:
-        failures.append("C4a")
-    return Replay(path, mech, values, noise, run, neighbour, alignment, aligned, None, match,
-                  tuple(dict.fromkeys(failures)))
-
-
-def _same_output(a: list, b: list, values: dict, neighbour: dict) -> bool:
-    from ..interp.alignment import magnitude
-
-    scale = magnitude(values, neighbour)
-
-    def same(x: Any, y: Any) -> bool:
-        if isinstance(x, float) or isinstance(y, float):
-            if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) or \
-                    not isinstance(y, (int, float)):
-                return False
-            return x == y or abs(x - y) <= 1e-9 * (1 + abs(x) + abs(y) + scale)
-        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
-            return type(x) is type(y) and len(x) == len(y) and all(same(p, q) for p, q in zip(x, y))
-        if hasattr(x, "payload") and hasattr(y, "payload"):
-            return x.name == y.name and same(list(x.payload), list(y.payload))
-        return x == y
-
-    return same(a, b)
 
 
 # ------------------------------------------------------------------------------------------- the check

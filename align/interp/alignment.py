@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 
 from ..counterexample import Counterexample
+from ..obligations import KINDS as OBLIGATION_KINDS
+from ..obligations import ONE_RUN, ObligationId, close, cost_within_claim
 from ..resolve import ResolvedMechanism
 from .errors import RunError
 from .noise import cost_coefficient, in_support, is_whole, root_sequence
@@ -36,8 +38,11 @@ from .trees import Num, uniform
 from .values import format_value
 from .vector import GivenSource, Machine, SiteRecord, VectorRun, tag_table
 
-KINDS = ("C4a", "C2", "C4c", "C4d", "C3", "C0")
-COST_RTOL = 1e-9
+KINDS: tuple[ObligationId, ...] = (ObligationId.C4A, ObligationId.C2, ObligationId.C4C, ObligationId.C4D,
+                                   ObligationId.C3, ObligationId.C0)
+"""The obligations one sample can break (`obligations.ONE_RUN`), in the order a failing sample is attributed
+to them: an output that is not preserved first, then a different number of draws, the cost, the supports."""
+assert set(KINDS) == set(ONE_RUN), "the sampled check tests every obligation that one run can break"
 
 
 @dataclass
@@ -65,7 +70,7 @@ class ChunkCheck:
     shifts: dict[str, SiteShift]
     cost: np.ndarray
     claim: np.ndarray
-    failures: dict[str, np.ndarray]
+    failures: dict[ObligationId, np.ndarray]
     missing: np.ndarray
     """Lanes whose aligned run needed noise that the run on D did not draw."""
 
@@ -177,7 +182,7 @@ def check_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Map
     for s in shifts.values():
         cost = cost + (s.cost.sum(axis=1) if s.cost.ndim == 2 else s.cost)
     with np.errstate(invalid="ignore"):
-        c4c = ~(cost <= claim + COST_RTOL * (1 + np.abs(claim)))
+        c4c = ~cost_within_claim(cost, claim)
     c4d = np.zeros(n, dtype=bool)
     c3 = np.zeros(n, dtype=bool)
     for s in shifts.values():
@@ -186,7 +191,8 @@ def check_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Map
     c0 = np.zeros(n, dtype=bool)
     for name, rec in run.records.items():
         c0 |= ~_same_params(rec, aligned_run.records[name], n)
-    failures = {"C4a": c4a, "C2": ~c4a & ~same_draws, "C4c": c4c, "C4d": c4d, "C3": c3, "C0": c0}
+    failures = {ObligationId.C4A: c4a, ObligationId.C2: ~c4a & ~same_draws, ObligationId.C4C: c4c,
+                ObligationId.C4D: c4d, ObligationId.C3: c3, ObligationId.C0: c0}
     return ChunkCheck(start, run, aligned_run, outputs, aligned_outputs, shifts, cost, claim, failures,
                       source.missing)
 
@@ -214,7 +220,7 @@ def _same_params(a: SiteRecord, b: SiteRecord, n: int) -> np.ndarray:
 
 def _close(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
-        return (x == y) | (np.abs(x - y) <= COST_RTOL * np.maximum(np.abs(x), np.abs(y)))
+        return np.asarray(close(x, y))
 
 
 def _same_drawn(a: SiteRecord, b: SiteRecord) -> np.ndarray:
@@ -249,7 +255,7 @@ class AlignmentReport:
     mechanism: str
     samples: int
     seed: Any
-    failures: dict[str, int]
+    failures: dict[ObligationId, int]
     failed_samples: int
     counterexamples: list[Counterexample] = field(default_factory=list)
     max_cost: float = 0.0
@@ -263,7 +269,8 @@ class AlignmentReport:
         lines = [f"alignment check of {self.mechanism}: {self.samples} samples (seed {self.seed})"]
         for kind in KINDS:
             count = self.failures.get(kind, 0)
-            lines.append(f"  {kind:<4} {KIND_TITLES[kind]}: {'ok' if not count else f'{count} failing samples'}")
+            result = "ok" if not count else f"{count} failing samples"
+            lines.append(f"  {kind:<4} {OBLIGATION_KINDS[kind].label}: {result}")
         lines.append(f"  largest cost {format_value(self.max_cost)}; largest cost / claim "
                      f"{format_value(self.max_cost_over_claim)}")
         if self.ok:
@@ -281,14 +288,6 @@ class AlignmentReport:
                 "counterexamples": [c.to_json() for c in self.counterexamples]}
 
 
-KIND_TITLES = {
-    "C4a": "outputs preserved",
-    "C2": "same noise drawn on D and D'",
-    "C4c": "cost within the claim",
-    "C4d": "aligned noise in its support",
-    "C3": "non-Lipschitz noise not shifted",
-    "C0": "same distribution parameters on D and D'",
-}
 
 
 def check_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any], samples: int,

@@ -570,19 +570,19 @@ def align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[s
 
 def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
            run: ScalarRun) -> ScalarAlignment:
-    assert mech.alignment is not None, "only a mechanism with an alignment has one to apply"
+    # without an alignment block φ is the identity (the R²DP rule's mechanisms, and `align verify`'s C4a for them)
     it = Interpreter(mech, trace=False)
     env, families = alignment_env(mech, args, neighbour, run)
     it.env, it.families = env, families
     scalar_noise = {s.name for s in mech.noise if not s.family}
     lets = {}
-    for let in mech.alignment.lets:
+    for let in mech.alignment.lets if mech.alignment is not None else ():
         value = _with_undrawn(it, let.value, scalar_noise)
         it.env[let.name] = value
         lets[let.name] = value
     result = []
     for d in run.draws:
-        shift = mech.alignment.shift_of(d.site.name)
+        shift = mech.alignment.shift_of(d.site.name) if mech.alignment is not None else None
         psi: Any = 0
         if shift is not None:
             saved = it.env.get(shift.index_var, _MISSING) if shift.index_var else _MISSING

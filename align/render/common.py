@@ -114,9 +114,9 @@ def adjacency_text(mech: ResolvedMechanism, name: str) -> str:
 
 
 def proof_rule(mech: ResolvedMechanism) -> str:
-    if mech.mixture_sites:
-        return "R²DP scale mixture (seed 002, Theorem 4.1 / Corollary 4.2)"
-    return "randomness alignment, Lemma 1 (Free Gap, Section 4)"
+    from ..rules import rule_for
+
+    return rule_for(mech).name
 
 
 def requires_text(mech: ResolvedMechanism) -> str:

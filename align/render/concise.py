@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def mechanism_concise(mech: ResolvedMechanism) -> str:
-    from ..obligations import obligations
+    from ..rules import obligations
 
     obs = obligations(mech)
     ids = " ".join(o.id + (f"({o.site})" if o.site else "") for o in obs)

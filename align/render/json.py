@@ -34,7 +34,8 @@ def _obligation_json(o: Any) -> dict[str, Any]:
 
 
 def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
-    from ..obligations import obligations, parameter_reads, summarize_site
+    from ..obligations import parameter_reads, summarize_site
+    from ..rules import obligations
 
     sites = []
     for s in (summarize_site(mech, site) for site in mech.noise):

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
     """`align check`: what a proof must establish for one mechanism."""
-    from ..obligations import obligations, parameter_reads, summarize_site
+    from ..obligations import parameter_reads, summarize_site
+    from ..rules import Mixture, obligations, rule_for
 
     node = mech.node
     out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(node.name_span))}"]
@@ -55,7 +56,7 @@ def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
                 out.append(f"    let {let.name} = {unparse(let.value)}")
             for inv in mech.alignment.invariants:
                 out.append(f"    invariant {unparse(inv.condition)}")
-    elif not mech.mixture_sites:
+    elif not isinstance(rule_for(mech), Mixture):
         out.append("  alignment    none: no noise is shifted")
     out.append("  obligations for `align verify` (nothing is proved by `align check`)")
     for ob in obligations(mech):
@@ -224,7 +225,9 @@ def _trace_lines(trace: Sequence[Any]) -> list[str]:
 
 def replay_lines(r: Replay) -> list[str]:
     """The trace of a replayed run and, when aligned, the alignment's table and the neighbour's trace."""
+    from ..interp.replay import different_density
     from ..interp.values import format_value
+    from ..obligations import ObligationId
 
     lines = ["run on D: " + arguments_text(r.args)]
     lines += _trace_lines(r.run.trace)
@@ -273,6 +276,8 @@ def replay_lines(r: Replay) -> list[str]:
     elif r.aligned_error is not None:
         lines.append(f"  stops: error[{r.aligned_error.code}]: {r.aligned_error.message}")
         lines.append("outputs match: no: C4a fails")
+    if ObligationId.C0 in r.failures and r.aligned_run is not None:
+        lines.append(f"{different_density(r.run, r.aligned_run)}: C0 fails")
     lines.append("the alignment holds for this H" if not r.failures else
                  "the alignment fails for this H: " + ", ".join(r.failures))
     return lines

@@ -38,6 +38,7 @@ import numpy as np
 from .. import nodes
 from ..diagnostics import SpecError, diag
 from ..resolve import ResolvedMechanism
+from ..rules import rule_for
 from ..types import INT, ListType
 from .bounds import epsilon_lower_bound, p_value, rejected
 from .events import Candidate, Event, Layout, additive_noise, candidates
@@ -167,7 +168,7 @@ def checker_pairs(mech: ResolvedMechanism) -> list[Pair]:
 def _checker_pairs(mech: ResolvedMechanism) -> tuple[Pair, ...]:
     from ..checker.verify import Options, verify_mechanism
 
-    if mech.alignment is None or mech.mixture_sites:
+    if mech.alignment is None or not rule_for(mech).counterexample_pairs:
         return ()
     try:
         verdicts = verify_mechanism(mech, Options(distinct_inputs=True))

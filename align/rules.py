@@ -1,0 +1,102 @@
+"""Proof rules: each way `align verify` can prove ε-DP, as one `ProofRule`, chosen once per mechanism.
+
+A rule says which obligations a proof needs (`obligations`), which of them the checker discharges by its
+bounded z3 check (and, where the rule allows, the induction over the main loop), and decides the rest
+itself (`decide`: the R²DP rule's closed form). `rule_for` picks the first rule in `RULES` that applies;
+every other module asks it (the checker, the reports, `align test`'s choice of input pairs) instead of
+testing the mechanism's shape again. Adding a rule (synthesis, couplings) is a subclass here and a place in
+`RULES`: mypy refuses a subclass that leaves out a method.
+
+- `Lemma1`: randomness alignment (Free Gap, Lemma 1, Section 4; its implicit C0): the default.
+- `Mixture`: R²DP (seed 002, Theorem 4.1 and Corollary 4.2), for Laplace noise whose scale is drawn from
+  other noise and no alignment block: C0 and the mixture rule's MIX.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
+
+from .obligations import Obligation, ObligationId, density_obligations, lemma1_obligations, mixture_obligation
+
+if TYPE_CHECKING:
+    from .checker.verify import Verdict
+    from .resolve import ResolvedMechanism
+
+
+class ProofRule(ABC):
+    name: str
+    """How the reports name it."""
+    inductive: bool
+    """Whether proofs at lengths <= N may be extended to every length by induction over the main loop."""
+    bounded: frozenset[ObligationId]
+    """The obligations the checker discharges with its z3 check at each input shape."""
+    counterexample_pairs: bool
+    """Whether the checker's refutations are input pairs worth testing for a violation (`align test`)."""
+
+    @abstractmethod
+    def applies(self, mech: ResolvedMechanism) -> bool:
+        """Whether the mechanism has the shape the rule needs."""
+
+    @abstractmethod
+    def obligations(self, mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+        """What a proof by this rule must establish, in report order."""
+
+    @abstractmethod
+    def decide(self, mech: ResolvedMechanism, obligation: Obligation) -> Verdict | None:
+        """The verdict of an obligation the rule decides itself (not by the bounded check); None otherwise."""
+
+
+_BOUNDED = frozenset({ObligationId.C0, ObligationId.C2, ObligationId.C3, ObligationId.C4A, ObligationId.C4B,
+                      ObligationId.C4C, ObligationId.C4D})
+
+
+class Lemma1(ProofRule):
+    name = "randomness alignment, Lemma 1 (Free Gap, Section 4)"
+    inductive = True
+    bounded = _BOUNDED
+    counterexample_pairs = True
+
+    def applies(self, mech: ResolvedMechanism) -> bool:
+        return True
+
+    def obligations(self, mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+        return lemma1_obligations(mech)
+
+    def decide(self, mech: ResolvedMechanism, obligation: Obligation) -> Verdict | None:
+        return None
+
+
+class Mixture(ProofRule):
+    name = "R²DP scale mixture (seed 002, Theorem 4.1 / Corollary 4.2)"
+    inductive = False
+    bounded = frozenset({ObligationId.C0})
+    counterexample_pairs = False
+
+    def applies(self, mech: ResolvedMechanism) -> bool:
+        # Laplace sites whose scale is drawn from other noise, and no alignment block (with one, the user
+        # asks for a Lemma 1 proof): `ResolvedMechanism.mixture_sites`
+        return bool(mech.mixture_sites)
+
+    def obligations(self, mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+        return (*density_obligations(mech), mixture_obligation(mech))
+
+    def decide(self, mech: ResolvedMechanism, obligation: Obligation) -> Verdict | None:
+        if obligation.id != ObligationId.MIX:
+            return None
+        from .checker import mixture
+
+        return mixture.verify(mech, obligation)
+
+
+RULES: tuple[ProofRule, ...] = (Mixture(), Lemma1())
+"""In the order they are tried: the first that applies is the mechanism's rule."""
+
+
+def rule_for(mech: ResolvedMechanism) -> ProofRule:
+    return next(rule for rule in RULES if rule.applies(mech))
+
+
+def obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+    """The obligations `align verify` must discharge for this mechanism (its rule's), in report order."""
+    return rule_for(mech).obligations(mech)
