@@ -24,13 +24,31 @@ from fractions import Fraction
 from typing import Any
 
 from .diagnostics import SpecError, diag
+from .obligations import ObligationId
 
 FORMAT = "align-counterexample/1"
-OBLIGATIONS = ("C0", "C1", "C2", "C3", "C4a", "C4b", "C4c", "C4d", "C5", "MIX")
+OBLIGATIONS = tuple(str(o) for o in ObligationId)
+
+
+class _Absent:
+    """A key the document does not have (distinct from a key whose value is null)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+_WITNESS_KEYS = ("length", "lengths", "shifts", "output", "aligned_output", "claim", "parameters", "epsilon",
+                 "why")
+"""What the checker adds to (D, D', H): which input shape, the shifts and outputs, why the obligation fails."""
 
 
 @dataclass(frozen=True)
 class Counterexample:
+    """One (D, D', H) that breaks an obligation: what `align verify` finds (with the checker's witness), what
+    `align run --check-alignment` samples, what `--noise-file` replays and `align test` tries first."""
+
     spec: str
     """Path of the spec file, as given to the command that found it."""
     mechanism: str
@@ -45,13 +63,46 @@ class Counterexample:
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of the file that this version does not know, kept so that a load/save round trip loses nothing."""
+    length: Any = ABSENT
+    """The checker's input shape: the length of the list parameter (None: no list)..."""
+    lengths: Any = ABSENT
+    """... or the lengths of several (None: one list or none)."""
+    shifts: Any = ABSENT
+    """ψ of each noise value the run drew, in the shape of `noise`."""
+    output: Any = ABSENT
+    """The output on D, as the JSON report shows it (tags as {"tag": ..., "payload": [...]})."""
+    aligned_output: Any = ABSENT
+    """The output of the aligned run on D'."""
+    claim: Any = ABSENT
+    """The claim at this output (C4c, MIX)."""
+    parameters: Any = ABSENT
+    """C0: the site and its parameters in both runs."""
+    epsilon: Any = ABSENT
+    """MIX: the rule's ε at these parameters."""
+    why: Any = ABSENT
+    """Why the obligation fails here, in words."""
+    replay: Any = ABSENT
+    """The interpreter's replay of it: {"confirmed": ..., "detail": ...}."""
+
+    @property
+    def has_pair(self) -> bool:
+        """Whether it gives the private inputs on both sides (an input pair `align test` can try)."""
+        return bool(self.args) and bool(self.neighbour)
 
     def to_json(self) -> dict[str, Any]:
-        data = {"format": FORMAT, "spec": self.spec, "mechanism": self.mechanism, "obligation": self.obligation,
-                "args": _encode(self.args), "neighbour": _encode(self.neighbour), "noise": _encode(self.noise),
-                "note": self.note}
+        data: dict[str, Any] = {"format": FORMAT, "spec": self.spec, "mechanism": self.mechanism,
+                                "obligation": str(self.obligation)}
+        data.update(self._present(("length", "lengths")))
+        data.update({"args": _encode(self.args), "neighbour": _encode(self.neighbour), "noise": _encode(self.noise)})
+        data.update(self._present(("shifts", "output", "aligned_output", "claim", "parameters", "epsilon", "why")))
+        if self.note or all(getattr(self, k) is ABSENT for k in _WITNESS_KEYS):
+            data["note"] = self.note  # the file format's free text (the checker's witness says `why` instead)
+        data.update(self._present(("replay",)))
         data.update(self.extra)
         return data
+
+    def _present(self, keys: tuple[str, ...]) -> dict[str, Any]:
+        return {k: _encode(getattr(self, k)) for k in keys if getattr(self, k) is not ABSENT}
 
     @classmethod
     def from_json(cls, data: Any, path: str = "<counterexample>") -> Counterexample:
@@ -79,10 +130,13 @@ class Counterexample:
         note = data.get("note", "")
         if not isinstance(note, str):
             raise bad('"note" must be a string')
-        known = {"format", "spec", "mechanism", "obligation", "args", "neighbour", "noise", "note"}
+        known = {"format", "spec", "mechanism", "obligation", "args", "neighbour", "noise", "note", "replay",
+                 *_WITNESS_KEYS}
         extra = {k: v for k, v in data.items() if k not in known}
+        # the checker's witness is kept as the file has it (shown, not computed with)
+        witness = {k: data[k] for k in (*_WITNESS_KEYS, "replay") if k in data}
         return cls(data["spec"], data["mechanism"], data["obligation"], parts["args"], parts["neighbour"],
-                   parts["noise"], note, extra)
+                   parts["noise"], note, extra, **witness)
 
 
 def load(path: str) -> Counterexample:

@@ -14,12 +14,31 @@ from .diagnostics import Diagnostic, ExitCode
 from .status import Status
 
 if TYPE_CHECKING:
-    from .checker.verify import Verdict
+    from .counterexample import Counterexample
     from .interp.runner import Summary
     from .interp.scalar import ScalarAlignment, ScalarRun
+    from .obligations import Obligation
     from .resolve import ResolvedMechanism
     from .span import Source
     from .stats.lrtest import Result
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome for one obligation."""
+
+    obligation: Obligation
+    status: Status
+    scope: str = ""
+    """For proved and bounded: what the proof covers: "by construction", "for every input length", "for all
+    inputs", or (bounded) "for lengths <= N" with the ranges of the integer parameters that were enumerated."""
+    seconds: float = 0.0
+    reason: str = ""
+    """For refuted and unknown: why."""
+    counterexample: Counterexample | None = None
+    notes: tuple[str, ...] = ()
+    value: Any = None
+    """MIX: the rule's ε (a sympy expression of the parameters)."""
 
 
 @dataclass(frozen=True)

@@ -421,10 +421,11 @@ def test_checker_counterexamples_become_the_first_pairs():
     # call within one process, so this reads a fresh one)
     mech = ref
     data = next(v.counterexample for v in verify_mechanism(mech) if v.status == "refuted")
+    assert data is not None
     public, pair = counterexample_pair(mech, data, "counterexample (C4a)")
     assert set(public) == {"eps"} and pair.name == "counterexample (C4a)"
-    assert pair.d["q"] == [float(Fraction(x)) for x in data["args"]["q"]]
-    assert pair.d_prime["q"] == [float(Fraction(x)) for x in data["neighbour"]["q"]]
+    assert pair.d["q"] == [float(Fraction(x)) for x in data.args["q"]]
+    assert pair.d_prime["q"] == [float(Fraction(x)) for x in data.neighbour["q"]]
     # Stoddard's alignment breaks already at D = D' (the shifted threshold noise flips an answer by itself);
     # the checker is asked for D != D', which can show a loss
     (stoddard,) = checker_pairs(_ref(INCORRECT / "svt_stoddard_no_query_noise.dp"))

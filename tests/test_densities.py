@@ -50,7 +50,8 @@ def test_each_class_is_refused_by_c0_with_the_two_parameter_values(name: str):
     verdicts = _verdicts(mech, 3)
     v = verdicts[("C0", C0_SPECS[name])]
     assert v.status == "refuted", (v.status, v.reason)
-    cex = v.counterexample
+    assert v.counterexample is not None
+    cex = v.counterexample.to_json()
     assert cex["obligation"] == "C0" and cex["parameters"]["site"].startswith(C0_SPECS[name])
     assert len(cex["parameters"]["on_D"]) == len(cex["parameters"]["on_D_prime_aligned"]) >= 1
     # the interpreter sees the same thing: it refuses the parameters, or they differ between its two runs
@@ -126,7 +127,7 @@ def test_a_division_by_zero_that_requires_allows_is_not_a_density():
                  "alignment m {\n  x' = x + q - q'\n}\n")
     v = _verdicts(mech)[("C0", "x")]
     assert v.status == "refuted" and "division by" in v.reason
-    assert v.counterexample["args"]["a"] == 0
+    assert v.counterexample is not None and v.counterexample.args["a"] == 0
 
 
 @pytest.mark.parametrize("values,generic", [
@@ -168,7 +169,7 @@ def test_structural_integers_are_part_of_the_scope():
     verdicts = verify_mechanism(mech, Options(max_length=5))
     assert overall_status(verdicts) == "refuted"
     cex = next(v.counterexample for v in verdicts if v.status == "refuted")
-    assert cex["args"]["m"] == 6 and Fraction(str(cex["claim"])) < 6 * Fraction(str(cex["args"]["eps"]))
+    assert cex is not None and cex.args["m"] == 6 and Fraction(str(cex.claim)) < 6 * Fraction(str(cex.args["eps"]))
 
 
 def test_the_interpreter_never_wraps_an_integer_the_checker_reasons_about_exactly():

@@ -53,7 +53,7 @@ def _mech(path: str):
 def _verdicts(path: str) -> list[tuple]:
     result = []
     for v in verify_mechanism(_mech(path), Options(max_length=SPECS[path])):
-        cex = v.counterexample or {}
+        cex = v.counterexample.to_json() if v.counterexample is not None else {}
         result.append((v.obligation.id, v.obligation.site, str(v.status), v.scope, v.reason,
                        cex.get("args"), cex.get("neighbour"), cex.get("noise")))
     return result

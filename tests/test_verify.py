@@ -64,7 +64,7 @@ def test_spec_gets_its_expected_verdict(path: Path):
                 tolerance = 10.0 ** -digits if digits else 1e-12
             for point in _sample_parameters(mech, 4, seed=1) or [{}]:
                 subs = {symbol(k): sympy.Rational(str(v)) for k, v in point.items()}
-                rule = float(mix.rule_value.subs(subs).evalf(30))
+                rule = float(mix.value.subs(subs).evalf(30))
                 value = float(expected.subs(subs).evalf(30))
                 assert rule <= value + 1e-12 and rule == pytest.approx(value, rel=1e-12, abs=tolerance)
     for v in verdicts:
@@ -79,8 +79,9 @@ def test_every_refutation_really_breaks_its_obligation(path: Path):
     for v in verdicts:
         if v.status != "refuted":
             continue
-        cex = v.counterexample
-        assert cex is not None and cex["obligation"] == v.obligation.id
+        assert v.counterexample is not None
+        cex = v.counterexample.to_json()
+        assert cex["obligation"] == v.obligation.id
         if v.obligation.id == "C4b":
             # Acyclicity is not a property of one run: the witness is a self-dependent shift or a cycle.
             assert "depends on" in cex["why"] or "cycle" in cex["why"], cex["why"]
@@ -224,8 +225,8 @@ def test_counterexamples_do_not_depend_on_earlier_calls():
 
     def counterexamples(path: str) -> list:
         mech = resolve(parse_source(read_source(str(root / path)))).mechanisms[0]
-        return [(v.obligation.id, v.counterexample["args"], v.counterexample["neighbour"])
-                for v in verify_mechanism(mech) if v.status == "refuted"]
+        return [(v.obligation.id, v.counterexample.args, v.counterexample.neighbour)
+                for v in verify_mechanism(mech) if v.status == "refuted" and v.counterexample is not None]
 
     first = counterexamples("specs/incorrect/noisy_max_value_exp.dp")
     counterexamples("specs/incorrect/histogram_lap_eps.dp")
@@ -238,7 +239,7 @@ def test_distinct_inputs_finds_counterexamples_with_another_neighbour():
     root = Path(__file__).resolve().parent.parent
     for name in ("svt_stoddard_no_query_noise", "noisy_max_value_exp", "histogram_lap_eps"):
         mech = resolve(parse_source(read_source(str(root / "specs" / "incorrect" / f"{name}.dp")))).mechanisms[0]
-        pairs = [(v.counterexample["args"]["q"], v.counterexample["neighbour"]["q"])
+        pairs = [(v.counterexample.args["q"], v.counterexample.neighbour["q"])
                  for v in verify_mechanism(mech, Options(distinct_inputs=True))
-                 if v.status == "refuted" and v.counterexample and v.counterexample.get("neighbour")]
+                 if v.status == "refuted" and v.counterexample is not None and v.counterexample.neighbour]
         assert pairs and all(d != d2 for d, d2 in pairs), name

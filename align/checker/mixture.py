@@ -20,10 +20,14 @@ from typing import Any
 import sympy
 
 from .. import nodes as n
+from ..counterexample import Counterexample
 from ..distributions import Mixing, normal_cdf, normal_pdf
-from ..obligations import Obligation
+from ..obligations import Obligation, ObligationId
 from ..resolve import NoiseSite, ResolvedMechanism
+from ..results import Verdict
+from ..status import Status
 from ..symbolic import NotSymbolic, show, symbol, to_sympy
+from .verdicts import PendingVerdict
 
 T = sympy.Symbol("t", real=True)
 
@@ -247,19 +251,18 @@ def _at(e: sympy.Expr, subs: dict, digits: int) -> float:
     return real
 
 
-def verify(mech: ResolvedMechanism, obligation: Obligation):
-    from .verify import Verdict
-
+def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
+    """MIX: the claim is at least the rule's ε (Theorem 4.1, Corollary 4.2), with sympy, then cross-checked."""
     start = time.perf_counter()
-    verdict = Verdict(obligation)
+    verdict = PendingVerdict(obligation)
     try:
         mix = Mixture(mech)
         rule = mix.epsilon()
         claim = _sympy(mech.claim, {})
     except (NotAMixture, NotSymbolic) as error:
-        verdict.fail("unknown", f"the R²DP rule does not apply: {error}")
+        verdict.fail(Status.UNKNOWN, f"the R²DP rule does not apply: {error}")
         verdict.seconds = time.perf_counter() - start
-        return verdict
+        return verdict.freeze()
     verdict.notes.append(f"rule: R²DP Theorem 4.1{' / Corollary 4.2' if len(mix.mixing) > 1 else ''}, "
                          f"u = 1/scale = {show(mix.u)}, Δ = {show(mix.delta)}")
     rule_text = f"{float(rule.evalf(30)):.12g}" if rule.is_number else show(rule)
@@ -275,10 +278,9 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
             verdict.scope = "for the given parameters"
             verdict.notes.append(f"the claim is valid but loose by {slack:.6g}")
         else:
-            verdict.fail("refuted", f"the claim is {-slack:.6g} below the rule's ε = {float(rule):.10g}",
-                         {"format": "align-counterexample/1", "spec": mech.node.span.path, "mechanism": mech.name,
-                          "obligation": "MIX", "args": {}, "neighbour": {}, "noise": {},
-                          "claim": float(claim), "epsilon": float(rule)})
+            verdict.fail(Status.REFUTED, f"the claim is {-slack:.6g} below the rule's ε = {float(rule):.10g}",
+                         Counterexample(mech.node.span.path, mech.name, ObligationId.MIX, {}, {}, {},
+                                        claim=float(claim), epsilon=float(rule)))
     else:
         values, unevaluable = [], ""
         for point in points:
@@ -290,20 +292,19 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
                 break
         below = [(v, p, subs) for v, p, subs in values if v < -1e-12]
         if unevaluable:
-            verdict.fail("unknown", unevaluable)
+            verdict.fail(Status.UNKNOWN, unevaluable)
         elif below:
             v, p, subs = below[0]
-            verdict.fail("refuted", f"at {p} the claim is {-v:.6g} below the rule's ε",
-                         {"format": "align-counterexample/1", "spec": mech.node.span.path, "mechanism": mech.name,
-                          "obligation": "MIX", "args": p, "neighbour": {}, "noise": {},
-                          "claim": _at(claim, subs, 30), "epsilon": _at(rule, subs, 30)})
+            verdict.fail(Status.REFUTED, f"at {p} the claim is {-v:.6g} below the rule's ε",
+                         Counterexample(mech.node.span.path, mech.name, ObligationId.MIX, p, {}, {},
+                                        claim=_at(claim, subs, 30), epsilon=_at(rule, subs, 30)))
         elif all(abs(v) < 1e-20 for v, _, _ in values) and values:
             verdict.scope = "exactly (the claim and the rule's ε agree to 20 digits at every sampled point)"
             verdict.notes.append("sympy did not reduce claim - ε to 0; equality checked numerically at "
                                  f"{len(values)} parameter points")
-            verdict.fail("unknown", "the claim equals the rule's ε numerically but sympy could not prove it")
+            verdict.fail(Status.UNKNOWN, "the claim equals the rule's ε numerically but sympy could not prove it")
         else:
-            verdict.fail("unknown", "sympy cannot decide whether the claim is at least the rule's ε; "
+            verdict.fail(Status.UNKNOWN, "sympy cannot decide whether the claim is at least the rule's ε; "
                                     f"it is at every one of {len(values)} sampled parameter points")
     # Numerical cross-check of the rule against the density ratio.
     for point in points[:2]:
@@ -319,7 +320,7 @@ def verify(mech: ResolvedMechanism, obligation: Obligation):
             f"cross-check at {', '.join(f'{k}={v:.4g}' for k, v in point.items())}: sup_x ln density ratio = "
             f"{numeric:.8g}, rule = {symbolic:.8g}" + ("" if agree else "  (DISAGREE)"))
         if not agree:
-            verdict.fail("unknown", "the numerical cross-check disagrees with the symbolic ε")
+            verdict.fail(Status.UNKNOWN, "the numerical cross-check disagrees with the symbolic ε")
     verdict.seconds = time.perf_counter() - start
-    verdict.rule_value = rule  # type: ignore[attr-defined]
-    return verdict
+    verdict.value = rule
+    return verdict.freeze()

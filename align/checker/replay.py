@@ -10,7 +10,6 @@ counterexample is confirmed by exactly the check a user can rerun.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..counterexample import Counterexample
 from ..diagnostics import SpecError
@@ -24,18 +23,15 @@ class Confirmation:
     detail: str
 
 
-def replay(mech: ResolvedMechanism, data: dict[str, Any]) -> Confirmation:
+def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
     """Whether the interpreter's replay of a checker counterexample breaks the obligation it refutes."""
     from ..interp.replay import DENSITY_CODES, different_density
     from ..interp.replay import replay as replay_run
 
-    obligation = ObligationId(data["obligation"])
+    obligation = ObligationId(cex.obligation)
     if not KINDS[obligation].replayed:
         return Confirmation(False, f"{obligation}'s counterexample is not one execution; not replayed")
     try:
-        cex = Counterexample.from_json({k: v for k, v in data.items() if k in
-                                        ("format", "spec", "mechanism", "obligation", "args", "neighbour", "noise",
-                                         "note")})
         neighbour = dict(cex.neighbour) if cex.neighbour or any(not p.public for p in mech.params) else {}
         try:
             result = replay_run(mech, cex.spec, dict(cex.args), dict(cex.noise), neighbour)

@@ -21,15 +21,17 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 import z3
 
 from .. import nodes as n
+from ..counterexample import Counterexample
 from ..obligations import Obligation, ObligationId, cost_coefficient
 from ..resolve import ResolvedMechanism, walk
+from ..results import Verdict
 from ..rules import RULES, rule_for
 from ..status import Status
 from ..symbolic import NotSymbolic, to_z3
@@ -55,30 +57,9 @@ from .encode import (
 from .solver import Answer, Limits, check_valid, fresh_context, satisfiable
 from .supports import member as _member
 from .supports import noise_support, support_conditions
+from .verdicts import PendingVerdict
 
 DEFAULT_MAX_LENGTH = 3
-
-
-@dataclass
-class Verdict:
-    """The outcome for one obligation."""
-
-    obligation: Obligation
-    status: Status = Status.PROVED
-    scope: str = ""
-    """For proved and bounded: what the proof covers: "by construction", "for every input length", "for all
-    inputs", or (bounded) "for lengths <= N" with the ranges of the integer parameters that were enumerated."""
-    seconds: float = 0.0
-    reason: str = ""
-    counterexample: dict[str, Any] | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def fail(self, status: Status | str, reason: str = "", counterexample: dict[str, Any] | None = None) -> None:
-        status = Status(status)
-        if self.status == Status.REFUTED:
-            return
-        if status == Status.REFUTED or self.status >= Status.BOUNDED:
-            self.status, self.reason, self.counterexample = status, reason, counterexample
 
 
 @dataclass(frozen=True)
@@ -147,7 +128,7 @@ def verify_mechanism(mech: ResolvedMechanism, options: Options = Options()) -> l
 def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict]:
     rule = rule_for(mech)
     obs = rule.obligations(mech)
-    verdicts = {id(o): Verdict(o) for o in obs}
+    verdicts = {id(o): PendingVerdict(o) for o in obs}
     # C1 and C5 hold by construction (resolution rejects what breaks them), and so does C3 for a
     # distribution with a cost coefficient (Free Gap Table 1; well formed by C0).
     constructive = [o for o in obs if o.id in BY_CONSTRUCTION or
@@ -190,10 +171,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
             v.notes += sorted(assumptions)
-    for o in obs:
-        decided = rule.decide(mech, o)
-        if decided is not None:
-            verdicts[id(o)] = decided
+    decided = {id(o): decision for o in obs if (decision := rule.decide(mech, o)) is not None}
     # Shifting noise that has no cost coefficient has no finite cost: C4c cannot hold where C3 fails.
     c3_failed = [o.site for o in obs
                  if o.id == "C3" and o.site is not None and verdicts[id(o)].status == Status.REFUTED]
@@ -202,7 +180,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
             verdicts[id(o)].fail(Status.UNKNOWN, "the cost of shifting " + ", ".join(c3_failed) +
                                  " is not defined: it is not Lipschitz (see C3); the other noise costs at most the "
                                  "claim")
-    return [verdicts[id(o)] for o in obs]
+    return [decided.get(id(o)) or verdicts[id(o)].freeze() for o in obs]
 
 
 def _where(enc: Encoding) -> str:
@@ -217,7 +195,7 @@ def _where(enc: Encoding) -> str:
 
 
 def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
-               verdicts: dict[int, Verdict]) -> dict[str, str | None]:
+               verdicts: dict[int, PendingVerdict]) -> dict[str, str | None]:
     """The obligations proved for every length by induction over the main loop (`induction.py`)."""
     from . import induction
 
@@ -240,7 +218,7 @@ def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     return result.proved
 
 
-def _confirm(mech: ResolvedMechanism, verdicts: list[Verdict]) -> None:
+def _confirm(mech: ResolvedMechanism, verdicts: list[PendingVerdict]) -> None:
     """Replay each refutation in the interpreter; one that rests on uninterpreted functions and does not
     reproduce there is not a refutation of the real mechanism, so it becomes unknown."""
     from .replay import replay
@@ -249,7 +227,7 @@ def _confirm(mech: ResolvedMechanism, verdicts: list[Verdict]) -> None:
         if v.status != Status.REFUTED or v.counterexample is None or not v.obligation.kind.replayed:
             continue
         result = replay(mech, v.counterexample)
-        v.counterexample["replay"] = {"confirmed": result.confirmed, "detail": result.detail}
+        v.counterexample = replace(v.counterexample, replay={"confirmed": result.confirmed, "detail": result.detail})
         if result.confirmed:
             v.notes.append("confirmed by replaying the counterexample in the interpreter: " + result.detail)
         elif any("uninterpreted" in note for note in v.notes):
@@ -379,11 +357,11 @@ class _Query:
 
 Describe = Callable[[z3.ModelRef], Any]
 """Says why a model refutes the obligation (a text, or a text and the C0 parameters)."""
-Check = Callable[[_Query, Obligation, "Verdict"], "tuple[Answer, Describe] | None"]
+Check = Callable[[_Query, Obligation, PendingVerdict], "tuple[Answer, Describe] | None"]
 """The z3 check of one obligation at one input shape; None when there is nothing to check there."""
 
 
-def _check_c0(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+def _check_c0(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     densities = density_conditions(q.enc, q.run1, q.run2, o.site)
     if not densities:
         return None
@@ -391,11 +369,11 @@ def _check_c0(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] |
     return answer, lambda model: describe_densities(model, densities, _show)
 
 
-def _check_c2(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+def _check_c2(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     return _samples_determined(q.mech, q.enc, q.limits)
 
 
-def _check_c3(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+def _check_c3(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     conditions = [(z3.Implies(d.guard, q.align.shift(d.site, d.index) == 0),
                    f"{_member(d)} ({d.stmt.dist}, not Lipschitz) has a nonzero shift")
                   for d in q.run1.draws if d.site == o.site and not q.mech.noise_site(d.site).distribution.lipschitz]
@@ -405,7 +383,7 @@ def _check_c3(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] |
     return answer, lambda model: _first_false(model, conditions)
 
 
-def _check_c4a(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+def _check_c4a(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     defined = q.align.defined()
     preserved = q.run1.output.equal(q.run2.output)
     answer = check_valid(q.assumptions(), zt.And([preserved, *(c for c, _ in defined)]), q.limits)
@@ -413,20 +391,20 @@ def _check_c4a(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] 
                                   _first_difference(model, q.run1.output, q.run2.output))
 
 
-def _check_c4b(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+def _check_c4b(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     answer, describe, note = acyclic.check(q.mech, q.enc, q.run1, q.align, q.assumptions(), q.limits)
     v.notes = [x for x in v.notes if not x.startswith("an order")] + ([note] if note else [])
     return answer, describe
 
 
-def _check_c4c(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+def _check_c4c(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     cost, _ = aligned_cost(q.enc, q.run1, q.align)
     claim = q.align.claim()
     answer = check_valid(q.assumptions(), cost <= claim, q.limits)
     return answer, lambda model: f"aligned cost {_show(model, cost)} exceeds the claim {_show(model, claim)}"
 
 
-def _check_c4d(q: _Query, o: Obligation, v: Verdict) -> tuple[Answer, Describe] | None:
+def _check_c4d(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     conditions = support_conditions(q.run1, q.align)
     answer = check_valid(q.assumptions(), zt.And([c for c, _ in conditions]), q.limits)
     return answer, lambda model: _first_false(model, conditions)
@@ -445,7 +423,7 @@ assert all(rule.bounded <= set(Z3_CHECKS) for rule in RULES), "a rule's bounded 
 
 
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],
-                  verdicts: dict[int, Verdict], options: Options) -> None:
+                  verdicts: dict[int, PendingVerdict], options: Options) -> None:
     run1 = Run(enc, enc.params).execute()
     align = AlignmentEval(enc, run1)
     inputs = dict(enc.params)
@@ -463,12 +441,13 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
             cex = counterexample(enc, run1, run2, align, answer.model, o)
             why = describe(answer.model)
             if isinstance(why, tuple):
-                why, cex["parameters"] = why
-            cex["why"] = why
+                why, parameters = why
+                cex = replace(cex, parameters=parameters)
+            cex = replace(cex, why=why)
             if enc.uninterpreted:
                 v.notes.append("the refutation involves " + ", ".join(sorted(enc.uninterpreted)) +
                                " as uninterpreted functions; replay it to confirm")
-            v.fail(Status.REFUTED, cex["why"], cex)
+            v.fail(Status.REFUTED, why, cex)
         elif answer.status == "unknown":
             v.fail(Status.UNKNOWN, f"{_where(enc)}: z3 says {answer.reason}")
 
@@ -592,7 +571,7 @@ def output_value(model: z3.ModelRef, out: OutputSeq) -> list:
 
 
 def counterexample(enc: Encoding, run1: Run, run2: Run, align: AlignmentEval, model: z3.ModelRef,
-                   o: Obligation) -> dict[str, Any]:
+                   o: Obligation) -> Counterexample:
     mech = enc.mech
     args = {name: _concrete_value(model, value) for name, value in enc.params.items()}
     neighbour = {name: _concrete_value(model, value) for name, value in enc.neighbour.items()}
@@ -621,21 +600,27 @@ def counterexample(enc: Encoding, run1: Run, run2: Run, align: AlignmentEval, mo
             shifts[site.name] = values
         elif draws:
             shifts[site.name] = _number(model, align.shift(site.name, None))
-    return {
-        "format": "align-counterexample/1",
-        "spec": mech.node.span.path,
-        "mechanism": mech.name,
-        "obligation": o.id,
-        "length": enc.n if enc.lengths else None,
-        "lengths": dict(enc.lengths) if len(enc.lengths) > 1 else None,
-        "args": args,
-        "neighbour": neighbour,
-        "noise": noise,
-        "shifts": shifts,
-        "output": output_value(model, run1.output),
-        "aligned_output": output_value(model, run2.output),
-        "claim": _number(model, align.claim()) if o.id == "C4c" else None,
-    }
+    return Counterexample(
+        mech.node.span.path, mech.name, o.id, _exact(args), _exact(neighbour), _exact(noise),
+        length=enc.n if enc.lengths else None,
+        lengths=dict(enc.lengths) if len(enc.lengths) > 1 else None,
+        shifts=_exact(shifts),
+        output=output_value(model, run1.output),
+        aligned_output=output_value(model, run2.output),
+        claim=_number(model, align.claim()) if o.id == ObligationId.C4C else None,
+    )
+
+
+def _exact(value: Any) -> Any:
+    """A model's values for a Counterexample: "p/q" as a Fraction (the file format writes it back as "p/q")."""
+    if isinstance(value, dict):
+        return {k: _exact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_exact(v) for v in value]
+    if isinstance(value, str) and "/" in value:
+        p, q = value.split("/")
+        return Fraction(int(p), int(q))
+    return value
 
 
 def _first_difference(model: z3.ModelRef, a: OutputSeq, b: OutputSeq) -> str:

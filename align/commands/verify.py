@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..diagnostics import ExitCode, SpecError, diag
 from ..limits import DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, MAX_BOUNDED_LENGTH
@@ -66,7 +66,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                 result = verify(mech, options)
                 if first_counterexample is None:
                     first_counterexample = next((v.counterexample for v in result.verdicts if v.status == "refuted"
-                                                 and v.counterexample is not None and "args" in v.counterexample),
+                                                 and v.counterexample is not None and v.counterexample.args),
                                                 None)
                 if args.confirm and result.status == Status.REFUTED:
                     result = replace(result, confirmation=confirm(path, mech, result, args.confirm_samples))
@@ -81,7 +81,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         else:
             try:
                 with open(args.counterexample, "w", encoding="utf-8") as handle:
-                    json.dump(first_counterexample, handle, indent=2)
+                    json.dump(first_counterexample.to_json(), handle, indent=2)
                     handle.write("\n")
             except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
                 reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
@@ -98,8 +98,8 @@ def confirm(path: str, mech: ResolvedMechanism, result: MechanismVerdict, sample
     from ..results import Confirmation
     from ..stats.lrtest import counterexample_pair, search
 
-    cex: dict[str, Any] | None = next((v.counterexample for v in result.verdicts if v.status == "refuted"
-                                       and v.counterexample and v.counterexample.get("args")), None)
+    cex = next((v.counterexample for v in result.verdicts if v.status == "refuted"
+                and v.counterexample is not None and v.counterexample.args), None)
     if cex is None:
         return Confirmation(None, "no counterexample pair to test")
     public, pair = counterexample_pair(mech, cex)

@@ -78,7 +78,8 @@ def verdicts_json(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
         "scope": scope or None,
         "obligations": [{**_obligation_json(v.obligation), "status": str(v.status), "scope": v.scope,
                          "reason": v.reason, "seconds": round(v.seconds, 4), "notes": v.notes,
-                         "counterexample": v.counterexample} for v in verdicts],
+                         "counterexample": v.counterexample.to_json() if v.counterexample is not None else None}
+                        for v in verdicts],
     }
 
 

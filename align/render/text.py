@@ -13,6 +13,7 @@ from . import Renderer
 from .common import PLAIN, Style, adjacency_text, proof_rule, render_diagnostic, requires_text, verdict_summary
 
 if TYPE_CHECKING:
+    from ..counterexample import Counterexample
     from ..interp.alignment import AlignmentReport
     from ..resolve import ResolvedMechanism
     from ..results import FileResult, Replay, SampleRun, TestReport
@@ -96,7 +97,8 @@ def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
     return "\n".join(out)
 
 
-def counterexample_lines(cex: dict) -> list[str]:
+def counterexample_lines(counterexample: Counterexample) -> list[str]:
+    cex = counterexample.to_json()  # the values as the file and the JSON report write them
     lines = [f"counterexample ({cex.get('why', '')})"]
     if cex.get("lengths"):
         lines.append("  lengths " + ", ".join(f"{k}: {v}" for k, v in cex["lengths"].items()))

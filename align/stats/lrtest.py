@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import nodes
+from ..counterexample import Counterexample
 from ..diagnostics import SpecError, diag
 from ..resolve import ResolvedMechanism
 from ..rules import rule_for
@@ -130,18 +131,11 @@ def valid_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: Seque
     return result
 
 
-def counterexample_pair(mech: ResolvedMechanism, counterexample: Any,
+def counterexample_pair(mech: ResolvedMechanism, counterexample: Counterexample,
                         name: str = "counterexample") -> tuple[dict[str, Any], Pair]:
-    """(public values, Pair) of a counterexample: a `Counterexample` (a file read by counterexample.load) or
-    the `align-counterexample/1` document of checker.verify.counterexample. Values as floats (the model's are
-    rationals)."""
+    """(public values, Pair) of a counterexample (the checker's, or a file read by counterexample.load).
+    Values as floats (the model's are rationals)."""
     from fractions import Fraction
-
-    from ..counterexample import Counterexample
-
-    if not isinstance(counterexample, Counterexample):
-        counterexample = Counterexample.from_json({k: counterexample[k] for k in (
-            "format", "spec", "mechanism", "obligation", "args", "neighbour", "noise") if k in counterexample})
 
     def plain(value: Any) -> Any:
         if isinstance(value, list):
@@ -177,7 +171,7 @@ def _checker_pairs(mech: ResolvedMechanism) -> tuple[Pair, ...]:
     pairs: list[Pair] = []
     for v in verdicts:
         data = v.counterexample
-        if v.status != "refuted" or not data or not data.get("neighbour"):
+        if v.status != "refuted" or data is None or not data.neighbour:
             continue
         try:
             _, pair = counterexample_pair(mech, data, f"counterexample ({v.obligation.id})")
