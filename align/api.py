@@ -9,20 +9,44 @@ scripts and other tools. `import align` is cheap; the solvers load on the first 
 
 A spec is a `pathlib.Path`, a string ending in `.dp` (a file), or any other string (the spec's text). Each
 function works on one mechanism: the spec's only one, or the one named by `mechanism=`. Bad input raises
-`align.SpecError`, whose `diagnostics` are the located diagnostics the command line prints.
+`align.SpecError`, whose `diagnostics` are the located diagnostics the command line prints; anything else
+that goes wrong is a bug in align and raises `align.InternalError`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .diagnostics import InternalError, SpecError
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from .resolve import ResolvedMechanism
     from .results import MechanismVerdict, Replay, SampleRun, TestReport
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _api(function: F) -> F:
+    """A bad spec raises `SpecError` (located diagnostics); any other exception is a bug in align and is
+    raised as `InternalError` from it, so that a caller can tell the two apart."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except (SpecError, InternalError, KeyboardInterrupt):
+            raise
+        except Exception as error:  # re-raised as what it is: a bug
+            raise InternalError(f"{type(error).__name__}: {error} (this is probably a bug in align; please "
+                                "report it)") from error
+
+    return wrapper  # type: ignore[return-value]
+
 
 def _path_and_mechanism(spec: str | os.PathLike[str], mechanism: str | None) -> tuple[str, ResolvedMechanism]:
     from .pipeline import load, load_text, select
@@ -33,11 +57,13 @@ def _path_and_mechanism(spec: str | os.PathLike[str], mechanism: str | None) -> 
     return "<string>", select(load_text(spec), mechanism, "<string>")
 
 
+@_api
 def check(spec: str | os.PathLike[str], *, mechanism: str | None = None) -> ResolvedMechanism:
     """Parse and resolve: the mechanism with its names bound, types known and alignment attached."""
     return _path_and_mechanism(spec, mechanism)[1]
 
 
+@_api
 def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_length: int | None = None,
            timeout: float | None = None) -> MechanismVerdict:
     """Discharge every obligation (`align verify`): each obligation's verdict and the status of the whole
@@ -46,8 +72,12 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
 
     from .checker.solver import Limits
     from .checker.verify import Options
+    from .diagnostics import diag
+    from .limits import MAX_BOUNDED_LENGTH
     from .pipeline import verify as verify_mechanism
 
+    if max_length is not None and not 1 <= max_length <= MAX_BOUNDED_LENGTH:
+        raise SpecError([diag("usage", None, message=f"max_length must be between 1 and {MAX_BOUNDED_LENGTH}")])
     _, mech = _path_and_mechanism(spec, mechanism)
     options = Options()
     if max_length is not None:
@@ -57,6 +87,7 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
     return verify_mechanism(mech, options)
 
 
+@_api
 def run(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
         samples: int = 10_000, seed: int = 0) -> SampleRun:
     """Sample the mechanism (`align run`): drawn lazily, as `.outputs()` (one per sample) or `.summary()`."""
@@ -67,6 +98,7 @@ def run(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str
     return SampleRun(path, mech, prepare_arguments(mech, dict(args)), samples, seed, DEFAULT_CHUNK)
 
 
+@_api
 def replay(spec: str | os.PathLike[str], args: Mapping[str, Any], noise: Mapping[str, Any], *,
            neighbour: Mapping[str, Any] | None = None, mechanism: str | None = None) -> Replay:
     """Replay one execution with the given noise (`align run --noise`); with `neighbour` (the private
@@ -77,6 +109,7 @@ def replay(spec: str | os.PathLike[str], args: Mapping[str, Any], noise: Mapping
     return replay_mechanism(mech, path, dict(args), dict(noise), None if neighbour is None else dict(neighbour))
 
 
+@_api
 def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
          length: int = 5, samples: int = 64_000, alpha: float = 0.05, seed: int = 0,
          executor: Executor | None = None, checker: bool = True) -> TestReport:

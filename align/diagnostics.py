@@ -259,6 +259,11 @@ def diag(code: str, span: Span | None, *notes: Note, **args: object) -> Diagnost
     return Diagnostic(code, span, args, tuple(notes))
 
 
+class InternalError(Exception):
+    """A bug in align, not a problem with the input: the command line reports it as `internal-error` (exit 2)
+    and the Python API raises it (with the original exception as its cause), never a `SpecError`."""
+
+
 class SpecError(Exception):
     """Raised by a stage that cannot produce its output; carries every diagnostic found so far."""
 

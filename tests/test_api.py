@@ -134,3 +134,21 @@ def test_a_usage_error_is_a_registered_diagnostic():
     assert code == 2 and err.startswith("align: error[usage]: --max-length must be between 1 and")
     code, _, err = _main("explain", "no-such-code")
     assert code == 2 and "error[usage]: no diagnostic code `no-such-code`" in err
+
+
+def test_a_bug_is_an_internal_error_not_a_spec_error(monkeypatch: pytest.MonkeyPatch):
+    import align.pipeline
+
+    def explode(source):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(align.pipeline, "resolve_source", explode)
+    with pytest.raises(align.InternalError) as info:
+        align.check(LAPLACE)
+    assert isinstance(info.value.__cause__, KeyError) and "probably a bug" in str(info.value)
+
+
+def test_the_api_checks_its_arguments_as_the_command_line_does():
+    with pytest.raises(align.SpecError) as info:
+        align.verify(LAPLACE, max_length=10**6)
+    assert info.value.diagnostics[0].code == "usage"

@@ -22,7 +22,7 @@ from .. import nodes as n
 from ..resolve import ResolvedMechanism
 from . import terms as zt
 from .encode import AlignmentEval, Encoding, EncodingError, Run, _concrete
-from .solver import Answer, Limits, check_valid, satisfiable
+from .solver import Answer, Limits, Satisfiability, Validity, check_valid, satisfiable
 
 Member = tuple[str, int | None]
 Reads = dict[Member, z3.BoolRef]
@@ -134,7 +134,7 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
           limits: Limits):
     """Returns (answer, describe(model), note) for C4b at this length."""
     if mech.alignment is None or not mech.alignment.shifts:
-        return Answer("proved"), (lambda model: ""), "no noise is shifted"
+        return Answer(Validity.PROVED), (lambda model: ""), "no noise is shifted"
     # A second run on the same D with other noise, for deciding which conditions the output determines.
     other = Run(enc, enc.params, noise_prefix="B.").execute()
     other_align = AlignmentEval(enc, other)
@@ -157,7 +157,7 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
             cache[key] = None
             return None
         answer = check_valid(base + [run.output.equal(other.output)], mine == theirs, limits)
-        cache[key] = {"proved": True, "refuted": False}.get(answer.status)
+        cache[key] = {Validity.PROVED: True, Validity.REFUTED: False}.get(answer.status)
         return cache[key]
 
     analysis = _ReadAnalysis(mech, enc, run, align, determined)
@@ -193,10 +193,14 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
                     continue
                 reach[(a, b)] = zt.Or(reach[(a, b)], zt.And(ak, kb))
     cycle = zt.Or([reach[(a, a)] for a in members]) if members else zt.BoolVal(False)
-    answer = satisfiable(base + [cycle], limits)
-    if answer.status == "refuted" and analysis.approximate:
-        answer = Answer("unknown", reason="a cycle appears only through conditions whose dependence on the output "
-                                          "could not be decided")
+    # C4b is "no cycle": a model with a cycle refutes it, no such model proves it
+    found = satisfiable(base + [cycle], limits)
+    answer = {Satisfiability.SAT: Answer(Validity.REFUTED, found.model),
+              Satisfiability.UNSAT: Answer(Validity.PROVED),
+              Satisfiability.UNKNOWN: Answer(Validity.UNKNOWN, reason=found.reason)}[found.status]
+    if answer.status == Validity.REFUTED and analysis.approximate:
+        answer = Answer(Validity.UNKNOWN, reason="a cycle appears only through conditions whose dependence on the "
+                                                 "output could not be decided")
 
     def name(m: Member) -> str:
         return m[0] if m[1] is None else f"{m[0]}[{m[1]}]"
@@ -214,9 +218,9 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
         return "the shifts form a cycle"
 
     note = ""
-    if answer.status == "proved" and members:
+    if answer.status == Validity.PROVED and members:
         example = satisfiable(base, limits)
-        if example.status == "refuted":
+        if example.status == Satisfiability.SAT:
             model = example.model
             assert model is not None, "a satisfiable query comes with its model"
             true_edges = {e for e, c in edges.items() if z3.is_true(model.eval(c, model_completion=True))}

@@ -51,7 +51,7 @@ from .encode import (
     default_value,
     equal,
 )
-from .solver import Limits, check_valid
+from .solver import Limits, Validity, check_valid
 from .supports import aligned_in_support
 
 
@@ -337,7 +337,7 @@ def prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Ind
     """Try the inductive proof; raises NotInductive when the shape does not fit."""
     try:
         return _prove(mech, limits, cost_term, support_of)
-    except (EncodingError, IndexError, KeyError) as error:
+    except EncodingError as error:  # anything else is a bug, reported as one
         raise NotInductive(str(error)) from None
 
 
@@ -363,7 +363,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     result = Inductive()
     try:
         probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants, lengths)
-    except (EncodingError, IndexError) as error:
+    except EncodingError as error:
         raise NotInductive(str(error)) from None
 
     def prefix_shift(name: str, index):
@@ -429,13 +429,14 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     # Houdini: keep what holds at entry and is preserved by an iteration that continues.
     # The final queries below make sure that the assumptions are not vacuous; these rounds only search.
     entry_base = [enc.requires(), *support, *nonnegative]  # again: candidates may add side conditions
-    alive = [c for c in candidates if check_valid(entry_base, c[1](entry), limits, vacuity=False).status == "proved"]
+    alive = [c for c in candidates
+             if check_valid(entry_base, c[1](entry), limits, vacuity=False).status == Validity.PROVED]
     changed = True
     while changed:
         changed = False
         assume = [enc.requires(), *base[1:]] + [c[1](head) for c in alive] + [product.continues1]
         for c in list(alive):
-            if check_valid(assume, c[1](after), limits, vacuity=False).status != "proved":
+            if check_valid(assume, c[1](after), limits, vacuity=False).status != Validity.PROVED:
                 alive.remove(c)
                 changed = True
                 break
@@ -453,18 +454,18 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                   product.run2.slots else zt.BoolVal(False), product.continues1 == product.continues2)
     prefix_same = OutputSeq(tuple(pre1.slots), pre1.length).equal(OutputSeq(tuple(pre2.slots), pre2.length)) \
         if pre1.slots else zt.BoolVal(True)
-    c4a = check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness).status == "proved" and \
-        check_valid(entry_base, prefix_same, limits).status == "proved"
+    c4a = check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness).status == Validity.PROVED and \
+        check_valid(entry_base, prefix_same, limits).status == Validity.PROVED
     result.proved["C4a"] = None if c4a else "the iteration's outputs could not be shown equal from the invariant"
     # C4c: within the claim at every loop head (the loop may end there) and right after a `break`.
     # At a head the loop may end (i = n), so this check does not assume i < n.
     at_head = [f for f in assume if not f.eq(product.i < product.n)] + [product.i <= product.n]
     # The second query is a case (the loop stops in this iteration): when no iteration stops, it is vacuous
     # and there is nothing to prove.
-    c4c = check_valid(at_head, product.acost <= claim, limits, satisfiable_if=witness).status == "proved" and \
+    c4c = check_valid(at_head, product.acost <= claim, limits, satisfiable_if=witness).status == Validity.PROVED and \
         check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits,
-                    vacuity=False).status == "proved" and \
-        check_valid(entry_base, entry_cost <= claim, limits).status == "proved"
+                    vacuity=False).status == Validity.PROVED and \
+        check_valid(entry_base, entry_cost <= claim, limits).status == Validity.PROVED
     result.proved["C4c"] = None if c4c else "the aligned cost could not be bounded by the claim from the invariant"
     # C4d and C3: the shifts of the iteration's draws and of the prefix's draws.
     conditions = []
@@ -485,7 +486,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     for key in sorted(keys):
         formulas = [f for k, f in conditions if k == key]
         ok = not formulas or check_valid([enc.requires(), *base[1:], *inv], zt.And(formulas), limits,
-                                         satisfiable_if=witness).status == "proved"
+                                         satisfiable_if=witness).status == Validity.PROVED
         result.proved[key] = None if ok else "not shown for every iteration"
     result.proved["C2"] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of,
                                               lengths)
@@ -527,13 +528,13 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
     # `entry` (resp. `base`) has one, which the final queries check; the Houdini rounds only search.
     alive = [x for x in carried if z3.is_expr(pre_a.vars[x]) and not z3.is_bool(pre_a.vars[x]) and
              check_valid(entry + [same_prefix_out], pre_a.vars[x] == pre_b.vars[x], limits,
-                         vacuity=False).status == "proved"]
+                         vacuity=False).status == Validity.PROVED]
     changed = True
     while changed:
         changed = False
         assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out, a.running[-1]]
         for x in list(alive):
-            if check_valid(assume, a.vars[x] == b.vars[x], limits, vacuity=False).status != "proved":
+            if check_valid(assume, a.vars[x] == b.vars[x], limits, vacuity=False).status != Validity.PROVED:
                 alive.remove(x)
                 changed = True
                 break
@@ -541,9 +542,9 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
     guards = [da.guard == db.guard for da, db in zip(a.draws, b.draws)]
     prefix_guards = [da.guard == db.guard for da, db in zip(pre_a.draws, pre_b.draws)]
     ok = check_valid(assume, zt.And(*guards, a.running[-1] == b.running[-1]), limits,
-                     satisfiable_if=base).status == "proved" and \
+                     satisfiable_if=base).status == Validity.PROVED and \
         check_valid(entry + [same_prefix_out], zt.And(prefix_guards) if prefix_guards else zt.BoolVal(True),
-                    limits, satisfiable_if=entry).status == "proved"
+                    limits, satisfiable_if=entry).status == Validity.PROVED
     return None if ok else "the draws of an iteration could not be shown to be determined by the output"
 
 

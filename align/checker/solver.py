@@ -17,13 +17,15 @@ the assumptions have a model at all, and reports a vacuous proof as unknown.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import z3
 
 from . import terms as zt
 from .terms import fresh_context
 
-__all__ = ["SEED", "Answer", "Limits", "check_valid", "fresh_context", "make_solver", "satisfiable"]
+__all__ = ["SEED", "Answer", "Limits", "Satisfiability", "Solution", "Validity", "check_valid", "fresh_context",
+           "make_solver", "satisfiable"]
 
 SEED = 7
 """z3's random seed for every query, so that verdicts and models are the same on every run."""
@@ -53,12 +55,43 @@ class Limits:
     the arithmetic) before solving it with the default solver (the queries of align/stats/support.py)."""
 
 
+class Validity(str, Enum):
+    """`check_valid`'s answer: the claim follows from the assumptions (and they have a model), a model of
+    the assumptions breaks it, or neither is known."""
+
+    PROVED = "proved"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"
+
+
+class Satisfiability(str, Enum):
+    """`satisfiable`'s answer: a model exists (it comes with the answer), none does, or z3 cannot tell."""
+
+    SAT = "sat"
+    UNSAT = "unsat"
+    UNKNOWN = "unknown"
+
+
 @dataclass(frozen=True)
 class Answer:
-    status: str
-    """"proved", "refuted" or "unknown" (for `satisfiable`: "refuted" means a model exists)."""
+    """What `check_valid` says."""
+
+    status: Validity
     model: z3.ModelRef | None = None
+    """With REFUTED: a model of the assumptions in which the claim is false."""
     reason: str = ""
+    """With UNKNOWN: why (z3's reason, the resource limit, vacuity)."""
+
+
+@dataclass(frozen=True)
+class Solution:
+    """What `satisfiable` says."""
+
+    status: Satisfiability
+    model: z3.ModelRef | None = None
+    """With SAT: the model."""
+    reason: str = ""
+    """With UNKNOWN: why."""
 
 
 _PREPROCESS = ("simplify", "propagate-values", "solve-eqs", "elim-term-ite")
@@ -132,39 +165,39 @@ def check_valid(assumptions: list[z3.BoolRef], claim: z3.BoolRef, limits: Limits
     is then asked of that part, which is smaller and shared between queries."""
     result, solver, goal = _solve([*assumptions, z3.Not(claim)], limits)
     if result == z3.sat:
-        return Answer("refuted", _model(solver, goal))
+        return Answer(Validity.REFUTED, _model(solver, goal))
     if result != z3.unsat:
-        return Answer("unknown", reason=_reason(solver, limits))
+        return Answer(Validity.UNKNOWN, reason=_reason(solver, limits))
     if not vacuity:
-        return Answer("proved")
+        return Answer(Validity.PROVED)
     exists = _assumptions_satisfiable(list(assumptions if satisfiable_if is None else satisfiable_if), limits)
-    if exists.status == "proved":
-        return Answer("unknown", reason=VACUOUS)
-    if exists.status == "unknown":
-        return Answer("unknown", reason="the claim follows from the assumptions, but whether the assumptions have "
-                                        "a model is unknown: " + exists.reason)
-    return Answer("proved")
+    if exists.status == Satisfiability.UNSAT:
+        return Answer(Validity.UNKNOWN, reason=VACUOUS)
+    if exists.status == Satisfiability.UNKNOWN:
+        return Answer(Validity.UNKNOWN, reason="the claim follows from the assumptions, but whether the "
+                                               "assumptions have a model is unknown: " + exists.reason)
+    return Answer(Validity.PROVED)
 
 
-def _assumptions_satisfiable(assumptions: list[z3.BoolRef], limits: Limits) -> Answer:
+def _assumptions_satisfiable(assumptions: list[z3.BoolRef], limits: Limits) -> Solution:
     """`satisfiable(assumptions)`, remembered for the current context: the obligations of one length share
     their assumptions (requires, adjacency, support), so each set is solved once."""
     ctx = zt.current()
-    cache: dict[tuple[frozenset[int], Limits], tuple[Answer, list]] = ctx.__dict__.setdefault("_align_sat", {})
+    cache: dict[tuple[frozenset[int], Limits], tuple[Solution, list]] = ctx.__dict__.setdefault("_align_sat", {})
     key = (frozenset(a.get_id() for a in assumptions), limits)
     if key not in cache:
         answer = satisfiable(assumptions, limits)
         # The terms are kept with the answer: z3 reuses the id of a deleted term, and a reused id would
         # make another set of assumptions hit this entry.
-        cache[key] = (Answer(answer.status, None, answer.reason), list(assumptions))
+        cache[key] = (Solution(answer.status, None, answer.reason), list(assumptions))
     return cache[key][0]
 
 
-def satisfiable(constraints: list[z3.BoolRef], limits: Limits) -> Answer:
-    """Is there a model of all `constraints`? ("refuted" carries it; "proved" means none exists.)"""
+def satisfiable(constraints: list[z3.BoolRef], limits: Limits) -> Solution:
+    """Is there a model of all `constraints`? (SAT carries it.)"""
     result, solver, goal = _solve(list(constraints), limits)
     if result == z3.sat:
-        return Answer("refuted", _model(solver, goal))
+        return Solution(Satisfiability.SAT, _model(solver, goal))
     if result == z3.unsat:
-        return Answer("proved")
-    return Answer("unknown", reason=_reason(solver, limits))
+        return Solution(Satisfiability.UNSAT)
+    return Solution(Satisfiability.UNKNOWN, reason=_reason(solver, limits))

@@ -24,11 +24,13 @@ from fractions import Fraction
 
 import z3
 
+from ..diagnostics import InternalError
+
 _CURRENT: ContextVar[z3.Context | None] = ContextVar("align_z3_context", default=None)
 _SOLVING: ContextVar[z3.Context | None] = ContextVar("align_z3_solving_context", default=None)
 
 
-class NoContext(RuntimeError):
+class NoContext(InternalError):
     """A z3 term was requested outside `fresh_context()`: an internal error (this is probably a bug)."""
 
 

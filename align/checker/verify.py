@@ -54,7 +54,7 @@ from .encode import (
     _real,
     tag_name,
 )
-from .solver import Answer, Limits, check_valid, fresh_context, satisfiable
+from .solver import Answer, Limits, Satisfiability, Validity, check_valid, fresh_context, satisfiable
 from .supports import member as _member
 from .supports import noise_support, support_conditions
 from .verdicts import PendingVerdict
@@ -239,7 +239,7 @@ def _confirm(mech: ResolvedMechanism, verdicts: list[PendingVerdict]) -> None:
 
 def _feasible(enc: Encoding, limits: Limits) -> bool:
     """Whether some parameters satisfy `requires` at this length (otherwise the length is skipped)."""
-    return satisfiable([enc.requires()], limits).status != "proved"
+    return satisfiable([enc.requires()], limits).status != Satisfiability.UNSAT
 
 
 def overall_status(verdicts: list[Verdict]) -> Status:
@@ -315,7 +315,7 @@ def _structural_values(mech: ResolvedMechanism, lengths: dict[str, int], cover: 
             req = enc.requires()
         except EncodingError:
             continue
-        if satisfiable([req], limits).status != "proved":
+        if satisfiable([req], limits).status != Satisfiability.UNSAT:
             result.append(candidate)
     return result
 
@@ -436,7 +436,7 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
     def record(o: Obligation, answer: Answer, seconds: float, describe: Describe) -> None:
         v = verdicts[id(o)]
         v.seconds += seconds
-        if answer.status == "refuted":
+        if answer.status == Validity.REFUTED:
             assert answer.model is not None, "a refutation has a model"
             cex = counterexample(enc, run1, run2, align, answer.model, o)
             why = describe(answer.model)
@@ -448,7 +448,7 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
                 v.notes.append("the refutation involves " + ", ".join(sorted(enc.uninterpreted)) +
                                " as uninterpreted functions; replay it to confirm")
             v.fail(Status.REFUTED, why, cex)
-        elif answer.status == "unknown":
+        elif answer.status == Validity.UNKNOWN:
             v.fail(Status.UNKNOWN, f"{_where(enc)}: z3 says {answer.reason}")
 
     for o in checked:

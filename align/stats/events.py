@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..diagnostics import SpecError
 from ..distributions import DISTRIBUTIONS
 from ..interp.outputs import DISCRETE_KINDS, DiscreteKeys, Outputs
 from .bounds import separate_epsilon_lower_bound
@@ -198,7 +199,7 @@ def _replay(mech: Any, args: Mapping[str, Any], noise: Mapping[tuple[str, int | 
             values[site.name] = noise.get((site.name, None), 0.0)
     try:
         run = Interpreter(mech, NoiseValues(mech, values), trace=False).run(dict(args))
-    except Exception:  # noqa: BLE001 -- a replay that fails (a loop longer than family_length, ...): no model
+    except SpecError:  # the run stops (a loop longer than family_length, a parameter out of range): no model
         return None
     return run.out, run.draws
 
@@ -348,7 +349,7 @@ def key_text(layout: Layout, describe: DiscreteKeys, row: np.ndarray) -> str:
     try:
         return "out = " + describe.text(data)
     # an output type whose keys DiscreteKeys cannot spell: fall back to the raw key
-    except Exception:  # noqa: BLE001
+    except (KeyError, IndexError, ValueError):
         return f"discrete output {tuple(int(x) for x in row)}"
 
 

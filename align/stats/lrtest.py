@@ -40,6 +40,7 @@ from ..counterexample import Counterexample
 from ..diagnostics import SpecError, diag
 from ..resolve import ResolvedMechanism
 from ..rules import rule_for
+from ..status import Status
 from ..types import INT, ListType
 from .bounds import epsilon_lower_bound, p_value, rejected
 from .events import Candidate, Event, Layout, additive_noise, candidates
@@ -171,7 +172,7 @@ def _checker_pairs(mech: ResolvedMechanism) -> tuple[Pair, ...]:
     pairs: list[Pair] = []
     for v in verdicts:
         data = v.counterexample
-        if v.status != "refuted" or data is None or not data.neighbour:
+        if v.status != Status.REFUTED or data is None or not data.neighbour:
             continue
         try:
             _, pair = counterexample_pair(mech, data, f"counterexample ({v.obligation.id})")

@@ -31,7 +31,7 @@ import z3
 
 from ..checker import terms as zt
 from ..checker.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, num, tag_code
-from ..checker.solver import Limits, fresh_context, satisfiable
+from ..checker.solver import Limits, Satisfiability, fresh_context, satisfiable
 from ..checker.supports import noise_support
 from ..interp.outputs import DISCRETE_KINDS, Outputs
 from ..resolve import ResolvedMechanism
@@ -359,18 +359,18 @@ def _check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
         enclosed, bounds = _enclose_constants(raw) if enc.uninterpreted else (raw, [])
         context = [*enclosed[:-1], *bounds]
         constraints = [*context, enclosed[-1]]
-    except (Unsupported, EncodingError, KeyError, TypeError, ValueError, z3.Z3Exception) as error:
+    except (Unsupported, EncodingError) as error:  # anything else is a bug, reported as one
         return "unsupported", str(error)
     answer = satisfiable(constraints, limits)
-    if answer.status == "refuted":
+    if answer.status == Satisfiability.SAT:
         return "possible", "z3 found noise that gives an output in the event"
-    if answer.status != "proved":
+    if answer.status == Satisfiability.UNKNOWN:
         return "unknown", answer.reason
     # Without the event the constraints must have a model: otherwise "no output in the event" is vacuous.
     some_run = satisfiable(context, limits)
-    if some_run.status != "refuted":
+    if some_run.status != Satisfiability.SAT:
         return "unknown", "no run of the mechanism satisfies the encoding's own constraints" \
-            if some_run.status == "proved" else some_run.reason
+            if some_run.status == Satisfiability.UNSAT else some_run.reason
     why = "z3: no noise in its support puts the output in the event, in exact arithmetic"
     if enc.assumptions:
         why += "; up to ties of continuous noise, which have probability 0"
