@@ -9,8 +9,15 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, TypeVar
 
 from .span import Source, Span
+
+if TYPE_CHECKING:
+    from .visitor import ExprVisitor, StmtVisitor
+
+T = TypeVar("T")
+C = TypeVar("C")
 
 # ----------------------------------------------------------------------------------------- expressions
 
@@ -25,6 +32,9 @@ class Number:
     """True for literals written without a fraction or exponent part (`3`), which have type int."""
     span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_number(self, ctx)
+
 
 @dataclass(frozen=True)
 class BoolLit:
@@ -32,6 +42,9 @@ class BoolLit:
 
     value: bool
     span: Span
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_bool_lit(self, ctx)
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,9 @@ class Name:
     def text(self) -> str:
         return self.id + ("'" if self.primed else "")
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_name(self, ctx)
+
 
 @dataclass(frozen=True)
 class Call:
@@ -59,6 +75,9 @@ class Call:
     func_span: Span
     """The span of the function name alone."""
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_call(self, ctx)
+
 
 @dataclass(frozen=True)
 class Range:
@@ -67,6 +86,9 @@ class Range:
     lo: Expr
     hi: Expr
     span: Span
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_range(self, ctx)
 
 
 @dataclass(frozen=True)
@@ -87,6 +109,9 @@ class Comprehension:
     span: Span
     func_span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_comprehension(self, ctx)
+
 
 @dataclass(frozen=True)
 class Binary:
@@ -97,6 +122,9 @@ class Binary:
     right: Expr
     span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_binary(self, ctx)
+
 
 @dataclass(frozen=True)
 class Unary:
@@ -106,6 +134,9 @@ class Unary:
     operand: Expr
     span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_unary(self, ctx)
+
 
 @dataclass(frozen=True)
 class Compare:
@@ -114,6 +145,9 @@ class Compare:
     ops: tuple[str, ...]
     operands: tuple[Expr, ...]
     span: Span
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_compare(self, ctx)
 
 
 @dataclass(frozen=True)
@@ -125,6 +159,9 @@ class BoolOp:
     right: Expr
     span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_bool_op(self, ctx)
+
 
 @dataclass(frozen=True)
 class Member:
@@ -134,6 +171,9 @@ class Member:
     collection: Expr
     negated: bool
     span: Span
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_member(self, ctx)
 
 
 @dataclass(frozen=True)
@@ -145,6 +185,9 @@ class TagTest:
     tag_span: Span
     span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_tag_test(self, ctx)
+
 
 @dataclass(frozen=True)
 class Conditional:
@@ -155,6 +198,9 @@ class Conditional:
     orelse: Expr
     span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_conditional(self, ctx)
+
 
 @dataclass(frozen=True)
 class Index:
@@ -164,6 +210,9 @@ class Index:
     index: Expr
     span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_index(self, ctx)
+
 
 @dataclass(frozen=True)
 class TupleLit:
@@ -172,6 +221,9 @@ class TupleLit:
     items: tuple[Expr, ...]
     span: Span
 
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_tuple_lit(self, ctx)
+
 
 @dataclass(frozen=True)
 class ListLit:
@@ -179,6 +231,9 @@ class ListLit:
 
     items: tuple[Expr, ...]
     span: Span
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_list_lit(self, ctx)
 
 
 RING_OPERATIONS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
@@ -204,6 +259,9 @@ class Assign:
     value: Expr
     span: Span
 
+    def accept(self, visitor: StmtVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_assign(self, ctx)
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -216,6 +274,9 @@ class Sample:
     args: tuple[Expr, ...]
     span: Span
 
+    def accept(self, visitor: StmtVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_sample(self, ctx)
+
 
 @dataclass(frozen=True)
 class If:
@@ -223,6 +284,9 @@ class If:
     then: tuple[Stmt, ...]
     orelse: tuple[Stmt, ...]
     span: Span
+
+    def accept(self, visitor: StmtVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_if(self, ctx)
 
 
 @dataclass(frozen=True)
@@ -236,6 +300,9 @@ class For:
     body: tuple[Stmt, ...]
     span: Span
 
+    def accept(self, visitor: StmtVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_for(self, ctx)
+
 
 @dataclass(frozen=True)
 class While:
@@ -245,10 +312,16 @@ class While:
     body: tuple[Stmt, ...]
     span: Span
 
+    def accept(self, visitor: StmtVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_while(self, ctx)
+
 
 @dataclass(frozen=True)
 class Break:
     span: Span
+
+    def accept(self, visitor: StmtVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_break(self, ctx)
 
 
 @dataclass(frozen=True)
@@ -257,6 +330,9 @@ class Output:
 
     value: Expr
     span: Span
+
+    def accept(self, visitor: StmtVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_output(self, ctx)
 
 
 Stmt = Assign | Sample | If | For | While | Break | Output

@@ -31,6 +31,7 @@ from .. import nodes as n
 from ..limits import MAX_LOOP_ITERATIONS
 from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism
 from ..unparse import unparse
+from ..visitor import ExprVisitor, StmtVisitor
 from .errors import RunError, fail
 from .noise import check_parameters, cost_coefficient, in_support, is_whole
 from .values import Tag, format_value
@@ -132,7 +133,7 @@ class NoiseValues:
         return result
 
 
-class Interpreter:
+class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
     """One execution with a trace."""
 
     def __init__(self, mech: ResolvedMechanism, noise: NoiseValues | None = None, trace: bool = True):
@@ -164,9 +165,9 @@ class Interpreter:
     # -- statements ----------------------------------------------------------------------------------
     def block(self, body: tuple[n.Stmt, ...]) -> None:
         for s in body:
-            getattr(self, "_s_" + type(s).__name__)(s)
+            s.accept(self, None)
 
-    def _s_Assign(self, s: n.Assign) -> None:
+    def visit_assign(self, s: n.Assign, ctx: None = None) -> None:
         value = self.ev(s.value)
         if s.index is None:
             self.env[s.target] = value
@@ -182,7 +183,7 @@ class Interpreter:
             lst[j] = value
         self.env[s.target] = lst
 
-    def _s_Sample(self, s: n.Sample) -> None:
+    def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
         site = self.sites[s.var]
         given = [float(self.ev(a)) for a in s.args]
         params = site.distribution.full_params(given)
@@ -204,12 +205,12 @@ class Interpreter:
             else f"  (outside the support {site.distribution.support})"
         self.emit("sample", s.span.line, f"{label} ~ {dist} = {format_value(value)}{note}")
 
-    def _s_If(self, s: n.If) -> None:
+    def visit_if(self, s: n.If, ctx: None = None) -> None:
         c = self.ev(s.condition)
         self.emit("branch", s.span.line, f"if {unparse(s.condition)}: {'true' if c else 'false'}")
         self.block(s.then if c else s.orelse)
 
-    def _s_For(self, s: n.For) -> None:
+    def visit_for(self, s: n.For, ctx: None = None) -> None:
         lo, hi = self.ev(s.lo), self.ev(s.hi)
         if max(0, hi - lo) > MAX_LOOP_ITERATIONS - self.iterations:
             raise fail("loop-too-long", s.span, count=max(0, hi - lo), limit=MAX_LOOP_ITERATIONS)
@@ -230,29 +231,29 @@ class Interpreter:
             self.depth -= 1
             self.env.pop(s.var, None)
 
-    def _s_Break(self, s: n.Break) -> None:
+    def visit_break(self, s: n.Break, ctx: None = None) -> None:
         self.emit("break", s.span.line, "break")
         raise _Break()
 
-    def _s_Output(self, s: n.Output) -> None:
+    def visit_output(self, s: n.Output, ctx: None = None) -> None:
         value = self.ev(s.value)
         self.emit("output", s.span.line, f"out[{len(self.out)}] = {format_value(value)}")
         self.out.append(value)
 
-    def _s_While(self, s: n.While) -> None:
+    def visit_while(self, s: n.While, ctx: None = None) -> None:
         raise AssertionError("`while` is rejected by resolution")
 
     # -- expressions ---------------------------------------------------------------------------------
     def ev(self, e: n.Expr) -> Any:
-        return getattr(self, "_e_" + type(e).__name__)(e)
+        return e.accept(self, None)
 
-    def _e_Number(self, e: n.Number) -> Any:
+    def visit_number(self, e: n.Number, ctx: None = None) -> Any:
         return int(e.value) if e.is_integer else float(e.value)
 
-    def _e_BoolLit(self, e: n.BoolLit) -> Any:
+    def visit_bool_lit(self, e: n.BoolLit, ctx: None = None) -> Any:
         return e.value
 
-    def _e_Name(self, e: n.Name) -> Any:
+    def visit_name(self, e: n.Name, ctx: None = None) -> Any:
         key = e.text
         if key in self.env:
             return self.env[key]
@@ -262,22 +263,22 @@ class Interpreter:
             return Tag(key, ())
         raise AssertionError(f"unbound name {key} at {e.span}")
 
-    def _e_Range(self, e: n.Range) -> Any:
+    def visit_range(self, e: n.Range, ctx: None = None) -> Any:
         return range(self.ev(e.lo), self.ev(e.hi))
 
-    def _e_TupleLit(self, e: n.TupleLit) -> Any:
+    def visit_tuple_lit(self, e: n.TupleLit, ctx: None = None) -> Any:
         return tuple(self.ev(x) for x in e.items)
 
-    def _e_ListLit(self, e: n.ListLit) -> Any:
+    def visit_list_lit(self, e: n.ListLit, ctx: None = None) -> Any:
         return [self.ev(x) for x in e.items]
 
-    def _e_Unary(self, e: n.Unary) -> Any:
+    def visit_unary(self, e: n.Unary, ctx: None = None) -> Any:
         x = self.ev(e.operand)
         if e.op == "not":
             return not x
         return self._integer(-int(x), e, f"`{unparse(e)}` of {x}") if _is_int(x) else -x
 
-    def _e_Binary(self, e: n.Binary) -> Any:
+    def visit_binary(self, e: n.Binary, ctx: None = None) -> Any:
         a, b = self.ev(e.left), self.ev(e.right)
         if e.op in n.RING_OPERATIONS:
             if _is_int(a) and _is_int(b):
@@ -304,7 +305,7 @@ class Interpreter:
             raise fail("integer-overflow", e.span, detail=f"{what} is outside the 64-bit range")
         return value
 
-    def _e_Compare(self, e: n.Compare) -> Any:
+    def visit_compare(self, e: n.Compare, ctx: None = None) -> Any:
         left = self.ev(e.operands[0])
         for op, right_e in zip(e.ops, e.operands[1:]):
             right = self.ev(right_e)
@@ -313,24 +314,24 @@ class Interpreter:
             left = right
         return True
 
-    def _e_BoolOp(self, e: n.BoolOp) -> Any:
+    def visit_bool_op(self, e: n.BoolOp, ctx: None = None) -> Any:
         a = self.ev(e.left)
         if e.op == "and":
             return bool(a) and bool(self.ev(e.right))
         return bool(a) or bool(self.ev(e.right))
 
-    def _e_Conditional(self, e: n.Conditional) -> Any:
+    def visit_conditional(self, e: n.Conditional, ctx: None = None) -> Any:
         return self.ev(e.then) if self.ev(e.condition) else self.ev(e.orelse)
 
-    def _e_TagTest(self, e: n.TagTest) -> Any:
+    def visit_tag_test(self, e: n.TagTest, ctx: None = None) -> Any:
         return self.ev(e.value).name == e.tag
 
-    def _e_Member(self, e: n.Member) -> Any:
+    def visit_member(self, e: n.Member, ctx: None = None) -> Any:
         x = self.ev(e.element)
         inside = x in _members(self.ev(e.collection))
         return not inside if e.negated else inside
 
-    def _e_Index(self, e: n.Index) -> Any:
+    def visit_index(self, e: n.Index, ctx: None = None) -> Any:
         base = e.base
         if isinstance(base, n.Name) and not base.primed and base.id in self.families and base.id not in self.env:
             j = self.ev(e.index)
@@ -348,7 +349,7 @@ class Interpreter:
         return b[j]
 
     # -- calls ------------------------------------------------------------------------------------------
-    def _e_Call(self, e: n.Call) -> Any:
+    def visit_call(self, e: n.Call, ctx: None = None) -> Any:
         if e.func in BUILTIN_ARITY:
             return getattr(self, "_b_" + e.func)(e)
         if TAG_PATTERN.fullmatch(e.func):
@@ -439,7 +440,7 @@ class Interpreter:
         tag = e.args[1].id
         return sum(1 for x in self.ev(e.args[0]) if x.name == tag)
 
-    def _e_Comprehension(self, e: n.Comprehension) -> Any:
+    def visit_comprehension(self, e: n.Comprehension, ctx: None = None) -> Any:
         assert e.domain is not None, "resolution makes every comprehension's domain explicit"
         domain = _members(self.ev(e.domain))
         excluded = _members(self.ev(e.excluded)) if e.excluded is not None else ()

@@ -30,6 +30,7 @@ from ..limits import MAX_ARRAY_CELLS, MAX_LIST_NESTING, MAX_LOOP_ITERATIONS
 from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism, walk, walk_statements
 from ..types import BOOL, INT, REAL, ListType, Type
 from ..unparse import unparse
+from ..visitor import ExprVisitor, StmtVisitor
 from .errors import RunError, fail
 from .noise import draw_block_values, parameter_checks, sanitize
 from .trees import (
@@ -270,7 +271,7 @@ class VectorRun:
     errors: dict[int, RunError] = field(default_factory=dict)
 
 
-class Machine:
+class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarray | None']):
     """Evaluates statements and expressions of one mechanism for n lanes."""
 
     MAX_KEPT_ERRORS = 1000
@@ -362,7 +363,7 @@ class Machine:
             m = self._cur(mask)
             if m is not None and not m.any():
                 return
-            getattr(self, "_s_" + type(s).__name__)(s, m)
+            s.accept(self, m)
 
     def assign(self, name: str, value: Tree, m: np.ndarray | None) -> None:
         old = self.env.get(name)
@@ -396,7 +397,7 @@ class Machine:
         if max((x.ndim for v in items for x in leaves(v)), default=1) > MAX_LIST_NESTING:
             raise fail("list-too-deep", span, limit=MAX_LIST_NESTING)
 
-    def _s_Assign(self, s: n.Assign, m: np.ndarray | None) -> None:
+    def visit_assign(self, s: n.Assign, m: np.ndarray | None) -> None:
         value = self.ev(s.value, m)
         if s.index is None:
             self.assign(s.target, value, m)
@@ -427,7 +428,7 @@ class Machine:
             else:
                 del self.undefined[s.target]
 
-    def _s_Sample(self, s: n.Sample, m: np.ndarray | None) -> None:
+    def visit_sample(self, s: n.Sample, m: np.ndarray | None) -> None:
         index, site = self.sites[s.var]
         given = [np.asarray(self.ev(a, m).a, dtype=np.float64) for a in s.args]
         params = site.distribution.full_params(given)
@@ -452,7 +453,7 @@ class Machine:
         self.records[s.var].record(member, values, live, params)
         self.assign(s.var, Num(values), m)
 
-    def _s_If(self, s: n.If, m: np.ndarray | None) -> None:
+    def visit_if(self, s: n.If, m: np.ndarray | None) -> None:
         c = self.ev(s.condition, m).a
         if c.shape[0] == 1:
             self.exec_block(s.then if c[0] else s.orelse, m)
@@ -465,7 +466,7 @@ class Machine:
             if other.any():
                 self.exec_block(s.orelse, other)
 
-    def _s_For(self, s: n.For, m: np.ndarray | None) -> None:
+    def visit_for(self, s: n.For, m: np.ndarray | None) -> None:
         lo, hi = self.ev(s.lo, m).a, self.ev(s.hi, m).a
         live = self.live(m)
         if lo.shape[0] == 1 and hi.shape[0] == 1:
@@ -511,24 +512,24 @@ class Machine:
             self.env.pop(s.var, None)
             self.loop_stop.pop(s.var, None)
 
-    def _s_Break(self, s: n.Break, m: np.ndarray | None) -> None:
+    def visit_break(self, s: n.Break, m: np.ndarray | None) -> None:
         loop = self.loops[-1]
         if m is None:
             loop.broken = np.ones(self.n, dtype=bool)
         else:
             loop.broken = m.copy() if loop.broken is None else loop.broken | m
 
-    def _s_Output(self, s: n.Output, m: np.ndarray | None) -> None:
+    def visit_output(self, s: n.Output, m: np.ndarray | None) -> None:
         value = self.ev(s.value, m)
         self.check_cells(int(self.out.length.max()) + 1, s.span)
         self.out = list_set(self.out, self.out.length, value, m, self.n, self.out_hint, fresh=True)
 
-    def _s_While(self, s: n.While, m: np.ndarray | None) -> None:
+    def visit_while(self, s: n.While, m: np.ndarray | None) -> None:
         raise AssertionError("`while` is rejected by resolution")
 
     # -- expressions -------------------------------------------------------------------------------
     def ev(self, e: n.Expr, m: np.ndarray | None) -> Tree:
-        return getattr(self, "_e_" + type(e).__name__)(e, m)
+        return e.accept(self, m)
 
     def borrow(self, e: n.Expr, m: np.ndarray | None) -> Tree:
         """Evaluate e for reading only: a list variable keeps its exclusive (update-in-place) flag."""
@@ -546,15 +547,15 @@ class Machine:
             lanes_, code = entry
             self.check(lanes_, m, code, span, lambda k: dict(name=name))
 
-    def _e_Number(self, e: n.Number, m) -> Tree:
+    def visit_number(self, e: n.Number, m: np.ndarray | None) -> Tree:
         if e.is_integer:
             return Num(uniform(int(e.value), INT64))
         return Num(uniform(float(e.value), np.float64))
 
-    def _e_BoolLit(self, e: n.BoolLit, m) -> Tree:
+    def visit_bool_lit(self, e: n.BoolLit, m: np.ndarray | None) -> Tree:
         return Num(uniform(e.value, np.bool_))
 
-    def _e_Name(self, e: n.Name, m) -> Tree:
+    def visit_name(self, e: n.Name, m: np.ndarray | None) -> Tree:
         key = e.text
         if key in self.env:
             self._check_defined(key, e.span, m)
@@ -570,13 +571,13 @@ class Machine:
             return TagV(uniform(self.tags[key], TAG_CODE), {})
         raise AssertionError(f"unbound name {key} at {e.span}")
 
-    def _e_Range(self, e: n.Range, m) -> Tree:
+    def visit_range(self, e: n.Range, m: np.ndarray | None) -> Tree:
         return RangeV(self.num(e.lo, m), self.num(e.hi, m))
 
-    def _e_TupleLit(self, e: n.TupleLit, m) -> Tree:
+    def visit_tuple_lit(self, e: n.TupleLit, m: np.ndarray | None) -> Tree:
         return Tup(tuple(self.ev(x, m) for x in e.items))
 
-    def _e_ListLit(self, e: n.ListLit, m) -> Tree:
+    def visit_list_lit(self, e: n.ListLit, m: np.ndarray | None) -> Tree:
         values = [self.ev(x, m) for x in e.items]
         if not values:
             return ListV(None, uniform(0, INT64))
@@ -591,14 +592,14 @@ class Machine:
         elem = tmap(lambda *xs: np.stack([np.broadcast_to(x, (width,) + x.shape[1:]) for x in xs], axis=1), *values)
         return ListV(elem, uniform(len(values), INT64))
 
-    def _e_Unary(self, e: n.Unary, m) -> Tree:
+    def visit_unary(self, e: n.Unary, m: np.ndarray | None) -> Tree:
         x = self.num(e.operand, m)
         if e.op != "not" and x.dtype.kind in "iu":
             self.check(x == np.iinfo(np.int64).min, m, "integer-overflow", e.span, lambda k: dict(
                 detail=f"`{unparse(e)}` of {_fmt(_at(x, k))} is outside the 64-bit range"))
         return Num(~x if e.op == "not" else -x)
 
-    def _e_Binary(self, e: n.Binary, m) -> Tree:
+    def visit_binary(self, e: n.Binary, m: np.ndarray | None) -> Tree:
         a, b = self.num(e.left, m), self.num(e.right, m)
         if e.op in n.RING_OPERATIONS:
             if a.dtype.kind in "iu" and b.dtype.kind in "iu":
@@ -620,7 +621,7 @@ class Machine:
             detail=f"a negative base {_fmt(_at(fa, k))} needs a whole exponent, not {_fmt(_at(fb, k))}"))
         return Num(np.power(fa, fb))
 
-    def _e_Compare(self, e: n.Compare, m) -> Tree:
+    def visit_compare(self, e: n.Compare, m: np.ndarray | None) -> Tree:
         left = self.borrow(e.operands[0], m)
         result = None
         for op, right_e in zip(e.ops, e.operands[1:]):
@@ -636,7 +637,7 @@ class Machine:
         assert result is not None, "a comparison has an operator"
         return Num(result)
 
-    def _e_BoolOp(self, e: n.BoolOp, m) -> Tree:
+    def visit_bool_op(self, e: n.BoolOp, m: np.ndarray | None) -> Tree:
         a = self.num(e.left, m)
         if a.shape[0] == 1:
             if (e.op == "and") != bool(a[0]):
@@ -645,7 +646,7 @@ class Machine:
         b = self.num(e.right, _and(m, a if e.op == "and" else ~a))
         return Num(a & b if e.op == "and" else a | b)
 
-    def _e_Conditional(self, e: n.Conditional, m) -> Tree:
+    def visit_conditional(self, e: n.Conditional, m: np.ndarray | None) -> Tree:
         c = self.num(e.condition, m)
         if c.shape[0] == 1:
             return self.ev(e.then if c[0] else e.orelse, m)
@@ -658,11 +659,11 @@ class Machine:
             return self.ev(e.then, m)
         return where(c, self.ev(e.then, then_m), self.ev(e.orelse, else_m))
 
-    def _e_TagTest(self, e: n.TagTest, m) -> Tree:
+    def visit_tag_test(self, e: n.TagTest, m: np.ndarray | None) -> Tree:
         v = self.borrow(e.value, m)
         return Num(v.code == self.tags[e.tag])
 
-    def _e_Member(self, e: n.Member, m) -> Tree:
+    def visit_member(self, e: n.Member, m: np.ndarray | None) -> Tree:
         x = self.num(e.element, m)
         inside = self.contains(self.borrow(e.collection, m), x)
         return Num(~inside if e.negated else inside)
@@ -704,7 +705,7 @@ class Machine:
         mask[rows, values[rows, cols] - lo] = True
         return SetV(mask, lo)
 
-    def _e_Index(self, e: n.Index, m) -> Tree:
+    def visit_index(self, e: n.Index, m: np.ndarray | None) -> Tree:
         base = e.base
         if isinstance(base, n.Name) and not base.primed and base.id in self.families and base.id not in self.env:
             return self.family_member(base.id, e, m)
@@ -741,7 +742,7 @@ class Machine:
         return Num(rec.values[np.arange(self.n), safe])
 
     # -- calls ---------------------------------------------------------------------------------------
-    def _e_Call(self, e: n.Call, m) -> Tree:
+    def visit_call(self, e: n.Call, m: np.ndarray | None) -> Tree:
         if e.func in BUILTIN_ARITY:
             return getattr(self, "_b_" + e.func)(e, m)
         if TAG_PATTERN.fullmatch(e.func):
@@ -904,7 +905,7 @@ class Machine:
         for v in range(int(lo_b[sel].min()), int(hi_b[sel].max())):
             yield v, None if uniform_bounds else (lo <= v) & (v < hi)
 
-    def _e_Comprehension(self, e: n.Comprehension, m) -> Tree:
+    def visit_comprehension(self, e: n.Comprehension, m: np.ndarray | None) -> Tree:
         excluded = self.borrow(e.excluded, m) if e.excluded is not None else None
         f = e.func
         acc: Any = None
