@@ -13,6 +13,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from . import nodes as n
+from .visitor import ExprVisitor
 
 # Binding strength of each construct; larger binds tighter (mirrors grammar.lark).
 _TERNARY, _OR, _AND, _NOT, _COMPARE, _SUM, _PRODUCT, _UNARY, _POWER, _POSTFIX = range(10)
@@ -66,73 +67,90 @@ def _wrap(e: n.Expr, strength: int, number: NumberFormat = format_number) -> str
 def _unparse(e: n.Expr, number: NumberFormat = format_number) -> tuple[str, int]:
     """The text of `e` and its binding strength; `number` prints literals (`format_number` for reports,
     `exact_number` for files that are read back)."""
+    return e.accept(_UNPARSER, number)
 
-    def text(x: n.Expr) -> str:
-        return _unparse(x, number)[0]
 
-    def wrap(x: n.Expr, strength: int) -> str:
-        return _wrap(x, strength, number)
+class _Unparser(ExprVisitor[tuple[str, int], NumberFormat]):
+    """Each node's text and binding strength; the context is how numbers print."""
 
-    if isinstance(e, n.Number):
+    def visit_number(self, e: n.Number, number: NumberFormat, /) -> tuple[str, int]:
         literal = number(e.value, e.is_integer)
         return (literal, _UNARY) if e.value < 0 else (literal, _POSTFIX)
-    if isinstance(e, n.BoolLit):
+
+    def visit_bool_lit(self, e: n.BoolLit, number: NumberFormat, /) -> tuple[str, int]:
         return ("true" if e.value else "false"), _POSTFIX
-    if isinstance(e, n.Name):
+
+    def visit_name(self, e: n.Name, number: NumberFormat, /) -> tuple[str, int]:
         return e.text, _POSTFIX
-    if isinstance(e, n.Call):
-        return f"{e.func}({', '.join(text(a) for a in e.args)})", _POSTFIX
-    if isinstance(e, n.Comprehension):
+
+    def visit_call(self, e: n.Call, number: NumberFormat, /) -> tuple[str, int]:
+        return f"{e.func}({', '.join(_unparse(a, number)[0] for a in e.args)})", _POSTFIX
+
+    def visit_comprehension(self, e: n.Comprehension, number: NumberFormat, /) -> tuple[str, int]:
         # Written as the parser reads it: `v in D if filters: body`, or `v not in S: body` with no universe.
-        filters = [wrap(e.condition, _AND + 1)] if e.condition is not None else []
+        filters = [_wrap(e.condition, _AND + 1, number)] if e.condition is not None else []
         if e.excluded is not None:
-            excluded = f"{e.var} not in {wrap(e.excluded, _SUM)}"
+            excluded = f"{e.var} not in {_wrap(e.excluded, _SUM, number)}"
             if e.domain is None:
                 head = excluded
             else:
-                head = f"{e.var} in {text(e.domain)}"
+                head = f"{e.var} in {_unparse(e.domain, number)[0]}"
                 filters.insert(0, excluded)
         else:
-            head = f"{e.var} in {text(e.domain)}" if e.domain is not None else e.var
+            head = f"{e.var} in {_unparse(e.domain, number)[0]}" if e.domain is not None else e.var
         cond = f" if {' and '.join(filters)}" if filters else ""
-        return f"{e.func}({head}{cond}: {text(e.body)})", _POSTFIX
-    if isinstance(e, n.Range):
-        return f"{wrap(e.lo, _SUM)} .. {wrap(e.hi, _SUM)}", _COMPARE
-    if isinstance(e, n.Binary):
+        return f"{e.func}({head}{cond}: {_unparse(e.body, number)[0]})", _POSTFIX
+
+    def visit_range(self, e: n.Range, number: NumberFormat, /) -> tuple[str, int]:
+        return f"{_wrap(e.lo, _SUM, number)} .. {_wrap(e.hi, _SUM, number)}", _COMPARE
+
+    def visit_binary(self, e: n.Binary, number: NumberFormat, /) -> tuple[str, int]:
         if e.op == "^":
-            return f"{wrap(e.left, _POSTFIX)}^{wrap(e.right, _UNARY)}", _POWER
+            return f"{_wrap(e.left, _POSTFIX, number)}^{_wrap(e.right, _UNARY, number)}", _POWER
         level = _SUM if e.op in "+-" else _PRODUCT
         right_level = level + 1  # left-associative: a - (b - c) keeps its parentheses
-        return f"{wrap(e.left, level)} {e.op} {wrap(e.right, right_level)}", level
-    if isinstance(e, n.Unary):
+        return f"{_wrap(e.left, level, number)} {e.op} {_wrap(e.right, right_level, number)}", level
+
+    def visit_unary(self, e: n.Unary, number: NumberFormat, /) -> tuple[str, int]:
         if e.op == "not":
-            return f"not {wrap(e.operand, _NOT)}", _NOT
-        return f"-{wrap(e.operand, _UNARY)}", _UNARY
-    if isinstance(e, n.Compare):
-        parts = [wrap(e.operands[0], _SUM)]
+            return f"not {_wrap(e.operand, _NOT, number)}", _NOT
+        return f"-{_wrap(e.operand, _UNARY, number)}", _UNARY
+
+    def visit_compare(self, e: n.Compare, number: NumberFormat, /) -> tuple[str, int]:
+        parts = [_wrap(e.operands[0], _SUM, number)]
         for op, operand in zip(e.ops, e.operands[1:]):
-            parts += [op, wrap(operand, _SUM)]
+            parts += [op, _wrap(operand, _SUM, number)]
         return " ".join(parts), _COMPARE
-    if isinstance(e, n.BoolOp):
+
+    def visit_bool_op(self, e: n.BoolOp, number: NumberFormat, /) -> tuple[str, int]:
         level = _OR if e.op == "or" else _AND
-        return f"{wrap(e.left, level)} {e.op} {wrap(e.right, level + 1)}", level
-    if isinstance(e, n.Member):
+        return f"{_wrap(e.left, level, number)} {e.op} {_wrap(e.right, level + 1, number)}", level
+
+    def visit_member(self, e: n.Member, number: NumberFormat, /) -> tuple[str, int]:
         op = "not in" if e.negated else "in"
-        collection = text(e.collection) if isinstance(e.collection, n.Range) else wrap(e.collection, _SUM)
-        return f"{wrap(e.element, _SUM)} {op} {collection}", _COMPARE
-    if isinstance(e, n.TagTest):
-        return f"{wrap(e.value, _SUM)} is {e.tag}", _COMPARE
-    if isinstance(e, n.Conditional):
-        return (f"{wrap(e.condition, _OR)} ? {wrap(e.then, _TERNARY)} : {wrap(e.orelse, _TERNARY)}",
-                _TERNARY)
-    if isinstance(e, n.Index):
-        return f"{wrap(e.base, _POSTFIX)}[{text(e.index)}]", _POSTFIX
-    if isinstance(e, n.TupleLit):
-        inner = ", ".join(text(i) for i in e.items)
+        collection = _unparse(e.collection, number)[0] if isinstance(e.collection, n.Range) else \
+            _wrap(e.collection, _SUM, number)
+        return f"{_wrap(e.element, _SUM, number)} {op} {collection}", _COMPARE
+
+    def visit_tag_test(self, e: n.TagTest, number: NumberFormat, /) -> tuple[str, int]:
+        return f"{_wrap(e.value, _SUM, number)} is {e.tag}", _COMPARE
+
+    def visit_conditional(self, e: n.Conditional, number: NumberFormat, /) -> tuple[str, int]:
+        return (f"{_wrap(e.condition, _OR, number)} ? {_wrap(e.then, _TERNARY, number)} : "
+                f"{_wrap(e.orelse, _TERNARY, number)}", _TERNARY)
+
+    def visit_index(self, e: n.Index, number: NumberFormat, /) -> tuple[str, int]:
+        return f"{_wrap(e.base, _POSTFIX, number)}[{_unparse(e.index, number)[0]}]", _POSTFIX
+
+    def visit_tuple_lit(self, e: n.TupleLit, number: NumberFormat, /) -> tuple[str, int]:
+        inner = ", ".join(_unparse(i, number)[0] for i in e.items)
         return f"({inner}{',' if len(e.items) == 1 else ''})", _POSTFIX
-    if isinstance(e, n.ListLit):
-        return "[" + ", ".join(text(i) for i in e.items) + "]", _POSTFIX
-    raise TypeError(f"unparse: unexpected node {type(e).__name__} (this is probably a bug in align)")
+
+    def visit_list_lit(self, e: n.ListLit, number: NumberFormat, /) -> tuple[str, int]:
+        return "[" + ", ".join(_unparse(i, number)[0] for i in e.items) + "]", _POSTFIX
+
+
+_UNPARSER = _Unparser()
 
 
 # ------------------------------------------------------------------------------------------ whole files
