@@ -2,9 +2,9 @@
 
 `AlignLexer` colours every token that grammar.lark accepts; nothing the grammar accepts is lexed as
 `Token.Error` (tests/test_lexer.py checks this on every spec and on random token soups). The distribution
-names come from the registry (`distributions.DISTRIBUTIONS`, which loads numpy but not sympy); the other
-word lists are written out here, so that highlighting never loads lark or sympy, and the tests keep them
-equal to the grammar's keywords and the builtins of `resolve.py`.
+names come from the registry (`distributions.DISTRIBUTIONS`), the builtins and reserved names from the
+resolver's tables (neither loads lark or sympy); the keywords are written out here, and the tests keep them
+equal to the grammar's.
 
     pygmentize -l align specs/freegap/alg2_svt_gap.dp          # once the entry point is installed
     pygmentize -x -l align/lexer.py:AlignLexer FILE.dp          # without it
@@ -18,6 +18,8 @@ from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, Whitespace
 
 from .distributions import DISTRIBUTIONS
+from .resolve import BUILTIN_ARITY, COMPREHENSIONS
+from .resolve import RESERVED as RESERVED_NAMES
 
 __all__ = ["AlignLexer"]
 
@@ -30,10 +32,10 @@ WORD_OPERATORS = ("and", "or", "not", "in", "is")
 CONSTANTS = ("true", "false")
 TYPES = ("real", "int", "bool")
 DISTRIBUTION_NAMES = tuple(DISTRIBUTIONS)
-BUILTINS = ("len", "abs", "min", "max", "argmax", "argmin", "sqrt", "exp", "ln", "normal_cdf", "normal_pdf",
-            "top_k_with_gaps", "top_k", "indices", "count", "sum", "all", "any")
-"""Builtin functions and comprehensions (`sum` is a builtin when called, a keyword in `adjacent sum |...|`)."""
-RESERVED = ("out", "aligned_cost")
+BUILTINS = tuple(sorted(set(BUILTIN_ARITY) | COMPREHENSIONS))
+"""Builtin functions and comprehensions, from the resolver's tables (`sum` is a builtin when called, a keyword
+in `adjacent sum |...|`)."""
+RESERVED = tuple(sorted(RESERVED_NAMES))
 """Names the language defines: the output sequence and, in invariants, the aligned run's cost so far."""
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
