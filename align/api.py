@@ -39,7 +39,7 @@ def _api(function: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
-        except (SpecError, InternalError, KeyboardInterrupt):
+        except (SpecError, InternalError):
             raise
         except Exception as error:  # re-raised as what it is: a bug
             raise InternalError(f"{type(error).__name__}: {error} (this is probably a bug in align; please "
@@ -68,9 +68,6 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
            timeout: float | None = None) -> MechanismVerdict:
     """Discharge every obligation (`align verify`): each obligation's verdict and the status of the whole
     (refuted < unknown < bounded < proved; bounded is not a proof)."""
-    from dataclasses import replace
-
-    from .checker.solver import Limits
     from .checker.verify import Options
     from .diagnostics import diag
     from .limits import MAX_BOUNDED_LENGTH
@@ -79,12 +76,7 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
     if max_length is not None and not 1 <= max_length <= MAX_BOUNDED_LENGTH:
         raise SpecError([diag("usage", None, message=f"max_length must be between 1 and {MAX_BOUNDED_LENGTH}")])
     _, mech = _path_and_mechanism(spec, mechanism)
-    options = Options()
-    if max_length is not None:
-        options = replace(options, max_length=max_length)
-    if timeout is not None:
-        options = replace(options, limits=Limits(timeout_ms=max(1, int(timeout * 1000))))
-    return verify_mechanism(mech, options)
+    return verify_mechanism(mech, Options.of(max_length, timeout))
 
 
 @_api

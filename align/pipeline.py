@@ -57,10 +57,6 @@ class Loaded:
     spec: ResolvedSpec | None
     diagnostics: tuple[Diagnostic, ...] = ()
 
-    @property
-    def ok(self) -> bool:
-        return self.spec is not None
-
 
 def load_file(path: str) -> Loaded:
     """Like `load`, but a spec error is returned (with the source, for carets), not raised."""
@@ -95,5 +91,5 @@ def verify(mech: ResolvedMechanism, options: Options | None = None) -> Mechanism
     from .checker.verify import Options, overall_scope, overall_status, verify_mechanism
     from .results import MechanismVerdict
 
-    verdicts = tuple(verify_mechanism(mech, options or Options()))
-    return MechanismVerdict(mech, verdicts, overall_status(list(verdicts)), overall_scope(list(verdicts)))
+    verdicts = verify_mechanism(mech, options or Options())
+    return MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .counterexample import Counterexample
     from .interp.runner import Summary
     from .interp.scalar import ScalarAlignment, ScalarRun
-    from .obligations import Obligation
+    from .obligations import Obligation, ObligationId
     from .resolve import ResolvedMechanism
     from .span import Source
     from .stats.lrtest import Result
@@ -77,6 +77,13 @@ class MechanismVerdict:
     @property
     def exit_code(self) -> ExitCode:
         return exit_code(self.status, accept_bounded=False)
+
+    @property
+    def counterexample(self) -> Counterexample | None:
+        """The first refutation's counterexample that gives the inputs (what `--counterexample` writes and
+        `--confirm` tests); None when nothing is refuted with one."""
+        return next((v.counterexample for v in self.verdicts if v.status == Status.REFUTED
+                     and v.counterexample is not None and v.counterexample.args), None)
 
 
 def exit_code(status: Status, accept_bounded: bool) -> ExitCode:
@@ -192,8 +199,10 @@ class Replay:
     """The run on D' with φ(H); None when it stopped with `aligned_error`."""
     aligned_error: Diagnostic | None = None
     output_match: bool = False
-    failures: tuple[str, ...] = ()
-    """The obligations this H breaks (C2, C3, C4a, C4c, C4d), in the order found."""
+    failures: tuple[ObligationId, ...] = ()
+    """The obligations this H breaks (C0, C2, C3, C4a, C4c, C4d), in the order found."""
+    different_density: str | None = None
+    """C0: a value drawn in both runs with other parameters, described (None: every shared draw agrees)."""
 
     @property
     def cost_ok(self) -> bool:

@@ -25,37 +25,32 @@ class Confirmation:
 
 def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
     """Whether the interpreter's replay of a checker counterexample breaks the obligation it refutes."""
-    from ..interp.replay import DENSITY_CODES, different_density
+    from ..interp.replay import DENSITY_CODES
     from ..interp.replay import replay as replay_run
 
     obligation = ObligationId(cex.obligation)
     if not KINDS[obligation].replayed:
         return Confirmation(False, f"{obligation}'s counterexample is not one execution; not replayed")
     try:
-        neighbour = dict(cex.neighbour) if cex.neighbour or any(not p.public for p in mech.params) else {}
-        try:
-            result = replay_run(mech, cex.spec, dict(cex.args), dict(cex.noise), neighbour)
-        except SpecError as error:
-            codes = {d.code for d in error.diagnostics}
-            messages = "; ".join(d.message for d in error.diagnostics)
-            if obligation == ObligationId.C0 and codes & DENSITY_CODES:
-                return Confirmation(True, "the run on D stops: " + messages)
-            # C4a includes that φ is defined on the run's output: an alignment that reads `out` past its end
-            # has no value there
-            if obligation == ObligationId.C4A and "index-out-of-range" in codes:
-                return Confirmation(True, "the alignment cannot be evaluated on this output: " + messages)
-            return Confirmation(False, "replay failed: " + messages)
+        result = replay_run(mech, cex.spec, dict(cex.args), dict(cex.noise), dict(cex.neighbour))
     except SpecError as error:
-        return Confirmation(False, "replay failed: " + "; ".join(d.message for d in error.diagnostics))
+        codes = {d.code for d in error.diagnostics}
+        messages = "; ".join(d.message for d in error.diagnostics)
+        if obligation == ObligationId.C0 and codes & DENSITY_CODES:
+            return Confirmation(True, "the run on D stops: " + messages)
+        # C4a includes that φ is defined on the run's output: an alignment that reads `out` past its end
+        # has no value there
+        if obligation == ObligationId.C4A and "index-out-of-range" in codes:
+            return Confirmation(True, "the alignment cannot be evaluated on this output: " + messages)
+        return Confirmation(False, "replay failed: " + messages)
     confirmed = obligation in result.failures
     alignment = result.alignment
     assert alignment is not None, "a replay with a neighbour applies the alignment"
     if obligation == ObligationId.C0:
         if result.aligned_error is not None:
             return Confirmation(confirmed, "the aligned run on D' stops: " + result.aligned_error.message)
-        assert result.aligned_run is not None
-        detail = different_density(result.run, result.aligned_run)
-        return Confirmation(confirmed, detail or "the parameters agree in the interpreter's floating-point runs")
+        return Confirmation(confirmed, result.different_density or
+                            "the parameters agree in the interpreter's floating-point runs")
     if obligation == ObligationId.C4A:
         if result.aligned_run is None:
             assert result.aligned_error is not None

@@ -74,12 +74,13 @@ def aligned_in_support(d: Draw, psi: z3.ArithRef, dist: Any) -> list[tuple[z3.Bo
     own parameters, and ψ whole where the distribution needs it; each with the text of its failure."""
     conditions = []
     support = dist.values
-    # terms are built only where a bound needs them: every new z3 term can change the models z3 finds later
-    # in the same context (the notes that show one model would change with them)
-    aligned = _real(d.value) + _real(psi) if support.lower is not None or support.upper is not None else None
+    # terms are built only where a bound needs them: a term created in the encoding context changes the ids,
+    # hence the order, of later simplified terms, and so the queries z3 sees and the models it picks
     params = [_real(a) for a in d.args] if any(isinstance(b, Param) for b in (support.lower, support.upper)) else []
-    for bound, op in support.bounds(params, constant=zt.RealVal):
-        assert aligned is not None
+    bounds = support.bounds(params, constant=zt.RealVal)
+    aligned = _real(d.value) + _real(psi) if bounds else None
+    for bound, op in bounds:
+        assert aligned is not None, "built above whenever there is a bound"
         if op.startswith(">"):
             zero = z3.is_rational_value(bound) and bound.as_fraction() == 0
             why = "is negative" if zero and op == ">=" else f"is below the support {dist.support}"

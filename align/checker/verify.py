@@ -71,6 +71,12 @@ class Options:
     `align test` takes from the checker (stats/lrtest.checker_pairs). Not for verdicts: an alignment that
     breaks already at D = D' is refuted all the same."""
 
+    @staticmethod
+    def of(max_length: int | None = None, timeout: float | None = None) -> Options:
+        """Options as the command line and the API take them: the timeout in seconds (at least 1 ms)."""
+        return Options(max_length=DEFAULT_MAX_LENGTH if max_length is None else max_length,
+                       limits=Limits() if timeout is None else Limits(timeout_ms=max(1, int(timeout * 1000))))
+
 
 @dataclass(frozen=True)
 class Coverage:

@@ -71,7 +71,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             result = replay(mech, args.file, raw_args, noise, raw_neighbour if args.aligned else None)
             renderer.replay(result)
             return result.exit_code
-        values = prepare_arguments(mech, _pairs(args.arg, "--arg"))
+        values = prepare_arguments(mech, read_pairs(args.arg, "--arg"))
         renderer.samples(SampleRun(args.file, mech, values, args.samples, args.seed,
                                    args.chunk_size or DEFAULT_CHUNK))
         return ExitCode.OK
@@ -101,7 +101,7 @@ def _check_usage(args: Any) -> None:
         raise UsageError("--neighbour is used by --aligned and --check-alignment")
 
 
-def _pairs(items: list[str], option: str) -> dict[str, Any]:
+def read_pairs(items: list[str], option: str) -> dict[str, Any]:
     """`--arg NAME=VALUE` options as a dict (values read without eval: `interp.values.read_value_text`)."""
     from ..interp.values import read_value_text
 
@@ -146,9 +146,9 @@ def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict
         else:
             raise SpecError([diag("counterexample-format", None, path=args.noise_file,
                                   reason="expected a JSON object")])
-    raw_args.update(_pairs(args.arg, "--arg"))
-    raw_neighbour.update(_pairs(args.neighbour, "--neighbour"))
-    noise.update(_pairs(args.noise, "--noise"))
+    raw_args.update(read_pairs(args.arg, "--arg"))
+    raw_neighbour.update(read_pairs(args.neighbour, "--neighbour"))
+    noise.update(read_pairs(args.noise, "--noise"))
     return raw_args, raw_neighbour, noise
 
 
@@ -159,12 +159,10 @@ def _check_alignment(mech: ResolvedMechanism, args: Any, renderer: Renderer) -> 
     from ..counterexample import save
     from ..interp.alignment import check_alignment
     from ..interp.runner import DEFAULT_CHUNK, prepare_arguments, prepare_neighbour
-    from ..render.json import JsonRenderer
-
     if mech.alignment is None:
         raise SpecError([diag("no-alignment", mech.node.name_span, mechanism=mech.name, what="--check-alignment")])
-    values = prepare_arguments(mech, _pairs(args.arg, "--arg"))
-    neighbour = prepare_neighbour(mech, values, _pairs(args.neighbour, "--neighbour"))
+    values = prepare_arguments(mech, read_pairs(args.arg, "--arg"))
+    neighbour = prepare_neighbour(mech, values, read_pairs(args.neighbour, "--neighbour"))
     report = check_alignment(mech, values, neighbour, args.samples, args.seed, args.chunk_size or DEFAULT_CHUNK,
                              spec=args.file)
     write_error: SpecError | None = None
@@ -174,7 +172,7 @@ def _check_alignment(mech: ResolvedMechanism, args: Any, renderer: Renderer) -> 
         except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
             reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
             write_error = SpecError([diag("write-error", None, path=args.counterexample_out, reason=reason)])
-            if isinstance(renderer, JsonRenderer):  # one JSON document on stdout: the error's
+            if renderer.one_document:  # one document on stdout: the error's
                 raise write_error from None
     renderer.alignment_check(args.file, mech, report, args.counterexample_out if write_error is None else None)
     if write_error is not None:  # the report is out; the file the user asked for is not: exit 2, not 1

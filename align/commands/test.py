@@ -63,7 +63,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..pipeline import read, resolve_source, select
     from ..results import TestReport
     from ..stats.lrtest import Pair, counterexample_pair, search
-    from .run import _pairs
+    from .run import read_pairs
 
     if args.length < 1 or args.samples < 1 or args.jobs < 1:
         raise UsageError("--length, --samples and --jobs must be at least 1")
@@ -79,8 +79,8 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                 raise SpecError([diag("plot-needs-matplotlib", None)])
         source = read(args.file)
         mech = select(resolve_source(source), args.mechanism, args.file)
-        given = _pairs(args.arg, "--arg")
-        neighbour = _pairs(args.neighbour, "--neighbour")
+        given = read_pairs(args.arg, "--arg")
+        neighbour = read_pairs(args.neighbour, "--neighbour")
         private = {p.name for p in mech.params if not p.public}
         public = {k: v for k, v in given.items() if k not in private}
         d = {k: v for k, v in given.items() if k in private}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING
 
 from ..diagnostics import ExitCode, SpecError, diag
@@ -12,7 +11,6 @@ from ..render import Renderer
 from . import UsageError
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedMechanism
     from ..results import Confirmation, MechanismVerdict
 
 DESCRIPTION = ("Discharge every obligation of each mechanism with z3 and sympy, with the parameters symbolic as "
@@ -45,15 +43,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from dataclasses import replace
 
-    from ..checker.solver import Limits
     from ..checker.verify import Options
+    from ..counterexample import save
     from ..pipeline import load_file, verify
     from ..results import FileResult, VerifyReport
     from ..status import Status
 
     if not 1 <= args.max_length <= MAX_BOUNDED_LENGTH:
         raise UsageError(f"--max-length must be between 1 and {MAX_BOUNDED_LENGTH}")
-    options = Options(max_length=args.max_length, limits=Limits(timeout_ms=max(1, int(args.timeout * 1000))))
+    options = Options.of(args.max_length, args.timeout)
     files = []
     first_counterexample = None
     for path in args.files:
@@ -65,11 +63,9 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             for mech in loaded.spec.mechanisms:
                 result = verify(mech, options)
                 if first_counterexample is None:
-                    first_counterexample = next((v.counterexample for v in result.verdicts if v.status == "refuted"
-                                                 and v.counterexample is not None and v.counterexample.args),
-                                                None)
+                    first_counterexample = result.counterexample
                 if args.confirm and result.status == Status.REFUTED:
-                    result = replace(result, confirmation=confirm(path, mech, result, args.confirm_samples))
+                    result = replace(result, confirmation=confirm(result, args.confirm_samples))
                 results.append(result)
             file = FileResult(path, loaded.source, verified=tuple(results))
         renderer.verified_file(file)
@@ -80,9 +76,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             renderer.stderr.write(f"align: no counterexample to write to {args.counterexample}\n")
         else:
             try:
-                with open(args.counterexample, "w", encoding="utf-8") as handle:
-                    json.dump(first_counterexample.to_json(), handle, indent=2)
-                    handle.write("\n")
+                save(first_counterexample, args.counterexample)
             except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
                 reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
                 from ..render.common import Style, diagnostic_line
@@ -93,13 +87,12 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     return code
 
 
-def confirm(path: str, mech: ResolvedMechanism, result: MechanismVerdict, samples: int) -> Confirmation:
+def confirm(result: MechanismVerdict, samples: int) -> Confirmation:
     """`align verify --confirm`: run the likelihood-ratio test on a refuted obligation's counterexample pair."""
     from ..results import Confirmation
     from ..stats.lrtest import counterexample_pair, search
 
-    cex = next((v.counterexample for v in result.verdicts if v.status == "refuted"
-                and v.counterexample is not None and v.counterexample.args), None)
+    mech, cex = result.mechanism, result.counterexample
     if cex is None:
         return Confirmation(None, "no counterexample pair to test")
     public, pair = counterexample_pair(mech, cex)

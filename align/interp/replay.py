@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..obligations import ObligationId, close
+from ..obligations import ObligationId, close, cost_within_claim
 from ..resolve import ResolvedMechanism
 from ..results import Replay
 from .errors import RunError
@@ -25,6 +25,7 @@ def replay(mech: ResolvedMechanism, path: str, raw_args: dict[str, Any], noise: 
     """One execution on D with the noise H; with the private parameters' values on D', also φ(H) (the
     identity for a mechanism without an alignment) and the run on D' with it, and the obligations this H
     breaks. Arguments are checked (`requires`, adjacency); a run on D that stops raises its `RunError`."""
+    from .alignment import magnitude
     from .runner import prepare_arguments, prepare_neighbour
     from .scalar import Interpreter, NoiseValues, align
 
@@ -34,8 +35,7 @@ def replay(mech: ResolvedMechanism, path: str, raw_args: dict[str, Any], noise: 
     neighbour = prepare_neighbour(mech, values, raw_neighbour)
     run = Interpreter(mech, NoiseValues(mech, noise)).run(values)
     alignment = align(mech, values, neighbour, run)
-    partial = Replay(path, mech, values, noise, run, neighbour, alignment)
-    failures: list[ObligationId] = [] if partial.cost_ok else [ObligationId.C4C]
+    failures = [] if cost_within_claim(alignment.cost, alignment.claim) else [ObligationId.C4C]
     failures += [ObligationId.C3 for d in alignment.draws if d.coefficient is None and d.shift != 0]
     if any(not (d.in_support and d.whole) for d in alignment.draws):
         failures.append(ObligationId.C4D)
@@ -49,7 +49,8 @@ def replay(mech: ResolvedMechanism, path: str, raw_args: dict[str, Any], noise: 
         failures.append(ObligationId.C4A)
         return Replay(path, mech, values, noise, run, neighbour, alignment, None, error.diagnostic, False,
                       tuple(dict.fromkeys(failures)))
-    if different_density(run, aligned) is not None:
+    density = different_density(run, aligned)
+    if density is not None:
         failures.append(ObligationId.C0)
     match = same_output(run.out, aligned.out, magnitude(values, neighbour))
     if match and aligned.unused:
@@ -57,7 +58,7 @@ def replay(mech: ResolvedMechanism, path: str, raw_args: dict[str, Any], noise: 
     if not match:
         failures.append(ObligationId.C4A)
     return Replay(path, mech, values, noise, run, neighbour, alignment, aligned, None, match,
-                  tuple(dict.fromkeys(failures)))
+                  tuple(dict.fromkeys(failures)), density)
 
 
 def different_density(run: Any, aligned: Any) -> str | None:
@@ -70,12 +71,6 @@ def different_density(run: Any, aligned: Any) -> str | None:
             return (f"{d.display} ~ {name}({', '.join(map(repr, d.params))}) on D, "
                     f"{name}({', '.join(map(repr, other))}) in the aligned run on D'")
     return None
-
-
-def magnitude(args: dict[str, Any], neighbour: dict[str, Any]) -> float:
-    from .alignment import magnitude as inputs_magnitude
-
-    return inputs_magnitude(args, neighbour)
 
 
 def same_output(a: Any, b: Any, scale: float) -> bool:

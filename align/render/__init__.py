@@ -30,6 +30,8 @@ class Renderer(ABC):
     """The `--output-format` value."""
     description: ClassVar[str]
     """One line for `--help`."""
+    one_document: ClassVar[bool] = False
+    """The whole output is one document: an error after the results replaces them (JSON)."""
 
     def __init__(self, command: str, stdout: TextIO, stderr: TextIO):
         self.command = command

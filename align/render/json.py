@@ -139,6 +139,7 @@ def replay_json(r: Replay) -> dict[str, Any]:
 class JsonRenderer(Renderer):
     name = "json"
     description = "one JSON document on stdout"
+    one_document = True
 
     def __init__(self, command: str, stdout: Any, stderr: Any):
         super().__init__(command, stdout, stderr)
@@ -149,26 +150,24 @@ class JsonRenderer(Renderer):
         json.dump(document, self.stdout, indent=2, default=str)
         self.stdout.write("\n")
 
-    def checked_file(self, file: FileResult) -> None:
+    def _file(self, file: FileResult, mechanisms: list[dict[str, Any]]) -> None:
         if not file.ok:
             self.files.append({"path": file.path, "ok": False, "mechanisms": [],
                                "diagnostics": [diagnostic_json(d) for d in file.diagnostics]})
-            return
-        self.files.append({"path": file.path, "ok": True, "diagnostics": [],
-                           "mechanisms": [mechanism_json(m) for m in file.checked]})
+        else:
+            self.files.append({"path": file.path, "ok": True, "diagnostics": [], "mechanisms": mechanisms})
+
+    def checked_file(self, file: FileResult) -> None:
+        self._file(file, [mechanism_json(m) for m in file.checked])
 
     def verified_file(self, file: FileResult) -> None:
-        if not file.ok:
-            self.files.append({"path": file.path, "ok": False, "mechanisms": [],
-                               "diagnostics": [diagnostic_json(d) for d in file.diagnostics]})
-            return
         mechanisms = []
         for m in file.verified:
             document = verdicts_json(m.mechanism, list(m.verdicts), m.status, m.scope)
             if m.confirmation is not None:
                 document["confirm"] = m.confirmation.to_json()
             mechanisms.append(document)
-        self.files.append({"path": file.path, "ok": True, "diagnostics": [], "mechanisms": mechanisms})
+        self._file(file, mechanisms)
 
     def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
         self._write({"command": self.command, "path": path, "ok": False,

@@ -132,12 +132,6 @@ def _plain(value) -> str:
 # ------------------------------------------------------------------------------------------------ align test
 
 
-def _values(values: dict) -> str:
-    from ..interp.values import format_value
-
-    return ", ".join(f"{k} = {format_value(v)}" for k, v in values.items())
-
-
 def _bound_text(x: float) -> str:
     return "-inf" if x == -math.inf else f"{x:.4g}"
 
@@ -170,8 +164,8 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
     if result.violation:
         lines.append(f"privacy violation confirmed: p = {w.adjusted_p:.3g} <= alpha = {result.alpha:g} "
                      f"(exact test, Bonferroni over {result.tests} tests)")
-        lines.append(f"  D:      {_values(dict(w.pair.d))}")
-        lines.append(f"  D':     {_values(dict(w.pair.d_prime))}")
+        lines.append(f"  D:      {arguments_text(dict(w.pair.d))}")
+        lines.append(f"  D':     {arguments_text(dict(w.pair.d_prime))}")
         lines.append(f"  event:  {w.event.text}")
         if getattr(result, "claim_reads_output", False):
             lines.append(f"  claim:  eps = {w.eps:.6g} (its largest value over the event)")
@@ -193,8 +187,8 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
             proved = " (P[M(D') in E] = 0 proved)" if s.epsilon_bound == math.inf else ""
             claim = f"; claim eps = {s.eps:.6g}" if getattr(result, "claim_reads_output", False) else ""
             lines.append(f"  strongest bound: eps {_strongest_text(s)} on {s.event.text} ({s.c1} of {s.n1} vs "
-                         f"{s.c2} of {s.n2}{proved}{claim}; D: {_values(dict(s.pair.d))}; "
-                         f"D': {_values(dict(s.pair.d_prime))})")
+                         f"{s.c2} of {s.n2}{proved}{claim}; D: {arguments_text(dict(s.pair.d))}; "
+                         f"D': {arguments_text(dict(s.pair.d_prime))})")
     else:
         smallest = f"{w.adjusted_p:.3g}" if w is not None else "1"
         lines.append(f"no violation found: smallest adjusted p = {smallest} > alpha = {result.alpha:g} "
@@ -227,9 +221,7 @@ def _trace_lines(trace: Sequence[Any]) -> list[str]:
 
 def replay_lines(r: Replay) -> list[str]:
     """The trace of a replayed run and, when aligned, the alignment's table and the neighbour's trace."""
-    from ..interp.replay import different_density
     from ..interp.values import format_value
-    from ..obligations import ObligationId
 
     lines = ["run on D: " + arguments_text(r.args)]
     lines += _trace_lines(r.run.trace)
@@ -278,8 +270,8 @@ def replay_lines(r: Replay) -> list[str]:
     elif r.aligned_error is not None:
         lines.append(f"  stops: error[{r.aligned_error.code}]: {r.aligned_error.message}")
         lines.append("outputs match: no: C4a fails")
-    if ObligationId.C0 in r.failures and r.aligned_run is not None:
-        lines.append(f"{different_density(r.run, r.aligned_run)}: C0 fails")
+    if r.different_density is not None:
+        lines.append(f"{r.different_density}: C0 fails")
     lines.append("the alignment holds for this H" if not r.failures else
                  "the alignment fails for this H: " + ", ".join(r.failures))
     return lines
