@@ -84,11 +84,6 @@ class Counterexample:
     replay: Any = ABSENT
     """The interpreter's replay of it: {"confirmed": ..., "detail": ...}."""
 
-    @property
-    def has_pair(self) -> bool:
-        """Whether it gives the private inputs on both sides (an input pair `align test` can try)."""
-        return bool(self.args) and bool(self.neighbour)
-
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"format": FORMAT, "spec": self.spec, "mechanism": self.mechanism,
                                 "obligation": str(self.obligation)}
