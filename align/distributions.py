@@ -17,13 +17,14 @@ rules import sympy when they are called.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .operators import ORDERS
 
 if TYPE_CHECKING:
     import sympy
@@ -46,8 +47,6 @@ class Param:
 
 Operand = Param | Fraction
 """A parameter of the distribution or a constant."""
-
-_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def _operand(x: Operand, params: Sequence[Any], constant: Callable[[Fraction], Any] = float) -> Any:
@@ -73,7 +72,7 @@ class Requirement:
         """`constant` turns the Fraction constants into the back end's numbers (float; z3's RealVal)."""
         result = None
         for left, op, right in self.comparisons:
-            part = _COMPARE[op](_operand(left, params, constant), _operand(right, params, constant))
+            part = ORDERS[op](_operand(left, params, constant), _operand(right, params, constant))
             result = part if result is None else conjunction(result, part)
         return result
 
@@ -123,7 +122,7 @@ class Support:
         (z3 encodes it in the symbol's sort, numpy checks it with `floor`)."""
         result = truth
         for bound, op in self.bounds(params, constant):
-            result = conjunction(result, _COMPARE[op](x, bound))
+            result = conjunction(result, ORDERS[op](x, bound))
         return result
 
     @property

@@ -1,17 +1,18 @@
-"""Stage 1 output: the syntax tree of a specification file, as frozen dataclasses.
+"""The syntax tree of a specification file and the typed IR of a resolved one, as frozen dataclasses.
 
-Every node carries the `Span` of the text it came from. Nodes say only what was written; names are
-bound, types checked and alignments attached to their mechanisms by `resolve.py`.
+Every node carries the `Span` of the text it came from. The parser's nodes say only what was written
+(`type` None, names as `Name`). Resolution (`resolve/`) returns the same node classes as the typed IR: every
+expression with its `type`, and every `Name` replaced by a reference (`ParamRef`, `NoiseRef`, ...).
 """
 
 from __future__ import annotations
 
-import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, TypeVar
 
 from .span import Source, Span
+from .types import Type
 
 if TYPE_CHECKING:
     from .visitor import ExprVisitor, StmtVisitor
@@ -31,6 +32,8 @@ class Number:
     is_integer: bool
     """True for literals written without a fraction or exponent part (`3`), which have type int."""
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_number(self, ctx)
@@ -42,6 +45,8 @@ class BoolLit:
 
     value: bool
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_bool_lit(self, ctx)
@@ -49,7 +54,9 @@ class BoolLit:
 
 @dataclass(frozen=True)
 class Name:
-    """A use of a name: a parameter, variable, noise variable, let binding, tag or `out`."""
+    """A use of a name, as written: only in the parser's tree. Resolution replaces each by the reference
+    that says what it names (`ParamRef`, `VarRef`, `NoiseRef`, `MemberRef`, `LetRef`, `LocalRef`, `OutRef`,
+    `AlignedCostRef`, `TagLit`)."""
 
     id: str
     """The name without its prime."""
@@ -74,6 +81,8 @@ class Call:
     span: Span
     func_span: Span
     """The span of the function name alone."""
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_call(self, ctx)
@@ -86,6 +95,8 @@ class Range:
     lo: Expr
     hi: Expr
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_range(self, ctx)
@@ -108,6 +119,8 @@ class Comprehension:
     body: Expr
     span: Span
     func_span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_comprehension(self, ctx)
@@ -121,6 +134,8 @@ class Binary:
     left: Expr
     right: Expr
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_binary(self, ctx)
@@ -133,6 +148,8 @@ class Unary:
     op: str
     operand: Expr
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_unary(self, ctx)
@@ -145,6 +162,8 @@ class Compare:
     ops: tuple[str, ...]
     operands: tuple[Expr, ...]
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_compare(self, ctx)
@@ -158,6 +177,8 @@ class BoolOp:
     left: Expr
     right: Expr
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_bool_op(self, ctx)
@@ -171,6 +192,8 @@ class Member:
     collection: Expr
     negated: bool
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_member(self, ctx)
@@ -184,6 +207,8 @@ class TagTest:
     tag: str
     tag_span: Span
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_tag_test(self, ctx)
@@ -197,6 +222,8 @@ class Conditional:
     then: Expr
     orelse: Expr
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_conditional(self, ctx)
@@ -209,6 +236,8 @@ class Index:
     base: Expr
     index: Expr
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_index(self, ctx)
@@ -220,6 +249,8 @@ class TupleLit:
 
     items: tuple[Expr, ...]
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_tuple_lit(self, ctx)
@@ -231,20 +262,186 @@ class ListLit:
 
     items: tuple[Expr, ...]
     span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+    """Set on the resolved program (never None there); None in the parser's tree."""
 
     def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
         return visitor.visit_list_lit(self, ctx)
 
 
-RING_OPERATIONS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
-"""The arithmetic operators that mean the same in every number domain the stages evaluate in (exact
-rationals, floats, numpy arrays, z3 and sympy terms); `/` and `^` need per-domain care (division by zero,
-integer division in z3, domains of powers)."""
+# ------------------------------------------------------------------ references (the resolved program only)
+#
+# Resolution replaces every `Name` by one of these, so that no later stage looks a name up to find out what
+# it is; tags get one code per mechanism (`ResolvedMechanism.tags`). Each carries its type.
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    """A parameter: `q` (this run's value) or, in an alignment or invariant, `q'` (the neighbour's)."""
+
+    id: str
+    primed: bool
+    span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return self.id + ("'" if self.primed else "")
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_param_ref(self, ctx)
+
+
+@dataclass(frozen=True)
+class VarRef:
+    """A program variable (in an invariant, `x'` is its value in the aligned run)."""
+
+    id: str
+    primed: bool
+    span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return self.id + ("'" if self.primed else "")
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_var_ref(self, ctx)
+
+
+@dataclass(frozen=True)
+class NoiseRef:
+    """A scalar noise variable; in the program, inside its loop, also the current member of a family."""
+
+    id: str
+    span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return self.id
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_noise_ref(self, ctx)
+
+
+@dataclass(frozen=True)
+class MemberRef:
+    """`x[e]` in an alignment or invariant: member e of the noise family x."""
+
+    id: str
+    index: Expr
+    span: Span
+    id_span: Span
+    """The span of the family's name."""
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_member_ref(self, ctx)
+
+
+@dataclass(frozen=True)
+class LetRef:
+    """A `let` binding of the alignment (its name may carry a prime: `m'`)."""
+
+    id: str
+    primed: bool
+    span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return self.id + ("'" if self.primed else "")
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_let_ref(self, ctx)
+
+
+@dataclass(frozen=True)
+class LocalRef:
+    """An integer index bound by the enclosing construct: a loop, a comprehension or a family shift `x[i]'`."""
+
+    id: str
+    span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return self.id
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_local_ref(self, ctx)
+
+
+@dataclass(frozen=True)
+class OutRef:
+    """`out`, the output sequence (read by alignments, invariants and claims)."""
+
+    span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    text = "out"
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_out_ref(self, ctx)
+
+
+@dataclass(frozen=True)
+class AlignedCostRef:
+    """`aligned_cost` in a loop invariant: the cost the alignment has spent so far."""
+
+    span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    text = "aligned_cost"
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_aligned_cost_ref(self, ctx)
+
+
+@dataclass(frozen=True)
+class TagLit:
+    """A tag without payload (`BOT`), with its code: its position in `ResolvedMechanism.tags`."""
+
+    tag: str
+    code: int
+    span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return self.tag
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_tag_lit(self, ctx)
+
+
+@dataclass(frozen=True)
+class TagCall:
+    """A tag with a payload (`TOP(g)`), with the tag's code (its position in `ResolvedMechanism.tags`)."""
+
+    tag: str
+    code: int
+    args: tuple[Expr, ...]
+    span: Span
+    func_span: Span
+    type: Type | None = field(default=None, compare=False, repr=False)
+
+    def accept(self, visitor: ExprVisitor[T, C], ctx: C) -> T:
+        return visitor.visit_tag_call(self, ctx)
+
+
+Ref = ParamRef | VarRef | NoiseRef | LetRef | LocalRef | OutRef | AlignedCostRef
+"""The references that stand for a name (with `text`, the name as written)."""
+
+
 
 Expr = (
     Number | BoolLit | Name | Call | Range | Comprehension | Binary | Unary | Compare | BoolOp | Member | TagTest
     | Conditional | Index | TupleLit | ListLit
+    | ParamRef | VarRef | NoiseRef | MemberRef | LetRef | LocalRef | OutRef | AlignedCostRef | TagLit | TagCall
 )
+"""An expression: of the parser's tree (with `Name`) or of the resolved program (with references, no `Name`)."""
 
 # ------------------------------------------------------------------------------------------ statements
 

@@ -28,7 +28,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
-from .resolve import NoiseSite, ResolvedMechanism, _children, walk, walk_statements
+from .resolve import NoiseSite, ResolvedMechanism, children, read_name, walk, walk_statements
 from .span import Span
 from .unparse import unparse
 
@@ -130,6 +130,10 @@ def close(a: Any, b: Any, scale: float = 0.0) -> Any:
     return (a == b) | (abs(a - b) <= NUMERIC_RTOL * (1 + abs(a) + abs(b) + scale))
 
 
+ObligationKey = tuple[ObligationId, str | None]
+"""An obligation of one mechanism: its id and, for the per-site ones (C0, C3), the noise variable."""
+
+
 @dataclass(frozen=True)
 class Obligation:
     """One condition to discharge; `details` say what exactly it requires of this mechanism."""
@@ -143,6 +147,10 @@ class Obligation:
     @property
     def kind(self) -> ObligationKind:
         return KINDS[self.id]
+
+    @property
+    def key(self) -> ObligationKey:
+        return self.id, self.site
 
     @property
     def title(self) -> str:
@@ -166,7 +174,7 @@ def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
     from .symbolic import NotSymbolic, to_sympy
 
     bindings: dict[str, sympy.Expr] = {}
-    for s in mech.node.body:
+    for s in mech.body:
         if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
             with contextlib.suppress(NotSymbolic):
                 bindings[s.target] = to_sympy(s.value, bindings)
@@ -244,7 +252,6 @@ class ParameterReads:
 def parameter_reads(mech: ResolvedMechanism, site: NoiseSite) -> ParameterReads:
     """Classify the names that the site's parameters read (len(x) reads only the public length of x)."""
     private_params = {p.name for p in mech.params if not p.public}
-    noise = {s.name for s in mech.noise}
     private_constants = _private_constants(mech, private_params)
     found_private: set[str] = set()
     found_noise: set[str] = set()
@@ -253,14 +260,14 @@ def parameter_reads(mech: ResolvedMechanism, site: NoiseSite) -> ParameterReads:
     def visit(e: n.Expr) -> None:
         if isinstance(e, n.Call) and e.func == "len":
             return
-        if isinstance(e, n.Name) and not e.primed:
-            if e.id in private_params or e.id in private_constants:
-                found_private.add(e.id)
-            elif e.id in noise:
-                found_noise.add(e.id)
-            elif e.id in mech.variables and e.id not in mech.constants:
-                found_vars.add(e.id)
-        for child in _children(e):
+        if (isinstance(e, n.ParamRef) and e.id in private_params) or \
+                (isinstance(e, n.VarRef) and e.id in private_constants):
+            found_private.add(e.id)
+        elif isinstance(e, n.NoiseRef):
+            found_noise.add(e.id)
+        elif isinstance(e, n.VarRef) and e.id not in mech.constants:
+            found_vars.add(e.id)
+        for child in children(e):
             visit(child)
 
     for a in site.args:
@@ -270,16 +277,17 @@ def parameter_reads(mech: ResolvedMechanism, site: NoiseSite) -> ParameterReads:
 
 def _private_constants(mech: ResolvedMechanism, private: set[str]) -> set[str]:
     tainted: set[str] = set()
-    for s in mech.node.body:
+    for s in mech.body:
         if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
             reads: set[str] = set()
 
             def visit(e: n.Expr, reads: set[str] = reads) -> None:
                 if isinstance(e, n.Call) and e.func == "len":
                     return
-                if isinstance(e, n.Name) and not e.primed:
-                    reads.add(e.id)
-                for child in _children(e):
+                name = read_name(e)
+                if name is not None:
+                    reads.add(name)
+                for child in children(e):
                     visit(child)
 
             visit(s.value)
@@ -295,13 +303,13 @@ def _out_reads(e: n.Expr) -> list[str]:
         discrete_read = isinstance(sub, n.TagTest) or \
             (isinstance(sub, n.Call) and sub.func in ("indices", "count", "len")) or \
             (isinstance(sub, n.Index) and isinstance(sub.base, n.Index))
-        if discrete_read and any(isinstance(x, n.Name) and x.id == "out" for x in walk(sub)):
+        if discrete_read and any(isinstance(x, n.OutRef) for x in walk(sub)):
             reads.append(unparse(sub))
     return reads
 
 
 def _noise_read(e: n.Expr, noise: set[str]) -> list[str]:
-    return sorted({x.id for x in walk(e) if isinstance(x, n.Name) and not x.primed and x.id in noise})
+    return sorted({x.id for x in walk(e) if isinstance(x, (n.NoiseRef, n.MemberRef)) and x.id in noise})
 
 
 def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
@@ -311,8 +319,8 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
     node = mech.node
     align_span = mech.alignment.node.span if mech.alignment else node.name_span
     claim_span = mech.claim.span
-    loops = [s for s in walk_statements(node.body) if isinstance(s, n.For)]
-    breaks = [s for s in walk_statements(node.body) if isinstance(s, n.Break)]
+    loops = [s for s in walk_statements(mech.body) if isinstance(s, n.For)]
+    breaks = [s for s in walk_statements(mech.body) if isinstance(s, n.Break)]
     result: list[Obligation] = list(density_obligations(mech))
     result.append(Obligation(ObligationId.C1, node.name_span, (
         f"{len(loops)} `for` loop(s) over bounded ranges and no `while`: termination holds by construction",)))
@@ -339,7 +347,7 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
                       f" ({summary.shift_text})")
         result.append(Obligation(ObligationId.C3, site.span, (detail,), site=site.name))
 
-    outputs = [s for s in walk_statements(node.body) if isinstance(s, n.Output)]
+    outputs = [s for s in walk_statements(mech.body) if isinstance(s, n.Output)]
     result.append(Obligation(ObligationId.C4A, align_span, tuple(
         f"line {o.span.line}: output {unparse(o.value)} equal on (D, H) and (D', φ(H)), reached by the same branches"
         for o in outputs) or ("the mechanism outputs nothing",)))
@@ -350,7 +358,7 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
     c4b = []
     for s in shifts:
         noise_reads = set(_noise_read(s.shift, noise_names))
-        for name in {x.text for x in walk(s.shift) if isinstance(x, n.Name)} & set(lets):
+        for name in {x.text for x in walk(s.shift) if isinstance(x, n.LetRef)} & set(lets):
             noise_reads |= set(_noise_read(lets[name], noise_names))
         reads_text = ", ".join(sorted(noise_reads)) if noise_reads else "no noise"
         c4b.append(f"shift of {s.var} reads {reads_text}")
@@ -414,7 +422,7 @@ def density_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
 
 def _parenthesized(e: n.Expr) -> str:
     text = unparse(e)
-    return text if isinstance(e, (n.Number, n.Name, n.Index, n.Call)) else f"({text})"
+    return text if isinstance(e, (n.Number, n.Index, n.Call, n.MemberRef, n.TagLit, n.TagCall, n.Ref)) else f"({text})"
 
 
 def _factor(text: str) -> str:

@@ -45,6 +45,7 @@ from .limits import (
     MAX_SAMPLING_SITES,
     MAX_SOURCE_BYTES,
 )
+from .operators import RING_OPERATIONS
 from .span import Source, Span
 
 
@@ -54,7 +55,6 @@ def _parser() -> Lark:
                      maybe_placeholders=True, start=["start", "expr"])
 
 
-_COMPREHENSIONS = frozenset({"max", "min", "argmax", "argmin", "sum", "count", "all", "any"})
 
 
 class _Build(Transformer):
@@ -289,8 +289,8 @@ class _Build(Transformer):
     def _arith(op: str, a: Fraction, b: Fraction) -> Fraction | None:
         """a op b exactly (op one of + - * /), or None for a division by zero, which is left to the later
         stages as written. Both operands obey the limits, so this costs microseconds."""
-        if op in n.RING_OPERATIONS:
-            return n.RING_OPERATIONS[op](a, b)
+        if op in RING_OPERATIONS:
+            return RING_OPERATIONS[op](a, b)
         return a / b if b != 0 else None
 
     def _power(self, node: n.Binary, a: Fraction, k: Fraction) -> Fraction | None:
@@ -370,7 +370,7 @@ class _Build(Transformer):
             if x is None or y is None:
                 return node
             return self._fold_approximate(node, lambda: _FLOAT_OPERATIONS[node.op](x, y))
-        integer = node.op in n.RING_OPERATIONS and id(left) in self._integers and id(right) in self._integers
+        integer = node.op in RING_OPERATIONS and id(left) in self._integers and id(right) in self._integers
         return self._fold(node, self._arith(node.op, a, b), integer)
 
     @v_args(meta=True)

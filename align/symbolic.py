@@ -11,7 +11,10 @@ from functools import cache
 import sympy
 
 from . import nodes as n
+from .distributions import normal_cdf, normal_pdf
+from .operators import RING_OPERATIONS
 from .unparse import unparse
+from .visitor import ExprVisitor
 
 
 class NotSymbolic(Exception):
@@ -24,34 +27,91 @@ def symbol(name: str) -> sympy.Symbol:
 
 
 _FUNCTIONS = {"sqrt": sympy.sqrt, "exp": sympy.exp, "ln": sympy.log, "abs": sympy.Abs}
+_RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge, "==": sympy.Eq, "!=": sympy.Ne}
 
 
-def to_sympy(e: n.Expr, bindings: dict[str, sympy.Expr] | None = None) -> sympy.Expr:
-    """Translate e; names in `bindings` are replaced by their formulas (used to expand eps0 = theta*eps)."""
-    bindings = bindings or {}
-    if isinstance(e, n.Number):
+def to_sympy(e: n.Expr, bindings: dict[str, sympy.Expr] | None = None, closed_forms: bool = False) -> sympy.Expr:
+    """Translate e; names in `bindings` are replaced by their formulas (used to expand eps0 = theta*eps).
+
+    With `closed_forms` (the R²DP rule), normal_cdf and normal_pdf become their erf/exp forms and a single
+    comparison becomes a sympy relation; elsewhere they are not symbolic (reports show their text).
+    """
+    return e.accept(_ToSympy(closed_forms), bindings or {})
+
+
+Bindings = dict[str, sympy.Expr]
+
+
+class _ToSympy(ExprVisitor[sympy.Expr, Bindings]):
+    """Over the IR, and over the parser's tree too (a `Name` is a symbol like a reference): the corpus states
+    expected values as bare expressions."""
+
+    def __init__(self, closed_forms: bool):
+        self.closed_forms = closed_forms
+
+    def not_symbolic(self, e: n.Expr, bindings: Bindings) -> sympy.Expr:
+        raise NotSymbolic(unparse(e))
+
+    visit_bool_lit = visit_comprehension = visit_range = visit_bool_op = visit_member = not_symbolic
+    visit_tag_test = visit_conditional = visit_tuple_lit = visit_list_lit = visit_tag_call = not_symbolic
+
+    def visit_number(self, e: n.Number, bindings: Bindings) -> sympy.Expr:
         return sympy.Rational(e.value.numerator, e.value.denominator)
-    if isinstance(e, n.Name):
-        if not e.primed and e.id in bindings:
-            return bindings[e.id]
+
+    def named(self, e: n.Ref | n.Name, bindings: Bindings) -> sympy.Expr:
+        """A name is its binding's formula, or a real symbol (`q'` is the symbol `q'`)."""
+        primed = isinstance(e, (n.Name, n.ParamRef, n.VarRef, n.LetRef)) and e.primed
+        if not primed and e.text in bindings:
+            return bindings[e.text]
         return symbol(e.text)
-    if isinstance(e, n.Index) and isinstance(e.base, n.Name):
-        return symbol(f"{e.base.text}[{unparse(e.index)}]")
-    if isinstance(e, n.Binary):
-        left, right = to_sympy(e.left, bindings), to_sympy(e.right, bindings)
-        if e.op in n.RING_OPERATIONS:
-            return n.RING_OPERATIONS[e.op](left, right)
+
+    visit_param_ref = visit_var_ref = visit_noise_ref = visit_let_ref = visit_local_ref = named
+    visit_out_ref = visit_aligned_cost_ref = visit_name = named
+
+    def visit_tag_lit(self, e: n.TagLit, bindings: Bindings) -> sympy.Expr:
+        return symbol(e.tag)
+
+    def visit_member_ref(self, e: n.MemberRef, bindings: Bindings) -> sympy.Expr:
+        return symbol(f"{e.id}[{unparse(e.index)}]")
+
+    def visit_index(self, e: n.Index, bindings: Bindings) -> sympy.Expr:
+        if isinstance(e.base, n.Ref | n.Name):
+            return symbol(f"{e.base.text}[{unparse(e.index)}]")
+        return self.not_symbolic(e, bindings)
+
+    def visit_binary(self, e: n.Binary, bindings: Bindings) -> sympy.Expr:
+        left, right = e.left.accept(self, bindings), e.right.accept(self, bindings)
+        if e.op in RING_OPERATIONS:
+            return RING_OPERATIONS[e.op](left, right)
         if e.op == "/":
             return left / right
         return left ** right
-    if isinstance(e, n.Unary) and e.op == "-":
-        return -to_sympy(e.operand, bindings)
-    if isinstance(e, n.Call) and e.func in _FUNCTIONS and len(e.args) == 1:
-        return _FUNCTIONS[e.func](to_sympy(e.args[0], bindings))
-    if isinstance(e, n.Call) and e.func in ("min", "max") and len(e.args) >= 2:
-        args = [to_sympy(a, bindings) for a in e.args]
-        return sympy.Min(*args) if e.func == "min" else sympy.Max(*args)
-    raise NotSymbolic(unparse(e))
+
+    def visit_unary(self, e: n.Unary, bindings: Bindings) -> sympy.Expr:
+        if e.op == "-":
+            return -e.operand.accept(self, bindings)
+        return self.not_symbolic(e, bindings)
+
+    def visit_call(self, e: n.Call, bindings: Bindings) -> sympy.Expr:
+        args = [a.accept(self, bindings) for a in e.args] if e.func in _FUNCTIONS or e.func in ("min", "max") \
+            or (self.closed_forms and e.func in ("normal_cdf", "normal_pdf")) else None
+        if args is None:
+            return self.not_symbolic(e, bindings)
+        if e.func in ("min", "max"):
+            if len(args) < 2:
+                return self.not_symbolic(e, bindings)
+            return sympy.Min(*args) if e.func == "min" else sympy.Max(*args)
+        if e.func == "normal_cdf":
+            return normal_cdf(args[0])
+        if e.func == "normal_pdf":
+            return normal_pdf(args[0])
+        return _FUNCTIONS[e.func](args[0])
+
+    def visit_compare(self, e: n.Compare, bindings: Bindings) -> sympy.Expr:
+        if not self.closed_forms or len(e.ops) != 1:
+            return self.not_symbolic(e, bindings)
+        a, b = (x.accept(self, bindings) for x in e.operands)
+        return _RELATIONS[e.ops[0]](a, b)
 
 
 def show(expr: sympy.Expr) -> str:

@@ -86,6 +86,22 @@ class _Unparser(ExprVisitor[tuple[str, int], NumberFormat]):
     def visit_call(self, e: n.Call, number: NumberFormat, /) -> tuple[str, int]:
         return f"{e.func}({', '.join(_unparse(a, number)[0] for a in e.args)})", _POSTFIX
 
+    # References print as the name they were written as.
+    def _ref(self, e: n.Ref, number: NumberFormat, /) -> tuple[str, int]:
+        return e.text, _POSTFIX
+
+    visit_param_ref = visit_var_ref = visit_noise_ref = visit_let_ref = visit_local_ref = _ref
+    visit_out_ref = visit_aligned_cost_ref = _ref
+
+    def visit_tag_lit(self, e: n.TagLit, number: NumberFormat, /) -> tuple[str, int]:
+        return e.tag, _POSTFIX
+
+    def visit_member_ref(self, e: n.MemberRef, number: NumberFormat, /) -> tuple[str, int]:
+        return f"{e.id}[{_unparse(e.index, number)[0]}]", _POSTFIX
+
+    def visit_tag_call(self, e: n.TagCall, number: NumberFormat, /) -> tuple[str, int]:
+        return f"{e.tag}({', '.join(_unparse(a, number)[0] for a in e.args)})", _POSTFIX
+
     def visit_comprehension(self, e: n.Comprehension, number: NumberFormat, /) -> tuple[str, int]:
         # Written as the parser reads it: `v in D if filters: body`, or `v not in S: body` with no universe.
         filters = [_wrap(e.condition, _AND + 1, number)] if e.condition is not None else []

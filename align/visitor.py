@@ -70,6 +70,60 @@ class ExprVisitor(ABC, Generic[T, C]):
     @abstractmethod
     def visit_list_lit(self, e: n.ListLit, ctx: C, /) -> T: ...
 
+    # The references of the resolved program (the parser's `Name` becomes one of them).
+    @abstractmethod
+    def visit_param_ref(self, e: n.ParamRef, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_var_ref(self, e: n.VarRef, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_noise_ref(self, e: n.NoiseRef, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_member_ref(self, e: n.MemberRef, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_let_ref(self, e: n.LetRef, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_local_ref(self, e: n.LocalRef, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_out_ref(self, e: n.OutRef, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_aligned_cost_ref(self, e: n.AlignedCostRef, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_tag_lit(self, e: n.TagLit, ctx: C, /) -> T: ...
+
+    @abstractmethod
+    def visit_tag_call(self, e: n.TagCall, ctx: C, /) -> T: ...
+
+
+class IRVisitor(ExprVisitor[T, C]):
+    """A walk over the resolved program's expressions, where no `Name` is left (resolution replaced each by
+    its reference): a back end implements the references and never looks a name up to find what it is."""
+
+    def visit_name(self, e: n.Name, ctx: C, /) -> T:
+        from .diagnostics import InternalError
+
+        raise InternalError(f"unresolved name `{e.text}` at {e.span}: back ends read the resolved program")
+
+
+class SyntaxVisitor(ExprVisitor[T, C]):
+    """A walk over the parser's tree, where names are still `Name` (resolution): the references of the
+    resolved program do not occur in it."""
+
+    def _resolved(self, e: n.Expr, ctx: C, /) -> T:
+        from .diagnostics import InternalError
+
+        raise InternalError(f"a resolved {type(e).__name__} at {e.span} in the parser's tree")
+
+    visit_param_ref = visit_var_ref = visit_noise_ref = visit_member_ref = visit_let_ref = _resolved
+    visit_local_ref = visit_out_ref = visit_aligned_cost_ref = visit_tag_lit = visit_tag_call = _resolved
+
 
 class StmtVisitor(ABC, Generic[T, C]):
     """A walk over statements, with a context C."""

@@ -41,7 +41,6 @@ from scipy import stats
 
 from align.interp.outputs import Outputs
 from align.interp.runner import prepare_arguments, sample
-from align.interp.vector import tag_table
 from align.parse import parse_source, read_source
 from align.resolve import ResolvedMechanism, resolve
 from mechanisms import (
@@ -326,7 +325,7 @@ def test_interpreter_and_implementation_have_the_same_output_distribution(case: 
         a = case.args
         assert float_rule_is_exact(a["eps"], a["theta"], a["k"], case.stopping == "adaptive"), \
             "the parameters are a floating-point trap: pick others"
-    tags = tag_table(mech)
+    tags = mech.tags
     interp = from_interpreter(sample(mech, prepare_arguments(mech, case.args), SAMPLES, seed_for(case.name, 0)),
                               case.width)
     numpy_ = from_mechanism(case.implementation(case.args, SAMPLES, np.random.default_rng(seed_for(case.name, 1))),

@@ -9,7 +9,7 @@ import pytest
 from align.diagnostics import SpecError
 from align.expectations import read_expectations, read_test_arguments
 from align.parse import parse_source, read_source
-from align.resolve import _MechanismResolver, resolve
+from align.resolve import MechanismChecker, resolve
 from align.rules import obligations
 
 from .conftest import ROOT, SPECS, corpus
@@ -66,7 +66,7 @@ def test_mixture_specs_are_mixtures_with_a_well_formed_value(path: Path):
     assert mech.alignment is None
     # The expected value reads only parameters of the mechanism (checked with the claim's own rules).
     report: list = []
-    resolver = _MechanismResolver(mech.node, {mech.name}, report)
+    resolver = MechanismChecker(mech.node, {mech.name}, report)
     resolver.resolve_header()
     resolver.resolve_body()
     resolver.env = type(resolver.env)("claim")

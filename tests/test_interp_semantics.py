@@ -16,8 +16,8 @@ from align.interp.outputs import normalize_scalar_output
 from align.interp.runner import chunks, prepare_arguments, prepare_neighbour, run_chunk, sample
 from align.interp.scalar import Interpreter, NoiseValues
 from align.interp.values import Tag
-from align.interp.vector import tag_table
 from align.parse import parse_source, read_source
+from align.render.text import summary_text
 from align.resolve import resolve
 from align.span import Source
 
@@ -78,7 +78,7 @@ def test_a_mechanism_may_output_nothing():
     assert out.length.tolist() == [0] * 10 and out.real_values().shape == (10, 0)
     summary = Summary.of(mech)
     summary.add(out)
-    assert "10  100.0000%  []" in summary.text()
+    assert "10  100.0000%  []" in summary_text(summary)
 
 
 def test_tags_tuples_and_lists():
@@ -200,8 +200,7 @@ def test_the_claim_reads_the_output():
     mech = resolve(parse_source(read_source(str(SPECS / "freegap" / "alg5_hybrid_identity.dp")))).mechanisms[0]
     args = prepare_arguments(mech, {"q": [3, 1, 4, 1, 5], "T": 2, "k": 3, "eps": 1})
     chunk = run_chunk(mech, args, 1, 0, 500)
-    _, claim = evaluate_alignment(mech, args, prepare_neighbour(mech, args, {"q": [4, 2, 5, 2, 6]}), chunk.run,
-                                  tag_table(mech))
+    _, claim = evaluate_alignment(mech, args, prepare_neighbour(mech, args, {"q": [4, 2, 5, 2, 6]}), chunk.run)
     assert np.allclose(claim, chunk.outputs.length / 3 * 1.0)
     assert len(set(chunk.outputs.length.tolist())) > 1
 
@@ -224,7 +223,7 @@ def test_dwork_roth_monitoring_example():
     assert (out.length == 801).all()
     tags = out.columns()[0]
     assert tags.name == "tag"
-    top = tag_table(sparse).index("TOP")
+    top = sparse.tags.index("TOP")
     hits = [set(np.flatnonzero(row == top).tolist()) for row in tags.data[:50]]
     assert all(h == {100, 400, 800} for h in hits)
     assert ((tags.data == top) & tags.valid).sum(axis=1).tolist() == [3] * 2000

@@ -268,4 +268,4 @@ def test_nodes_are_frozen():
     mech = resolve_text(SVT)
     with pytest.raises(dataclasses.FrozenInstanceError):
         mech.node.name = "other"  # type: ignore[misc]
-    assert isinstance(mech.claim, n.Name)
+    assert isinstance(mech.claim, n.ParamRef) and mech.claim.type == REAL

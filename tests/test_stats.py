@@ -170,7 +170,6 @@ def test_every_candidate_event_is_scored_on_its_own_counts(varying):
     # eps the largest claim over the samples in it
     from align.interp.outputs import DiscreteKeys
     from align.interp.runner import prepare_arguments, sample
-    from align.interp.vector import tag_table
     from align.parse import parse_source, read_source
     from align.resolve import resolve
     from align.stats.events import SELECTION_DELTA, Layout, candidates
@@ -186,7 +185,7 @@ def test_every_candidate_event_is_scored_on_its_own_counts(varying):
     k1, r1, k2, r2 = layout.keys(s1), layout.reals(s1), layout.keys(s2), layout.reals(s2)
     rng = np.random.default_rng(3)
     e1, e2 = (rng.uniform(0, 2, 400), rng.uniform(0, 2, 400)) if varying else (None, None)
-    chosen = candidates(layout, DiscreteKeys(mech.output_type, tag_table(mech)), k1, r1, k2, r2, 10**7, 1.0,
+    chosen = candidates(layout, DiscreteKeys(mech.output_type, mech.tags), k1, r1, k2, r2, 10**7, 1.0,
                         e1, e2)
     kinds = {"bin": 0, "threshold": 0, "key": 0, "entry": 0}
     for c in chosen:

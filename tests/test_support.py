@@ -11,7 +11,6 @@ import pytest
 
 from align.expectations import read_test_arguments
 from align.interp.runner import prepare_arguments, sample
-from align.interp.vector import tag_table
 from align.parse import parse_source, read_source
 from align.pipeline import load_mechanism
 from align.resolve import resolve
@@ -31,7 +30,7 @@ def _mech(path: Path):
 
 
 def _key_event(mech, tags: list[str]) -> Event:
-    names = tag_table(mech)
+    names = mech.tags
     return Event(key=(len(tags), *[names.index(t) for t in tags]), text=str(tags), positions=len(tags))
 
 

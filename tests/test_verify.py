@@ -15,6 +15,7 @@ from align.checker.solver import Limits, fresh_context
 from align.checker.verify import Options, overall_status, verify_mechanism
 from align.cli import main
 from align.expectations import read_expectations
+from align.obligations import ObligationId
 from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.span import Source
@@ -198,10 +199,10 @@ def test_induction_does_not_prove_what_fails_for_long_inputs():
     mech = _mutant(("if cost > eps - eps1 { break }", "if cost > eps { break }"))
     with fresh_context():
         result = induction.prove(mech, Limits(), _cost_term, noise_support)
-    assert result.proved["C4c"] is not None
+    assert result.proved[ObligationId.C4C, None] is not None
     mech = _mutant(("privacy eps", "privacy eps"))
     with fresh_context():
-        assert induction.prove(mech, Limits(), _cost_term, noise_support).proved["C4c"] is None
+        assert induction.prove(mech, Limits(), _cost_term, noise_support).proved[ObligationId.C4C, None] is None
 
 
 def test_induction_declines_a_builtin_over_a_whole_list_parameter():

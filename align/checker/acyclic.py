@@ -19,7 +19,8 @@ from collections.abc import Callable
 import z3
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism
+from ..resolve import ResolvedMechanism, children
+from ..visitor import IRVisitor
 from . import terms as zt
 from .encode import AlignmentEval, Encoding, EncodingError, Run, _concrete
 from .solver import Answer, Limits, Satisfiability, Validity, check_valid, satisfiable
@@ -40,7 +41,9 @@ def _guarded(c: z3.BoolRef, reads: Reads) -> Reads:
     return {m: zt.And(c, g) for m, g in reads.items()}
 
 
-class _ReadAnalysis:
+class _ReadAnalysis(IRVisitor[Reads, None]):
+    """Which noise members an alignment expression reads, each under the condition that it does."""
+
     def __init__(self, mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval,
                  determined: Callable[[n.Expr, dict], bool | None]):
         self.mech = mech
@@ -58,65 +61,68 @@ class _ReadAnalysis:
         return self.align.members(name)
 
     def reads(self, e: n.Expr) -> Reads:
-        mech = self.mech
-        if isinstance(e, (n.Number, n.BoolLit)):
-            return {}
-        if isinstance(e, n.Name):
-            if e.primed:
-                return self.let_reads.get(e.text, {})
-            if e.id in self.align.env and e.id in self.let_reads:
-                return self.let_reads[e.id]
-            site = mech.site(e.id)
-            if site is not None and not site.family and e.id not in self.align.env:
-                return {(e.id, None): zt.BoolVal(True)}
-            return {}
-        if isinstance(e, n.Index) and isinstance(e.base, n.Name) and not e.base.primed \
-                and mech.site(e.base.id) is not None and e.base.id not in self.align.env:
-            index = self.align.ev.arith(e.index)
-            own = {(e.base.id, i): (index == i) for i, _ in self.members(e.base.id)}
-            return _union(self.reads(e.index), own)
-        if isinstance(e, n.Conditional):
-            condition = self.reads(e.condition)
-            then, orelse = self.reads(e.then), self.reads(e.orelse)
-            if condition and not self._determined(e.condition):
-                return _union(condition, then, orelse)
-            c = self.align.value(e.condition)
-            return _union(_guarded(c, then), _guarded(z3.Not(c), orelse))
-        if isinstance(e, n.Comprehension):
-            result: Reads = {}
-            for guard, index in self.align.ev.candidates(e):
-                saved = self.align.env.get(e.var)
-                self.align.env[e.var] = index
-                keep = guard
-                filter_reads: Reads = {}
-                for part, _negate in ((e.excluded, True), (e.condition, False)):
-                    if part is None:
-                        continue
-                    if part is e.excluded:
-                        value = self.align.ev.member(self.align.value(part), index)
-                        value = z3.Not(value)
-                    else:
-                        value = self.align.value(part)
-                    part_reads = self.reads(part)
-                    if part_reads and not self._determined(part):
-                        filter_reads = _union(filter_reads, part_reads)
-                    keep = zt.And(keep, value)
-                result = _union(result, filter_reads, _guarded(keep, self.reads(e.body)))
-                if saved is None:
-                    del self.align.env[e.var]
+        return e.accept(self, None)
+
+    def _children(self, e: n.Expr, ctx: None = None) -> Reads:
+        return _union(*(self.reads(c) for c in children(e)))
+
+    def _nothing(self, e: n.Expr, ctx: None = None) -> Reads:
+        return {}
+
+    visit_number = visit_bool_lit = visit_param_ref = visit_var_ref = visit_local_ref = visit_out_ref = _nothing
+    visit_aligned_cost_ref = visit_tag_lit = _nothing
+    visit_call = visit_binary = visit_unary = visit_compare = visit_bool_op = visit_member = _children
+    visit_tag_test = visit_index = visit_tuple_lit = visit_list_lit = visit_tag_call = visit_range = _children
+
+    def visit_let_ref(self, e: n.LetRef, ctx: None = None) -> Reads:
+        return self.let_reads.get(e.text, {})
+
+    def visit_noise_ref(self, e: n.NoiseRef, ctx: None = None) -> Reads:
+        site = self.mech.noise_site(e.id)
+        if not site.family and e.id not in self.align.env:
+            return {(e.id, None): zt.BoolVal(True)}
+        return {}
+
+    def visit_member_ref(self, e: n.MemberRef, ctx: None = None) -> Reads:
+        if e.id in self.align.env:
+            return self.reads(e.index)
+        index = self.align.ev.arith(e.index)
+        own = {(e.id, i): (index == i) for i, _ in self.members(e.id)}
+        return _union(self.reads(e.index), own)
+
+    def visit_conditional(self, e: n.Conditional, ctx: None = None) -> Reads:
+        condition = self.reads(e.condition)
+        then, orelse = self.reads(e.then), self.reads(e.orelse)
+        if condition and not self._determined(e.condition):
+            return _union(condition, then, orelse)
+        c = self.align.value(e.condition)
+        return _union(_guarded(c, then), _guarded(z3.Not(c), orelse))
+
+    def visit_comprehension(self, e: n.Comprehension, ctx: None = None) -> Reads:
+        result: Reads = {}
+        for guard, index in self.align.ev.candidates(e):
+            saved = self.align.env.get(e.var)
+            self.align.env[e.var] = index
+            keep = guard
+            filter_reads: Reads = {}
+            for part, _negate in ((e.excluded, True), (e.condition, False)):
+                if part is None:
+                    continue
+                if part is e.excluded:
+                    value = self.align.ev.member(self.align.value(part), index)
+                    value = z3.Not(value)
                 else:
-                    self.align.env[e.var] = saved
-            return result
-        if isinstance(e, n.Range):
-            return _union(self.reads(e.lo), self.reads(e.hi))
-        children = []
-        for attr in ("left", "right", "operand", "element", "collection", "value", "base", "index"):
-            if hasattr(e, attr) and isinstance(getattr(e, attr), tuple(_EXPR_TYPES)):
-                children.append(getattr(e, attr))
-        for attr in ("args", "items", "operands"):
-            if hasattr(e, attr):
-                children += list(getattr(e, attr))
-        return _union(*(self.reads(c) for c in children))
+                    value = self.align.value(part)
+                part_reads = self.reads(part)
+                if part_reads and not self._determined(part):
+                    filter_reads = _union(filter_reads, part_reads)
+                keep = zt.And(keep, value)
+            result = _union(result, filter_reads, _guarded(keep, self.reads(e.body)))
+            if saved is None:
+                del self.align.env[e.var]
+            else:
+                self.align.env[e.var] = saved
+        return result
 
     def _determined(self, condition: n.Expr) -> bool:
         verdict = self.determined(condition, dict(self.align.env))
@@ -124,10 +130,6 @@ class _ReadAnalysis:
             self.approximate = True
             return False
         return verdict
-
-
-_EXPR_TYPES = (n.Number, n.BoolLit, n.Name, n.Call, n.Range, n.Comprehension, n.Binary, n.Unary, n.Compare,
-               n.BoolOp, n.Member, n.TagTest, n.Conditional, n.Index, n.TupleLit, n.ListLit)
 
 
 def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval, base: list[z3.BoolRef],
@@ -267,4 +269,4 @@ def reads_no_noise(mech: ResolvedMechanism) -> bool:
     from ..resolve import walk
 
     exprs = [s.shift for s in mech.alignment.shifts] + [let.value for let in mech.alignment.lets]
-    return not any(isinstance(x, n.Name) and not x.primed and x.id in noise for e in exprs for x in walk(e))
+    return not any(isinstance(x, (n.NoiseRef, n.MemberRef)) and x.id in noise for e in exprs for x in walk(e))

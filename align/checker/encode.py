@@ -14,9 +14,8 @@ on such a function is re-checked before it is reported (`Encoding.uninterpreted`
 
 from __future__ import annotations
 
-import operator
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -25,9 +24,12 @@ from typing import TypeAlias
 import z3
 
 from .. import nodes as n
+from ..builtins import implemented
 from ..limits import MAX_UNROLL
+from ..operators import ORDERS, RING_OPERATIONS
 from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
+from ..visitor import IRVisitor
 from . import terms as zt
 
 
@@ -351,7 +353,7 @@ class Encoding:
                 if adj.kind == "scalar":
                     parts.append(_abs(_term(here) - _term(there)) <= bound)
                     continue
-                # The other clauses are on list parameters (resolve.py), whose symbols `_symbol` makes ListVs.
+                # The other clauses are on list parameters (resolve/check.py), whose symbols `_symbol` makes ListVs.
                 assert isinstance(here, ListV) and isinstance(there, ListV)
                 pairs = list(zip(here.items, there.items))
                 if adj.kind == "pointwise":
@@ -374,7 +376,7 @@ def _abs(x: z3.ArithRef) -> z3.ArithRef:
 # --------------------------------------------------------------------------------------- expression eval
 
 
-class ExprEval:
+class ExprEval(IRVisitor[Value, None]):
     """Evaluates expressions to z3 values in an environment (parameters, variables, noise, lets, `out`)."""
 
     def __init__(self, enc: Encoding, env: dict[str, Value], primed: dict[str, Value],
@@ -415,47 +417,52 @@ class ExprEval:
             self.guard = saved
 
     def value(self, e: n.Expr) -> Value:
-        return getattr(self, "_" + type(e).__name__)(e)
+        return e.accept(self, None)
 
     def arith(self, e: n.Expr) -> z3.ArithRef:
         return _term(self.value(e))
 
-    def _Number(self, e: n.Number) -> Value:
+    def visit_number(self, e: n.Number, ctx: None = None) -> Value:
         return num(e.value, e.is_integer)
 
-    def _BoolLit(self, e: n.BoolLit) -> Value:
+    def visit_bool_lit(self, e: n.BoolLit, ctx: None = None) -> Value:
         return zt.BoolVal(e.value)
 
-    def _Name(self, e: n.Name) -> Value:
-        if e.primed:
+    def named(self, e: n.Ref, ctx: None = None) -> Value:
+        """The value of a name: from the environment (primed: the neighbour's), `out`, or the noise."""
+        if isinstance(e, (n.ParamRef, n.VarRef, n.LetRef)) and e.primed:
             if e.text in self.env:
                 return self.env[e.text]
             if e.id in self.primed:
                 return self.primed[e.id]
             raise EncodingError(f"no value for {e.text}")
-        if e.id in self.env:
-            value = self.env[e.id]
+        if e.text in self.env:
+            value = self.env[e.text]
             if isinstance(value, ListV) and value.conditional:
-                raise EncodingError(f"the length of `{e.id}` (line {e.span.line}) depends on the path: an element is "
-                                    "appended only on some paths (under a branch or after a `break`)")
+                raise EncodingError(f"the length of `{e.text}` (line {e.span.line}) depends on the path: an element "
+                                    "is appended only on some paths (under a branch or after a `break`)")
             return value
-        if e.id == "out" and self.out is not None:
+        if isinstance(e, n.OutRef) and self.out is not None:
             return self.out
         if self.noise is not None:
-            v = self.noise(e.id, None, e)
+            v = self.noise(e.text, None, e)
             if v is not None:
                 return v
-        # A tag with no payload.
-        return TagV(tag_code(e.id), ((e.id, ()),))
+        raise EncodingError(f"no value for {e.text}")
 
-    def _Call(self, e: n.Call) -> Value:
-        f = e.func
-        if f in _BUILTINS:
-            return _BUILTINS[f](self, e)
-        # A tag with a payload.
-        return TagV(tag_code(f), ((f, tuple(self.value(a) for a in e.args)),))
+    visit_param_ref = visit_var_ref = visit_noise_ref = visit_let_ref = visit_local_ref = named
+    visit_out_ref = visit_aligned_cost_ref = named
 
-    def _Comprehension(self, e: n.Comprehension) -> Value:
+    def visit_tag_lit(self, e: n.TagLit, ctx: None = None) -> Value:
+        return TagV(tag_code(e.tag), ((e.tag, ()),))
+
+    def visit_tag_call(self, e: n.TagCall, ctx: None = None) -> Value:
+        return TagV(tag_code(e.tag), ((e.tag, tuple(self.value(a) for a in e.args)),))
+
+    def visit_call(self, e: n.Call, ctx: None = None) -> Value:
+        return _BUILTINS[e.func](self, e)
+
+    def visit_comprehension(self, e: n.Comprehension, ctx: None = None) -> Value:
         candidates = self.candidates(e)
         results = []
         for guard, index in candidates:
@@ -500,13 +507,13 @@ class ExprEval:
             return zt.Or([x == y for y in collection.items]) if collection.items else zt.BoolVal(False)
         raise EncodingError("unsupported membership test")
 
-    def _Range(self, e: n.Range) -> Value:
+    def visit_range(self, e: n.Range, ctx: None = None) -> Value:
         return RangeV(self.arith(e.lo), self.arith(e.hi))
 
-    def _Binary(self, e: n.Binary) -> Value:
+    def visit_binary(self, e: n.Binary, ctx: None = None) -> Value:
         a, b = self.arith(e.left), self.arith(e.right)
-        if e.op in n.RING_OPERATIONS:
-            return n.RING_OPERATIONS[e.op](a, b)
+        if e.op in RING_OPERATIONS:
+            return RING_OPERATIONS[e.op](a, b)
         if e.op == "/":
             return _real(a) / _real(b)
         exponent = _concrete(b)
@@ -517,11 +524,11 @@ class ExprEval:
             return result
         return _real(a) ** _real(b)
 
-    def _Unary(self, e: n.Unary) -> Value:
+    def visit_unary(self, e: n.Unary, ctx: None = None) -> Value:
         v = self.value(e.operand)
         return z3.Not(v) if e.op == "not" else -_term(v)
 
-    def _Compare(self, e: n.Compare) -> Value:
+    def visit_compare(self, e: n.Compare, ctx: None = None) -> Value:
         values = [self.value(x) for x in e.operands]
         parts = []
         for op, a, b in zip(e.ops, values, values[1:]):
@@ -530,58 +537,62 @@ class ExprEval:
             elif op == "!=":
                 parts.append(z3.Not(equal(a, b)))
             else:
-                parts.append(_ORDERS[op](_term(a), _term(b)))
+                parts.append(ORDERS[op](_term(a), _term(b)))
         return zt.And(parts) if len(parts) > 1 else parts[0]
 
-    def _BoolOp(self, e: n.BoolOp) -> Value:
+    def visit_bool_op(self, e: n.BoolOp, ctx: None = None) -> Value:
         a = self.value(e.left)
         b = self.guarded(a if e.op == "and" else z3.Not(a), e.right)
         return zt.And(a, b) if e.op == "and" else zt.Or(a, b)
 
-    def _Member(self, e: n.Member) -> Value:
+    def visit_member(self, e: n.Member, ctx: None = None) -> Value:
         inside = self.member(self.value(e.collection), self.arith(e.element))
         return z3.Not(inside) if e.negated else inside
 
-    def _TagTest(self, e: n.TagTest) -> Value:
+    def visit_tag_test(self, e: n.TagTest, ctx: None = None) -> Value:
         v = self.value(e.value)
         if not isinstance(v, TagV):
             raise EncodingError("tag test on a value that is not tagged")
         return v.code == tag_code(e.tag)
 
-    def _Conditional(self, e: n.Conditional) -> Value:
+    def visit_conditional(self, e: n.Conditional, ctx: None = None) -> Value:
         c = self.value(e.condition)
         return merge(c, self.guarded(c, e.then), self.guarded(z3.Not(c), e.orelse))
 
-    def _Index(self, e: n.Index) -> Value:
-        base = e.base
-        if isinstance(base, n.Name) and not base.primed and base.id not in self.env and self.noise is not None:
-            v = self.noise(base.id, self.arith(e.index), e)
+    def visit_member_ref(self, e: n.MemberRef, ctx: None = None) -> Value:
+        if e.id not in self.env and self.noise is not None:
+            v = self.noise(e.id, self.arith(e.index), e)
             if v is not None:
                 return v
-        b = self.value(base)
+        return self.element(self.named(n.NoiseRef(e.id, e.id_span)), e.index)
+
+    def visit_index(self, e: n.Index, ctx: None = None) -> Value:
+        return self.element(self.value(e.base), e.index)
+
+    def element(self, b: Value, index_node: n.Expr) -> Value:
+        """b[index_node] for a tuple, the output, a list or a loop's list."""
         if isinstance(b, TupV):
-            assert isinstance(e.index, n.Number), "resolution guarantees an integer literal"
-            return b.items[int(e.index.value)]
+            assert isinstance(index_node, n.Number), "resolution guarantees an integer literal"
+            return b.items[int(index_node.value)]
         if isinstance(b, OutputSeq) and self.reads is not None:
-            index = self.arith(e.index)
+            index = self.arith(index_node)
             self.reads.append(z3.Implies(self.guard, zt.And(index >= 0, index < b.length)))
             return b.select(index)
         if isinstance(b, (OutputSeq, IterOutput)):
-            return b.select(self.arith(e.index))
+            return b.select(self.arith(index_node))
         if isinstance(b, ListV):
-            return select(b.items, self.arith(e.index), self.enc)
+            return select(b.items, self.arith(index_node), self.enc)
         if isinstance(b, LoopList):
-            return b.at(self.arith(e.index))
+            return b.at(self.arith(index_node))
         raise EncodingError(f"cannot index a {type(b).__name__}")
 
-    def _TupleLit(self, e: n.TupleLit) -> Value:
+    def visit_tuple_lit(self, e: n.TupleLit, ctx: None = None) -> Value:
         return TupV(tuple(self.value(i) for i in e.items))
 
-    def _ListLit(self, e: n.ListLit) -> Value:
+    def visit_list_lit(self, e: n.ListLit, ctx: None = None) -> Value:
         return ListV(tuple(self.value(i) for i in e.items))
 
 
-_ORDERS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def _concrete(x: z3.ExprRef) -> int | None:
@@ -843,8 +854,8 @@ def _b_indices(ev: ExprEval, e: n.Call) -> Value:
 def _b_count(ev: ExprEval, e: n.Call) -> Value:
     v = ev.value(e.args[0])
     tag = e.args[1]
-    assert isinstance(tag, n.Name), "resolution guarantees a tag"
-    code = tag_code(tag.id)
+    assert isinstance(tag, n.TagLit), "resolution guarantees a tag"
+    code = tag_code(tag.tag)
     if isinstance(v, OutputSeq):
         return zt.Sum([z3.If(zt.And(k < v.length, slot.code == code), 1, 0) for k, slot in enumerate(v.slots)]) \
             if v.slots else zt.IntVal(0)
@@ -852,12 +863,12 @@ def _b_count(ev: ExprEval, e: n.Call) -> Value:
     return zt.Sum([z3.If(item.code == code, 1, 0) for item in items]) if items else zt.IntVal(0)
 
 
-_BUILTINS: dict[str, Callable[[ExprEval, n.Call], Value]] = {
+_BUILTINS: Mapping[str, Callable[[ExprEval, n.Call], Value]] = implemented("z3 encoder", {
     "len": _b_len, "min": _b_min_max, "max": _b_min_max, "argmax": _b_argmax, "argmin": _b_argmax,
     "abs": _b_abs, "sqrt": _b_sqrt, "exp": _b_function("exp"), "ln": _b_function("ln"),
     "normal_cdf": _b_function("normal_cdf"), "normal_pdf": _b_function("normal_pdf"),
     "top_k_with_gaps": _b_top_k_with_gaps, "top_k": _b_top_k, "indices": _b_indices, "count": _b_count,
-}
+})
 
 
 # -------------------------------------------------------------------------------------------- output
@@ -942,7 +953,7 @@ class Run:
 
     # -- statements ---------------------------------------------------------------------------------
     def execute(self) -> Run:
-        self.block(self.enc.mech.node.body)
+        self.block(self.enc.mech.body)
         return self
 
     def block(self, body: Iterable[n.Stmt]) -> None:
@@ -966,7 +977,7 @@ class Run:
             else:
                 index = self.eval(s.index)
                 old = self.vars.get(s.target, ListV(()))
-                assert isinstance(old, ListV), "`x[i] = e` makes x a list (resolve.py)"
+                assert isinstance(old, ListV), "`x[i] = e` makes x a list (resolve/check.py)"
                 position = _concrete(index)
                 if position is not None:
                     items = list(old.items)

@@ -31,6 +31,7 @@ from typing import TypedDict
 import z3
 
 from .. import nodes as n
+from ..obligations import ObligationId, ObligationKey
 from ..resolve import ResolvedMechanism, walk, walk_statements
 from ..types import INT, ListType
 from . import terms as zt
@@ -63,12 +64,12 @@ class NotInductive(Exception):
 class Inductive:
     """What the induction proved: obligation ids mapped to None (proved) or the reason it could not."""
 
-    proved: dict[str, str | None] = field(default_factory=dict)
+    proved: dict[ObligationKey, str | None] = field(default_factory=dict)
     invariant: list[str] = field(default_factory=list)
 
 
 def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
-    body = list(mech.node.body)
+    body = list(mech.body)
     loops = [k for k, s in enumerate(body) if isinstance(s, n.For)]
     if len(loops) != 1 or loops[0] != len(body) - 1:
         raise NotInductive("the body is not a prefix followed by one loop")
@@ -78,7 +79,7 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
     if any(isinstance(s, (n.For, n.While)) for s in walk_statements(loop.body)):
         raise NotInductive("the loop is nested")
     if not (isinstance(loop.lo, n.Number) and loop.lo.value == 0 and isinstance(loop.hi, n.Call)
-            and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.Name)):
+            and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.ParamRef)):
         raise NotInductive("the loop is not `for i in 0 .. len(q)`")
     if any(isinstance(s, n.Assign) and s.index is not None for s in walk_statements(loop.body)):
         raise NotInductive("the loop builds a list")
@@ -91,7 +92,7 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
 
 def _loop_list(loop: n.For) -> str:
     """q of the loop `for i in 0 .. len(q)` that `_shape` accepted."""
-    assert isinstance(loop.hi, n.Call) and isinstance(loop.hi.args[0], n.Name), "checked by _shape"
+    assert isinstance(loop.hi, n.Call) and isinstance(loop.hi.args[0], n.ParamRef), "checked by _shape"
     return loop.hi.args[0].id
 
 
@@ -230,7 +231,7 @@ class _InductiveEval(ExprEval):
         super().__init__(*args, **kwargs)
         self.product = product
 
-    def _Comprehension(self, e: n.Comprehension):
+    def visit_comprehension(self, e: n.Comprehension, ctx: None = None):
         p = self.product
         d = e.domain
         if isinstance(d, n.Range):
@@ -238,9 +239,9 @@ class _InductiveEval(ExprEval):
             starts_at_zero = z3.is_true(z3.simplify(lo == 0))
             # count(l in 0 .. i + 1: out[l] is TAG): the ghost counter of TAG plus this iteration's output.
             if e.func == "count" and starts_at_zero and isinstance(e.body, n.TagTest) and \
-                    isinstance(e.body.value, n.Index) and isinstance(e.body.value.base, n.Name) and \
-                    e.body.value.base.id == "out" and isinstance(e.body.value.index, n.Name) and \
-                    e.body.value.index.id == e.var and e.condition is None and e.excluded is None:
+                    isinstance(e.body.value, n.Index) and isinstance(e.body.value.base, n.OutRef) and \
+                    isinstance(e.body.value.index, n.LocalRef) and e.body.value.index.id == e.var and \
+                    e.condition is None and e.excluded is None:
                 ghost = p.ghost_head[e.body.tag]
                 if z3.is_true(z3.simplify(hi == p.i + 1)):
                     return ghost + z3.If(p.current_is(e.body.tag), 1, 0)
@@ -345,7 +346,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     prefix, loop = _shape(mech)
     if mech.alignment is None:
         raise NotInductive("no alignment")
-    if any(isinstance(sub, n.Name) and sub.id == "out" for sub in walk(mech.claim)):
+    if any(isinstance(sub, n.OutRef) for sub in walk(mech.claim)):
         raise NotInductive("the claim depends on the output")
     assigned = {s.target for s in walk_statements(loop.body) if isinstance(s, n.Assign)}
     enc = Encoding(mech, Encoding.uniform(mech, 0), {})
@@ -456,7 +457,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         if pre1.slots else zt.BoolVal(True)
     c4a = check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness).status == Validity.PROVED and \
         check_valid(entry_base, prefix_same, limits).status == Validity.PROVED
-    result.proved["C4a"] = None if c4a else "the iteration's outputs could not be shown equal from the invariant"
+    result.proved[ObligationId.C4A, None] = \
+        None if c4a else "the iteration's outputs could not be shown equal from the invariant"
     # C4c: within the claim at every loop head (the loop may end there) and right after a `break`.
     # At a head the loop may end (i = n), so this check does not assume i < n.
     at_head = [f for f in assume if not f.eq(product.i < product.n)] + [product.i <= product.n]
@@ -466,30 +468,31 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits,
                     vacuity=False).status == Validity.PROVED and \
         check_valid(entry_base, entry_cost <= claim, limits).status == Validity.PROVED
-    result.proved["C4c"] = None if c4c else "the aligned cost could not be bounded by the claim from the invariant"
+    result.proved[ObligationId.C4C, None] = \
+        None if c4c else "the aligned cost could not be bounded by the claim from the invariant"
     # C4d and C3: the shifts of the iteration's draws and of the prefix's draws.
-    conditions = []
+    conditions: list[tuple[ObligationKey, z3.BoolRef]] = []
     for run, align in ((pre1, probe.align), (product.run1, product.align)):
         for d in run.draws:
             site = mech.noise_site(d.site)
             psi = _real(align.shift(d.site, d.index if d.index == CURRENT else None))
             if mech.alignment.shift_of(d.site) is not None:
-                conditions += [("C4d", z3.Implies(d.guard, c))
+                conditions += [((ObligationId.C4D, None), z3.Implies(d.guard, c))
                                for c, _ in aligned_in_support(d, psi, site.distribution)]
             if not site.distribution.lipschitz:
-                conditions.append((f"C3:{d.site}", z3.Implies(d.guard, psi == 0)))
+                conditions.append(((ObligationId.C3, d.site), z3.Implies(d.guard, psi == 0)))
     # C0: the parameters of the prefix's and of the iteration's draws, equal in both runs and well formed.
     for first, aligned in ((pre1, pre2), (product.run1, product.run2)):
-        conditions += [(f"C0:{c.draw.site}", c.formula) for c in density_conditions(enc, first, aligned)]
-    keys = {k for k, _ in conditions} | {"C4d"} | {f"C3:{s.name}" for s in mech.noise} | \
-        {f"C0:{s.name}" for s in mech.noise}
-    for key in sorted(keys):
+        conditions += [((ObligationId.C0, c.draw.site), c.formula) for c in density_conditions(enc, first, aligned)]
+    keys: set[ObligationKey] = {k for k, _ in conditions} | {(ObligationId.C4D, None)} | \
+        {(ObligationId.C3, s.name) for s in mech.noise} | {(ObligationId.C0, s.name) for s in mech.noise}
+    for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
         formulas = [f for k, f in conditions if k == key]
         ok = not formulas or check_valid([enc.requires(), *base[1:], *inv], zt.And(formulas), limits,
                                          satisfiable_if=witness).status == Validity.PROVED
         result.proved[key] = None if ok else "not shown for every iteration"
-    result.proved["C2"] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of,
-                                              lengths)
+    result.proved[ObligationId.C2, None] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits,
+                                                               support_of, lengths)
     return result
 
 
@@ -636,7 +639,7 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.Ar
             total = total + bound
             continue
         base = term.base if isinstance(term, n.Index) else term
-        if not isinstance(base, n.Name):
+        if not isinstance(base, n.ParamRef):
             return None
         partner = next((j for j, (s2, t2) in enumerate(terms) if j not in used and j != k and s2 == -sign and
                         _same_place(term, t2) and _primed(t2) != base.primed), None)
@@ -655,7 +658,7 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.Ar
 def _primed(e: n.Expr) -> bool:
     """Whether `x'` or `x'[i]` names the neighbour's value."""
     base = e.base if isinstance(e, n.Index) else e
-    return isinstance(base, n.Name) and base.primed
+    return isinstance(base, n.ParamRef) and base.primed
 
 
 def _same_place(a: n.Expr, b: n.Expr) -> bool:

@@ -21,7 +21,7 @@ import sympy
 
 from .. import nodes as n
 from ..counterexample import Counterexample
-from ..distributions import Mixing, normal_cdf, normal_pdf
+from ..distributions import Mixing
 from ..obligations import Obligation, ObligationId
 from ..resolve import NoiseSite, ResolvedMechanism
 from ..results import Verdict
@@ -65,26 +65,8 @@ def _value_at(site: NoiseSite, args: list[sympy.Expr], at: sympy.Expr) -> sympy.
 
 
 def _sympy(e: n.Expr, bindings: dict[str, sympy.Expr]) -> sympy.Expr:
-    """to_sympy, with normal_cdf/normal_pdf as their erf/exp forms."""
-    if isinstance(e, n.Call) and e.func == "normal_cdf":
-        return normal_cdf(_sympy(e.args[0], bindings))
-    if isinstance(e, n.Call) and e.func == "normal_pdf":
-        return normal_pdf(_sympy(e.args[0], bindings))
-    if isinstance(e, n.Call) and e.func in ("exp", "ln", "sqrt", "abs") and len(e.args) == 1:
-        inner = _sympy(e.args[0], bindings)
-        return {"exp": sympy.exp, "ln": sympy.log, "sqrt": sympy.sqrt, "abs": sympy.Abs}[e.func](inner)
-    if isinstance(e, n.Binary):
-        left, right = _sympy(e.left, bindings), _sympy(e.right, bindings)
-        if e.op in n.RING_OPERATIONS:
-            return n.RING_OPERATIONS[e.op](left, right)
-        return left / right if e.op == "/" else left ** right
-    if isinstance(e, n.Unary) and e.op == "-":
-        return -_sympy(e.operand, bindings)
-    if isinstance(e, n.Compare) and len(e.ops) == 1:
-        a, b = (_sympy(x, bindings) for x in e.operands)
-        return {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge, "==": sympy.Eq,
-                "!=": sympy.Ne}[e.ops[0]](a, b)
-    return to_sympy(e, bindings)
+    """to_sympy, with normal_cdf/normal_pdf as their erf/exp forms and comparisons as relations."""
+    return to_sympy(e, bindings, closed_forms=True)
 
 
 class Mixture:
@@ -97,7 +79,7 @@ class Mixture:
         self.site = mech.mixture_sites[0]
         bindings: dict[str, sympy.Expr] = {}
         outputs = []
-        for s in mech.node.body:
+        for s in mech.body:
             if isinstance(s, n.Assign) and s.index is None:
                 bindings[s.target] = _sympy(s.value, bindings)
             elif isinstance(s, n.Sample):

@@ -29,7 +29,7 @@ import z3
 
 from .. import nodes as n
 from ..counterexample import Counterexample
-from ..obligations import Obligation, ObligationId, cost_coefficient
+from ..obligations import Obligation, ObligationId, ObligationKey, cost_coefficient
 from ..resolve import ResolvedMechanism, walk
 from ..results import Verdict
 from ..rules import RULES, rule_for
@@ -164,15 +164,14 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     for o in checked:
         v = verdicts[id(o)]
         if v.status == Status.PROVED:
-            key = f"{o.id}:{o.site}" if o.site else o.id
             if cover.everything:
                 v.scope = "for all inputs"
-            elif key in unbounded and unbounded[key] is None:
+            elif o.key in unbounded and unbounded[o.key] is None:
                 v.scope = "for every input length"
             else:
                 v.status, v.scope = Status.BOUNDED, cover.text()
-                if unbounded.get(key):
-                    v.notes.append(f"no proof for every length: {unbounded[key]}")
+                if unbounded.get(o.key):
+                    v.notes.append(f"no proof for every length: {unbounded[o.key]}")
             if not tried:
                 v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
@@ -201,7 +200,7 @@ def _where(enc: Encoding) -> str:
 
 
 def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
-               verdicts: dict[int, PendingVerdict]) -> dict[str, str | None]:
+               verdicts: dict[int, PendingVerdict]) -> dict[ObligationKey, str | None]:
     """The obligations proved for every length by induction over the main loop (`induction.py`)."""
     from . import induction
 
@@ -211,11 +210,11 @@ def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     try:
         result = induction.prove(mech, options.limits, _cost_term, noise_support)
     except induction.NotInductive as error:
-        return {f"{o.id}:{o.site}" if o.site else o.id: str(error) for o in checked}
+        return {o.key: str(error) for o in checked}
     finally:
         elapsed = time.perf_counter() - start
     acyclic_everywhere = acyclic.reads_no_noise(mech)
-    result.proved["C4b"] = None if acyclic_everywhere else "shifts read noise"
+    result.proved[ObligationId.C4B, None] = None if acyclic_everywhere else "shifts read noise"
     share = elapsed / max(1, len(checked))
     for o in checked:
         verdicts[id(o)].seconds += share
@@ -271,7 +270,7 @@ def _structural_names(mech: ResolvedMechanism) -> list[str]:
     used: set[str] = set()
     exprs: list[n.Expr] = []
     from ..resolve import walk_statements
-    for s in walk_statements(mech.node.body):
+    for s in walk_statements(mech.body):
         if isinstance(s, n.For):
             exprs += [s.lo, s.hi]
         for value in _stmt_exprs(s):
@@ -286,12 +285,12 @@ def _structural_names(mech: ResolvedMechanism) -> list[str]:
             for sub in walk(value):
                 if isinstance(sub, n.Range):
                     exprs += [sub.lo, sub.hi]
-    constants = {s.target: s.value for s in mech.node.body if isinstance(s, n.Assign) and s.target in mech.constants}
+    constants = {s.target: s.value for s in mech.body if isinstance(s, n.Assign) and s.target in mech.constants}
     seen: set[str] = set()
     while exprs:
         e = exprs.pop()
         for sub in walk(e):
-            if isinstance(sub, n.Name) and not sub.primed:
+            if isinstance(sub, (n.ParamRef, n.VarRef)) and not sub.primed:
                 if sub.id in ints:
                     used.add(sub.id)
                 elif sub.id in constants and sub.id not in seen:

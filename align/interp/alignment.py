@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from ..counterexample import Counterexample
-from ..obligations import KINDS as OBLIGATION_KINDS
 from ..obligations import ONE_RUN, ObligationId, close, cost_within_claim
 from ..resolve import ResolvedMechanism
 from .errors import RunError
@@ -36,7 +35,7 @@ from .outputs import Outputs
 from .runner import DEFAULT_CHUNK, _seed_text, arg_trees, chunk_length, run_chunk
 from .trees import Num, uniform
 from .values import format_value
-from .vector import GivenSource, Machine, SiteRecord, VectorRun, tag_table
+from .vector import GivenSource, Machine, SiteRecord, VectorRun
 
 KINDS: tuple[ObligationId, ...] = (ObligationId.C4A, ObligationId.C2, ObligationId.C4C, ObligationId.C4D,
                                    ObligationId.C3, ObligationId.C0)
@@ -76,11 +75,11 @@ class ChunkCheck:
 
 
 def evaluate_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
-                       run: VectorRun, tags: tuple[str, ...]) -> tuple[dict[str, SiteShift], np.ndarray]:
+                       run: VectorRun) -> tuple[dict[str, SiteShift], np.ndarray]:
     """φ(H) for every lane of a run on D, and the claim at each lane's output."""
     assert mech.alignment is not None, "only a mechanism with an alignment has one to check"
     n = run.n
-    m = Machine(mech, n, tags, mode="raise")
+    m = Machine(mech, n, mode="raise")
     m.env.update(arg_trees(mech, args))
     primed = arg_trees(mech, {**args, **neighbour})
     for p in mech.params:
@@ -117,7 +116,7 @@ def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
                 psi = _merge(psi, m.num(shift.shift, drawn if not drawn.all() else None), drawn)
         else:
             index_var = shift.index_var
-            assert index_var is not None, "a family's shift is written x[i]' (resolve.py)"
+            assert index_var is not None, "a family's shift is written x[i]' (resolve/check.py)"
             for col in range(values.shape[1]):
                 lanes = drawn[:, col]
                 if not lanes.any():
@@ -155,21 +154,20 @@ def _lanes(x: np.ndarray) -> np.ndarray:
 
 
 def check_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
-                seed: int | np.random.SeedSequence, start: int, n: int, tags: tuple[str, ...] | None = None,
+                seed: int | np.random.SeedSequence, start: int, n: int,
                 scale: float | None = None) -> ChunkCheck:
-    tags = tags if tags is not None else tag_table(mech)
-    chunk = run_chunk(mech, args, seed, start, n, tags)
+    chunk = run_chunk(mech, args, seed, start, n)
     run = chunk.run
     try:
-        shifts, claim = evaluate_alignment(mech, args, neighbour, run, tags)
+        shifts, claim = evaluate_alignment(mech, args, neighbour, run)
     except RunError as error:
         raise error.at_sample(start + (error.lane or 0), _seed_text(seed), "evaluating the alignment") from None
     given = {name: (s.aligned, s.record.drawn, s.record.offset) for name, s in shifts.items()}
     source = GivenSource(given, n)
-    machine = Machine(mech, n, tags, mode="collect")
+    machine = Machine(mech, n, mode="collect")
     aligned_run = machine.run(arg_trees(mech, {**args, **neighbour}), source)
     outputs = chunk.outputs
-    aligned_outputs = Outputs.from_run(aligned_run.out, mech.output_type, tags)
+    aligned_outputs = Outputs.from_run(aligned_run.out, mech.output_type, mech.tags)
     if scale is None:
         scale = magnitude(args, neighbour)
     agree = outputs.agree(aligned_outputs, scale)
@@ -265,28 +263,6 @@ class AlignmentReport:
     def ok(self) -> bool:
         return self.failed_samples == 0
 
-    def text(self) -> str:
-        lines = [f"alignment check of {self.mechanism}: {self.samples} samples (seed {self.seed})"]
-        for kind in KINDS:
-            count = self.failures.get(kind, 0)
-            result = "ok" if not count else f"{count} failing samples"
-            lines.append(f"  {kind:<4} {OBLIGATION_KINDS[kind].label}: {result}")
-        lines.append(f"  largest cost {format_value(self.max_cost)}; largest cost / claim "
-                     f"{format_value(self.max_cost_over_claim)}")
-        if self.ok:
-            lines.append("no failure found (a sampled check proves nothing)")
-        else:
-            lines.append(f"{self.failed_samples} of {self.samples} samples fail; counterexamples:")
-            for c in self.counterexamples:
-                lines.append(f"  [{c.obligation}] {c.note}")
-        return "\n".join(lines)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"spec": self.spec, "mechanism": self.mechanism, "samples": self.samples, "seed": self.seed,
-                "failures": self.failures, "failed_samples": self.failed_samples, "max_cost": self.max_cost,
-                "max_cost_over_claim": self.max_cost_over_claim,
-                "counterexamples": [c.to_json() for c in self.counterexamples]}
-
 
 
 
@@ -294,7 +270,6 @@ def check_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour:
                     seed: int = 0, chunk_size: int = DEFAULT_CHUNK, spec: str = "",
                     examples_per_kind: int = 2) -> AlignmentReport:
     """Sample the alignment of `mech` on (D, D') = (args, neighbour), both already checked (runner.prepare_*)."""
-    tags = tag_table(mech)
     root = root_sequence(seed)
     scale = magnitude(args, neighbour)
     size = chunk_length(chunk_size)
@@ -304,7 +279,7 @@ def check_alignment(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour:
     max_cost, max_ratio = 0.0, 0.0
     for start in range(0, samples, size):
         n = min(size, samples - start)
-        chunk = check_chunk(mech, args, neighbour, root, start, n, tags, scale)
+        chunk = check_chunk(mech, args, neighbour, root, start, n, scale)
         any_fail = np.zeros(n, dtype=bool)
         for kind in KINDS:
             mask = chunk.failures[kind]

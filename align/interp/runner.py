@@ -22,7 +22,7 @@ from .noise import BLOCK, root_sequence
 from .outputs import DiscreteKeys, Outputs
 from .scalar import Interpreter
 from .values import convert_arguments, format_value
-from .vector import Machine, RandomSource, VectorRun, arg_tree, tag_table
+from .vector import Machine, RandomSource, VectorRun, arg_tree
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
@@ -117,25 +117,23 @@ class Chunk:
 
 
 def run_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], seed: int | np.random.SeedSequence, start: int,
-              n: int, tags: tuple[str, ...] | None = None) -> Chunk:
+              n: int) -> Chunk:
     """Samples start .. start + n - 1 of the run seeded with `seed` (start a multiple of BLOCK)."""
-    tags = tags if tags is not None else tag_table(mech)
-    machine = Machine(mech, n, tags)
+    machine = Machine(mech, n)
     try:
         run = machine.run(arg_trees(mech, args), RandomSource(root_sequence(seed), start, n))
     except RunError as error:
         raise error.at_sample(start + (error.lane or 0), _seed_text(seed)) from None
-    return Chunk(start, run, Outputs.from_run(run.out, mech.output_type, tags))
+    return Chunk(start, run, Outputs.from_run(run.out, mech.output_type, mech.tags))
 
 
 def chunks(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed: int | np.random.SeedSequence,
            chunk_size: int = DEFAULT_CHUNK) -> Iterator[Chunk]:
     """The run of `samples` samples, one chunk at a time."""
     size = chunk_length(chunk_size)
-    tags = tag_table(mech)
     root = root_sequence(seed)
     for start in range(0, samples, size):
-        yield run_chunk(mech, args, root, start, min(size, samples - start), tags)
+        yield run_chunk(mech, args, root, start, min(size, samples - start))
 
 
 def sample(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed: int | np.random.SeedSequence,
@@ -143,7 +141,7 @@ def sample(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed:
     """All outputs of a run, concatenated (for runs that fit in memory; `chunks` streams them)."""
     parts = [c.outputs for c in chunks(mech, args, samples, seed, chunk_size)]
     if not parts:
-        return Outputs(np.zeros(0, dtype=np.int64), None, mech.output_type, tag_table(mech))
+        return Outputs(np.zeros(0, dtype=np.int64), None, mech.output_type, mech.tags)
     return parts[0] if len(parts) == 1 else Outputs.concatenate(parts)
 
 
@@ -190,7 +188,7 @@ class Summary:
 
     @classmethod
     def of(cls, mech: ResolvedMechanism, **options: Unpack[_SummaryOptions]) -> Summary:
-        return cls(DiscreteKeys(mech.output_type, tag_table(mech)), **options)
+        return cls(DiscreteKeys(mech.output_type, mech.tags), **options)
 
     def add(self, outputs: Outputs) -> None:
         for key, c in self.keys.count(outputs).items():
@@ -223,34 +221,3 @@ class Summary:
             else:
                 result[name] = (0, [], float("nan"))
         return result
-
-    def text(self, top: int = 20) -> str:
-        lines = [f"{self.samples} samples"]
-        if not self.samples:
-            return lines[0]
-        lines.append("output length: " + ", ".join(
-            f"{k}: {c} ({c / self.samples:.2%})" for k, c in sorted(self.lengths.items())))
-        import heapq
-
-        best = heapq.nsmallest(top, self.counts.items(), key=lambda kv: -kv[1])
-        ranked = sorted(((c, self.keys.text(k)) for k, c in best), key=lambda ct: (-ct[0], ct[1]))
-        more = "" if not self.untracked else " or more"
-        lines.append(f"discrete outputs ({len(self.counts)}{more} distinct; · marks a real component):")
-        for c, text in ranked:
-            lines.append(f"  {c:>10}  {c / self.samples:8.4%}  {text}")
-        rest = self.samples - sum(c for c, _ in ranked) - self.untracked
-        if len(self.counts) > top:
-            lines.append(f"  {rest:>10}  {rest / self.samples:8.4%}  ... {len(self.counts) - top} more")
-        if self.untracked:
-            lines.append(f"  {self.untracked:>10}  {self.untracked / self.samples:8.4%}  ... outputs first seen after "
-                         f"{self.max_keys} distinct ones (not told apart)")
-        q = self.quantiles()
-        if q:
-            lines.append(f"real components (quantiles over the first {self.real_kept} samples):")
-            header = "  ".join(f"{p:>10.0%}" for p in QUANTILES)
-            lines.append(f"  {'component':<16} {'count':>10} {'mean':>10}  {header}")
-            for name, (count, qs, mean) in q.items():
-                cells = "  ".join(f"{x:>10.4g}" for x in qs) if qs else ""
-                label = "out[]." + name if name != "value" else "out[]"
-                lines.append(f"  {label:<16} {count:>10} {mean:>10.4g}  {cells}")
-        return "\n".join(lines)

@@ -19,7 +19,7 @@ The meaning of every construct (docs/interpreter.md, "Semantics"):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -28,10 +28,12 @@ import numpy as np
 from scipy import special
 
 from .. import nodes as n
+from ..builtins import implemented
 from ..limits import MAX_LOOP_ITERATIONS
-from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism
+from ..operators import COMPARISONS, RING_OPERATIONS
+from ..resolve import NoiseSite, ResolvedMechanism
 from ..unparse import unparse
-from ..visitor import ExprVisitor, StmtVisitor
+from ..visitor import IRVisitor, StmtVisitor
 from .errors import RunError, fail
 from .noise import check_parameters, cost_coefficient, in_support, is_whole
 from .values import Tag, format_value
@@ -133,7 +135,7 @@ class NoiseValues:
         return result
 
 
-class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
+class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
     """One execution with a trace."""
 
     def __init__(self, mech: ResolvedMechanism, noise: NoiseValues | None = None, trace: bool = True):
@@ -159,7 +161,7 @@ class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
     def run(self, args: Mapping[str, Any]) -> ScalarRun:
         self.env.update(args)
         with np.errstate(all="ignore"):
-            self.block(self.mech.node.body)
+            self.block(self.mech.body)
         return ScalarRun(self.out, self.env, self.draws, self.trace, self.noise.unused() if self.noise else [])
 
     # -- statements ----------------------------------------------------------------------------------
@@ -253,15 +255,31 @@ class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
     def visit_bool_lit(self, e: n.BoolLit, ctx: None = None) -> Any:
         return e.value
 
-    def visit_name(self, e: n.Name, ctx: None = None) -> Any:
-        key = e.text
-        if key in self.env:
-            return self.env[key]
-        if not e.primed and (key in self.mech.variables or key in self.sites):
-            raise fail("undefined-value", e.span, name=key)
-        if not e.primed and TAG_PATTERN.fullmatch(key):
-            return Tag(key, ())
-        raise AssertionError(f"unbound name {key} at {e.span}")
+    def read(self, e: n.Ref, ctx: None = None) -> Any:
+        """The value of a name in the environment (a variable or noise that has none on this path: an error)."""
+        if e.text in self.env:
+            return self.env[e.text]
+        if isinstance(e, (n.VarRef, n.NoiseRef)):
+            raise fail("undefined-value", e.span, name=e.text)
+        raise AssertionError(f"unbound name {e.text} at {e.span}")
+
+    visit_param_ref = visit_var_ref = visit_noise_ref = visit_let_ref = visit_local_ref = visit_out_ref = read
+
+    def visit_aligned_cost_ref(self, e: n.AlignedCostRef, ctx: None = None) -> Any:
+        raise AssertionError("`aligned_cost` exists in invariants only, which the interpreter never runs")
+
+    def visit_member_ref(self, e: n.MemberRef, ctx: None = None) -> Any:
+        j = self.ev(e.index)
+        members = self.families[e.id]
+        if j not in members:
+            raise fail("noise-not-drawn", e.span, name=f"{e.id}[{j}]")
+        return members[j]
+
+    def visit_tag_lit(self, e: n.TagLit, ctx: None = None) -> Any:
+        return Tag(e.tag, ())
+
+    def visit_tag_call(self, e: n.TagCall, ctx: None = None) -> Any:
+        return Tag(e.tag, tuple(self.ev(a) for a in e.args))
 
     def visit_range(self, e: n.Range, ctx: None = None) -> Any:
         return range(self.ev(e.lo), self.ev(e.hi))
@@ -280,11 +298,11 @@ class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
 
     def visit_binary(self, e: n.Binary, ctx: None = None) -> Any:
         a, b = self.ev(e.left), self.ev(e.right)
-        if e.op in n.RING_OPERATIONS:
+        if e.op in RING_OPERATIONS:
             if _is_int(a) and _is_int(b):
-                exact = n.RING_OPERATIONS[e.op](int(a), int(b))
+                exact = RING_OPERATIONS[e.op](int(a), int(b))
                 return self._integer(exact, e, f"`{unparse(e)}` with {a} {e.op} {b}")
-            return n.RING_OPERATIONS[e.op](a, b)
+            return RING_OPERATIONS[e.op](a, b)
         if e.op == "/":
             if b == 0:
                 raise fail("division-by-zero", e.span,
@@ -309,7 +327,7 @@ class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
         left = self.ev(e.operands[0])
         for op, right_e in zip(e.ops, e.operands[1:]):
             right = self.ev(right_e)
-            if not _COMPARE[op](left, right):
+            if not COMPARISONS[op](left, right):
                 return False
             left = right
         return True
@@ -333,12 +351,6 @@ class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
 
     def visit_index(self, e: n.Index, ctx: None = None) -> Any:
         base = e.base
-        if isinstance(base, n.Name) and not base.primed and base.id in self.families and base.id not in self.env:
-            j = self.ev(e.index)
-            members = self.families[base.id]
-            if j not in members:
-                raise fail("noise-not-drawn", e.span, name=f"{base.id}[{j}]")
-            return members[j]
         b = self.ev(base)
         if isinstance(b, tuple):
             assert isinstance(e.index, n.Number), "resolution guarantees an integer literal"
@@ -350,11 +362,7 @@ class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
 
     # -- calls ------------------------------------------------------------------------------------------
     def visit_call(self, e: n.Call, ctx: None = None) -> Any:
-        if e.func in BUILTIN_ARITY:
-            return getattr(self, "_b_" + e.func)(e)
-        if TAG_PATTERN.fullmatch(e.func):
-            return Tag(e.func, tuple(self.ev(a) for a in e.args))
-        raise AssertionError(f"unknown function {e.func}")
+        return _BUILTINS[e.func](self, e)
 
     def _b_len(self, e):
         return len(self.ev(e.args[0]))
@@ -437,8 +445,9 @@ class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
         return frozenset(x[0] for x in self.ev(e.args[0]))
 
     def _b_count(self, e):
-        tag = e.args[1].id
-        return sum(1 for x in self.ev(e.args[0]) if x.name == tag)
+        tag = e.args[1]
+        assert isinstance(tag, n.TagLit), "resolution guarantees a tag"
+        return sum(1 for x in self.ev(e.args[0]) if x.name == tag.tag)
 
     def visit_comprehension(self, e: n.Comprehension, ctx: None = None) -> Any:
         assert e.domain is not None, "resolution makes every comprehension's domain explicit"
@@ -481,10 +490,6 @@ class Interpreter(ExprVisitor[Any, None], StmtVisitor[None, None]):
 
 _MISSING = object()
 
-_COMPARE = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
-}
 
 
 def _is_int(x: Any) -> bool:
@@ -617,3 +622,13 @@ def _with_undrawn(it: Interpreter, e: n.Expr, scalar_noise: set[str]) -> Any:
         if d.code == "undefined-value" and d.args.get("name") in scalar_noise:
             raise fail("noise-not-drawn", d.span, name=d.args["name"]) from None
         raise
+
+
+_BUILTINS: Mapping[str, Callable[[Interpreter, n.Call], Any]] = implemented("scalar interpreter", {
+    "len": Interpreter._b_len, "abs": Interpreter._b_abs, "min": Interpreter._b_min, "max": Interpreter._b_max,
+    "argmax": Interpreter._b_argmax, "argmin": Interpreter._b_argmin, "sqrt": Interpreter._b_sqrt,
+    "exp": Interpreter._b_exp, "ln": Interpreter._b_ln, "normal_cdf": Interpreter._b_normal_cdf,
+    "normal_pdf": Interpreter._b_normal_pdf, "top_k": Interpreter._b_top_k,
+    "top_k_with_gaps": Interpreter._b_top_k_with_gaps, "indices": Interpreter._b_indices,
+    "count": Interpreter._b_count
+})

@@ -30,6 +30,7 @@ from typing import Any
 from .. import nodes as n
 from ..diagnostics import SpecError
 from ..limits import MAX_NESTING_DEPTH
+from ..operators import RING_OPERATIONS
 from ..parse import checked_number, exact_text, parse_expression, read_json
 from ..resolve import ResolvedParam
 from ..span import Span
@@ -105,8 +106,8 @@ def _literal(e: n.Expr) -> Any:
     if isinstance(e, n.Binary):
         a, b = _literal(e.left), _literal(e.right)
         if all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in (a, b)):
-            if e.op in n.RING_OPERATIONS:
-                return n.RING_OPERATIONS[e.op](a, b)
+            if e.op in RING_OPERATIONS:
+                return RING_OPERATIONS[e.op](a, b)
             if e.op == "/":
                 if b == 0:
                     raise ValueError("division by zero")

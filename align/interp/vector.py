@@ -18,7 +18,7 @@ alignment check) the failing lanes are marked dead and the others go on.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, overload
 
@@ -26,11 +26,13 @@ import numpy as np
 from scipy import special
 
 from .. import nodes as n
+from ..builtins import implemented
 from ..limits import MAX_ARRAY_CELLS, MAX_LIST_NESTING, MAX_LOOP_ITERATIONS
-from ..resolve import BUILTIN_ARITY, TAG_PATTERN, NoiseSite, ResolvedMechanism, walk, walk_statements
+from ..operators import COMPARISONS, RING_OPERATIONS
+from ..resolve import NoiseSite, ResolvedMechanism
 from ..types import BOOL, INT, REAL, ListType, Type
 from ..unparse import unparse
-from ..visitor import ExprVisitor, StmtVisitor
+from ..visitor import IRVisitor, StmtVisitor
 from .errors import RunError, fail
 from .noise import draw_block_values, parameter_checks, sanitize
 from .trees import (
@@ -82,30 +84,6 @@ def integer_ring(op: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.
 TAG_CODE = np.int16
 """dtype of tag codes (a mechanism has far fewer than 32768 tags)."""
 _SQRT_2PI = math.sqrt(2 * math.pi)
-
-
-def tag_table(mech: ResolvedMechanism) -> tuple[str, ...]:
-    """Every tag the mechanism, its claim and its alignment mention, sorted: a tag's code is its position."""
-    names: set[str] = set(mech.output_tags)
-    defined = {p.name for p in mech.params} | set(mech.variables) | {s.name for s in mech.noise}
-    exprs: list[n.Expr] = [mech.claim, *mech.requires]
-    for s in walk_statements(mech.node.body):
-        for attr in ("value", "condition", "index", "lo", "hi"):
-            x = getattr(s, attr, None)
-            if x is not None:
-                exprs.append(x)
-        exprs.extend(getattr(s, "args", ()))
-    if mech.alignment is not None:
-        exprs += [let.value for let in mech.alignment.lets] + [s.shift for s in mech.alignment.shifts]
-    for e in exprs:
-        for x in walk(e):
-            if isinstance(x, n.Name) and TAG_PATTERN.fullmatch(x.id) and x.id not in defined and not x.primed:
-                names.add(x.id)
-            elif isinstance(x, n.Call) and TAG_PATTERN.fullmatch(x.func) and x.func not in BUILTIN_ARITY:
-                names.add(x.func)
-            elif isinstance(x, n.TagTest):
-                names.add(x.tag)
-    return tuple(sorted(names))
 
 
 def arg_tree(value: Any, t: Type) -> Tree:
@@ -271,16 +249,17 @@ class VectorRun:
     errors: dict[int, RunError] = field(default_factory=dict)
 
 
-class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarray | None']):
+class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarray | None']):
     """Evaluates statements and expressions of one mechanism for n lanes."""
 
     MAX_KEPT_ERRORS = 1000
 
-    def __init__(self, mech: ResolvedMechanism, n: int, tags: tuple[str, ...] | None = None, mode: str = "raise"):
+    def __init__(self, mech: ResolvedMechanism, n: int, mode: str = "raise"):
         self.mech = mech
         self.n = n
-        self.tag_names = tags if tags is not None else tag_table(mech)
+        self.tag_names = mech.tags
         self.tags = {t: k for k, t in enumerate(self.tag_names)}
+        """Each tag's code (`TagTest` names its tag; `TagLit` and `TagCall` carry the code)."""
         self.mode = mode
         self.env: dict[str, Tree] = {}
         self.undefined: dict[str, tuple[np.ndarray, str]] = {}
@@ -311,7 +290,7 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
                                                  [np.zeros((1,) + shape[1:]) for _ in site.distribution.defaults])
         self.env.update(args)
         with np.errstate(all="ignore"):
-            self.exec_block(self.mech.node.body, None)
+            self.exec_block(self.mech.body, None)
         for r in self.records.values():
             r.trim()
         return VectorRun(self.n, self.out, self.records, self.env, self.dead, self.errors)
@@ -415,7 +394,7 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
                    lambda k: dict(name=s.target, index=int(_at(j, k)), length=int(_at(length, k))))
         live = self.live(m)
         j_safe = j if live is None else np.where(live, j, 0) if j.shape[0] > 1 else j
-        hint = self.loop_stop.get(s.index.id, 0) if isinstance(s.index, n.Name) else 0
+        hint = self.loop_stop.get(s.index.id, 0) if isinstance(s.index, n.LocalRef) else 0
         self.check_nesting([value], s.span)
         self.check_cells(max(hint, int(j.max()) + 1 if j.size else 0), s.span)
         self.env[s.target] = list_set(lst, np.asarray(j_safe, dtype=INT64), value, live, self.n, hint)
@@ -533,7 +512,7 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
 
     def borrow(self, e: n.Expr, m: np.ndarray | None) -> Tree:
         """Evaluate e for reading only: a list variable keeps its exclusive (update-in-place) flag."""
-        if isinstance(e, n.Name) and e.text in self.env:
+        if isinstance(e, (n.ParamRef, n.VarRef, n.NoiseRef, n.LetRef, n.LocalRef, n.OutRef)) and e.text in self.env:
             self._check_defined(e.text, e.span, m)
             return self.env[e.text]
         return self.ev(e, m)
@@ -555,7 +534,7 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
     def visit_bool_lit(self, e: n.BoolLit, m: np.ndarray | None) -> Tree:
         return Num(uniform(e.value, np.bool_))
 
-    def visit_name(self, e: n.Name, m: np.ndarray | None) -> Tree:
+    def read(self, e: n.Ref, m: np.ndarray | None) -> Tree:
         key = e.text
         if key in self.env:
             self._check_defined(key, e.span, m)
@@ -563,13 +542,22 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
             if isinstance(value, ListV):
                 value.exclusive = False
             return value
-        if not e.primed and (key in self.mech.variables or key in self.sites):
+        if isinstance(e, (n.VarRef, n.NoiseRef)):
             # Assigned somewhere, but on no lane so far: an error on the lanes that read it.
             self.check(uniform(True), m, "undefined-value", e.span, lambda k: dict(name=key))
             return Num(np.zeros(1))
-        if not e.primed and key in self.tags:
-            return TagV(uniform(self.tags[key], TAG_CODE), {})
         raise AssertionError(f"unbound name {key} at {e.span}")
+
+    visit_param_ref = visit_var_ref = visit_noise_ref = visit_let_ref = visit_local_ref = visit_out_ref = read
+
+    def visit_aligned_cost_ref(self, e: n.AlignedCostRef, m: np.ndarray | None) -> Tree:
+        raise AssertionError("`aligned_cost` exists in invariants only, which the interpreter never runs")
+
+    def visit_tag_lit(self, e: n.TagLit, m: np.ndarray | None) -> Tree:
+        return TagV(uniform(e.code, TAG_CODE), {})
+
+    def visit_tag_call(self, e: n.TagCall, m: np.ndarray | None) -> Tree:
+        return TagV(uniform(e.code, TAG_CODE), {e.tag: tuple(self.ev(a, m) for a in e.args)})
 
     def visit_range(self, e: n.Range, m: np.ndarray | None) -> Tree:
         return RangeV(self.num(e.lo, m), self.num(e.hi, m))
@@ -601,14 +589,14 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
 
     def visit_binary(self, e: n.Binary, m: np.ndarray | None) -> Tree:
         a, b = self.num(e.left, m), self.num(e.right, m)
-        if e.op in n.RING_OPERATIONS:
+        if e.op in RING_OPERATIONS:
             if a.dtype.kind in "iu" and b.dtype.kind in "iu":
                 result, overflow = integer_ring(e.op, a, b)
                 self.check(overflow, m, "integer-overflow", e.span, lambda k: dict(
                     detail=f"`{unparse(e)}` with {_fmt(_at(a, k))} {e.op} {_fmt(_at(b, k))} is outside the 64-bit "
                            "range"))
                 return Num(result)
-            return Num(n.RING_OPERATIONS[e.op](a, b))
+            return Num(RING_OPERATIONS[e.op](a, b))
         if e.op == "/":
             self.check(b == 0, m, "division-by-zero", e.span,
                        lambda k: dict(detail=f"`{unparse(e.left)} / {unparse(e.right)}` with {unparse(e.right)} = 0"))
@@ -628,7 +616,7 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
             sub = m if result is None else _and(m, result)
             right = self.borrow(right_e, sub)
             if isinstance(left, Num) and isinstance(right, Num):
-                r = _COMPARE[op](left.a, right.a)
+                r = COMPARISONS[op](left.a, right.a)
             else:  # == and != on tuples, tags and lists
                 same = equal(left, right, self.tags)
                 r = same if op == "==" else ~same
@@ -707,8 +695,6 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
 
     def visit_index(self, e: n.Index, m: np.ndarray | None) -> Tree:
         base = e.base
-        if isinstance(base, n.Name) and not base.primed and base.id in self.families and base.id not in self.env:
-            return self.family_member(base.id, e, m)
         b = self.borrow(base, m)
         if isinstance(b, Tup):
             assert isinstance(e.index, n.Number), "resolution guarantees an integer literal"
@@ -721,8 +707,8 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
             return _zero_elem(b, j)
         return list_get(b, j)
 
-    def family_member(self, name: str, e: n.Index, m) -> Tree:
-        rec = self.families[name]
+    def visit_member_ref(self, e: n.MemberRef, m: np.ndarray | None) -> Tree:
+        rec = self.families[e.id]
         j = self.num(e.index, m)
         col = j - rec.offset
         width = rec.values.shape[1]
@@ -734,7 +720,7 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
             drawn = rec.drawn[:, int(safe[0])] & inside
         else:
             drawn = rec.drawn[np.arange(self.n), safe] & inside
-        self.check(~drawn, m, "noise-not-drawn", e.span, lambda k: dict(name=f"{name}[{int(_at(j, k))}]"))
+        self.check(~drawn, m, "noise-not-drawn", e.span, lambda k: dict(name=f"{e.id}[{int(_at(j, k))}]"))
         if width == 0:
             return Num(np.zeros(self.n, dtype=rec.values.dtype))
         if col.shape[0] == 1:
@@ -743,11 +729,7 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
 
     # -- calls ---------------------------------------------------------------------------------------
     def visit_call(self, e: n.Call, m: np.ndarray | None) -> Tree:
-        if e.func in BUILTIN_ARITY:
-            return getattr(self, "_b_" + e.func)(e, m)
-        if TAG_PATTERN.fullmatch(e.func):
-            return TagV(uniform(self.tags[e.func], TAG_CODE), {e.func: tuple(self.ev(a, m) for a in e.args)})
-        raise AssertionError(f"unknown function {e.func}")
+        return _BUILTINS[e.func](self, e, m)
 
     def _b_len(self, e: n.Call, m) -> Tree:
         return Num(self.borrow(e.args[0], m).length)
@@ -856,12 +838,11 @@ class Machine(ExprVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndar
 
     def _b_count(self, e: n.Call, m) -> Tree:
         lst = self.borrow(e.args[0], m)
-        tag_node = e.args[1]
-        assert isinstance(tag_node, n.Name), "resolution guarantees a tag"
-        tag = tag_node.id
+        tag = e.args[1]
+        assert isinstance(tag, n.TagLit), "resolution guarantees a tag"
         if lst.elem is None or _cap(lst) == 0:
             return Num(np.zeros(lst.length.shape[0], dtype=INT64))
-        hits = (lst.elem.code == self.tags[tag]) & valid_positions(lst)
+        hits = (lst.elem.code == tag.code) & valid_positions(lst)
         return Num(hits.sum(axis=1).astype(INT64))
 
     # -- comprehensions ------------------------------------------------------------------------------
@@ -982,11 +963,6 @@ def _max_outputs(body: tuple[n.Stmt, ...]) -> int | None:
     return total
 
 
-_COMPARE = {
-    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal, "!=": np.not_equal,
-}
-
-
 def _and(m: np.ndarray | None, x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=bool)
     if m is None:
@@ -1080,3 +1056,12 @@ def _descending(data: np.ndarray, valid: np.ndarray, count: int) -> np.ndarray:
     if not all_valid:
         keys[~valid] = -np.inf
     return np.argsort(-keys, axis=1, kind="stable")[:, :count]
+
+
+_BUILTINS: Mapping[str, Callable[[Machine, n.Call, np.ndarray | None], Tree]] = implemented("vectorised interpreter", {
+    "len": Machine._b_len, "abs": Machine._b_abs, "min": Machine._b_min, "max": Machine._b_max,
+    "argmax": Machine._b_argmax, "argmin": Machine._b_argmin, "sqrt": Machine._b_sqrt, "exp": Machine._b_exp,
+    "ln": Machine._b_ln, "normal_cdf": Machine._b_normal_cdf, "normal_pdf": Machine._b_normal_pdf,
+    "top_k": Machine._b_top_k, "top_k_with_gaps": Machine._b_top_k_with_gaps, "indices": Machine._b_indices,
+    "count": Machine._b_count
+})

@@ -189,7 +189,7 @@ class JsonRenderer(Renderer):
 
     def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
                         counterexample_out: str | None) -> None:
-        self._write({"command": "run", "mode": "check-alignment", **report.to_json(),
+        self._write({"command": "run", "mode": "check-alignment", **alignment_report_json(report),
                      "exit_code": int(ExitCode.OK if report.ok else ExitCode.REFUTED)})
 
     def tested(self, report: TestReport) -> None:
@@ -202,3 +202,10 @@ class JsonRenderer(Renderer):
     def finish(self, exit_code: int) -> None:
         if self.command in ("check", "verify"):
             self._write({"command": self.command, "files": self.files, "exit_code": int(exit_code)})
+
+
+def alignment_report_json(report: AlignmentReport) -> dict[str, Any]:
+    return {"spec": report.spec, "mechanism": report.mechanism, "samples": report.samples, "seed": report.seed,
+            "failures": report.failures, "failed_samples": report.failed_samples, "max_cost": report.max_cost,
+            "max_cost_over_claim": report.max_cost_over_claim,
+            "counterexamples": [c.to_json() for c in report.counterexamples]}

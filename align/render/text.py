@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from .common import PLAIN, Style, adjacency_text, proof_rule, render_diagnostic,
 if TYPE_CHECKING:
     from ..counterexample import Counterexample
     from ..interp.alignment import AlignmentReport
+    from ..interp.runner import Summary
     from ..resolve import ResolvedMechanism
     from ..results import FileResult, Replay, SampleRun, TestReport
 
@@ -312,14 +314,14 @@ class TextRenderer(Renderer):
         self.stdout.write(f"mechanism {run.mechanism.name}  ({run.path})\n")
         self.stdout.write("arguments: " + arguments_text(run.args) + "\n")
         self.stdout.write(f"seed {run.seed}\n")
-        self.stdout.write(summary.text() + "\n")
+        self.stdout.write(summary_text(summary) + "\n")
 
     def replay(self, replay: Replay) -> None:
         self.stdout.write("\n".join(replay_lines(replay)) + "\n")
 
     def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
                         counterexample_out: str | None) -> None:
-        self.stdout.write(report.text() + "\n")
+        self.stdout.write(alignment_report_text(report) + "\n")
         if counterexample_out:
             self.stdout.write(f"first counterexample written to {counterexample_out}\n" if report.counterexamples
                               else "no counterexample to write\n")
@@ -329,3 +331,59 @@ class TextRenderer(Renderer):
 
     def explained(self, code: Code) -> None:
         self.stdout.write(f"{code.name}: {code.explain()}\n")
+
+
+def summary_text(summary: Summary, top: int = 20) -> str:
+    """What `align run` prints about a sample: output lengths, the commonest discrete outputs, real quantiles."""
+    from ..interp.runner import QUANTILES
+
+    lines = [f"{summary.samples} samples"]
+    if not summary.samples:
+        return lines[0]
+    lines.append("output length: " + ", ".join(
+        f"{k}: {c} ({c / summary.samples:.2%})" for k, c in sorted(summary.lengths.items())))
+    best = heapq.nsmallest(top, summary.counts.items(), key=lambda kv: -kv[1])
+    ranked = sorted(((c, summary.keys.text(k)) for k, c in best), key=lambda ct: (-ct[0], ct[1]))
+    more = "" if not summary.untracked else " or more"
+    lines.append(f"discrete outputs ({len(summary.counts)}{more} distinct; · marks a real component):")
+    for c, text in ranked:
+        lines.append(f"  {c:>10}  {c / summary.samples:8.4%}  {text}")
+    rest = summary.samples - sum(c for c, _ in ranked) - summary.untracked
+    if len(summary.counts) > top:
+        lines.append(f"  {rest:>10}  {rest / summary.samples:8.4%}  ... {len(summary.counts) - top} more")
+    if summary.untracked:
+        untracked = summary.untracked
+        lines.append(f"  {untracked:>10}  {untracked / summary.samples:8.4%}  ... outputs first seen after "
+                     f"{summary.max_keys} distinct ones (not told apart)")
+    q = summary.quantiles()
+    if q:
+        lines.append(f"real components (quantiles over the first {summary.real_kept} samples):")
+        header = "  ".join(f"{p:>10.0%}" for p in QUANTILES)
+        lines.append(f"  {'component':<16} {'count':>10} {'mean':>10}  {header}")
+        for name, (count, qs, mean) in q.items():
+            cells = "  ".join(f"{x:>10.4g}" for x in qs) if qs else ""
+            label = "out[]." + name if name != "value" else "out[]"
+            lines.append(f"  {label:<16} {count:>10} {mean:>10.4g}  {cells}")
+    return "\n".join(lines)
+
+
+def alignment_report_text(report: AlignmentReport) -> str:
+    """What `align run --check-alignment` prints: failures per sampled obligation, the largest cost."""
+    from ..interp.alignment import KINDS as SAMPLED_KINDS
+    from ..interp.values import format_value
+    from ..obligations import KINDS
+
+    lines = [f"alignment check of {report.mechanism}: {report.samples} samples (seed {report.seed})"]
+    for kind in SAMPLED_KINDS:
+        count = report.failures.get(kind, 0)
+        result = "ok" if not count else f"{count} failing samples"
+        lines.append(f"  {kind:<4} {KINDS[kind].label}: {result}")
+    lines.append(f"  largest cost {format_value(report.max_cost)}; largest cost / claim "
+                 f"{format_value(report.max_cost_over_claim)}")
+    if report.ok:
+        lines.append("no failure found (a sampled check proves nothing)")
+    else:
+        lines.append(f"{report.failed_samples} of {report.samples} samples fail; counterexamples:")
+        for c in report.counterexamples:
+            lines.append(f"  [{c.obligation}] {c.note}")
+    return "\n".join(lines)

@@ -236,7 +236,6 @@ def run_unit(unit: Unit) -> UnitResult:
     """Selection and test of one (round, pair); a pure function of the unit (module level: it pickles)."""
     from ..interp.outputs import DiscreteKeys
     from ..interp.runner import sample
-    from ..interp.vector import tag_table
 
     mech = unit.mech
     root = np.random.SeedSequence(unit.seed, spawn_key=(unit.round, unit.pair))
@@ -244,7 +243,7 @@ def run_unit(unit: Unit) -> UnitResult:
     s1 = sample(mech, unit.args, unit.n, sel1)
     s2 = sample(mech, unit.args_prime, unit.n, sel2)
     layout = Layout.of(s1, max(1, s1.positions, s2.positions), additive_noise(mech, unit.args, unit.args_prime))
-    describe = DiscreteKeys(mech.output_type, tag_table(mech))
+    describe = DiscreteKeys(mech.output_type, mech.tags)
     varying = unit.eps is None
     e1 = claim_values(mech, unit.args, s1) if varying else None
     e2 = claim_values(mech, unit.args_prime, s2) if varying else None
@@ -391,7 +390,7 @@ def claim_reads_output(mech: ResolvedMechanism) -> bool:
     lets a claim read only the discrete parts of `out`."""
     from ..resolve import walk
 
-    return any(isinstance(x, nodes.Name) and x.id == "out" and not x.primed for x in walk(mech.claim))
+    return any(isinstance(x, nodes.OutRef) for x in walk(mech.claim))
 
 
 def claimed_epsilon(mech: ResolvedMechanism, args: Mapping[str, Any]) -> float:

@@ -345,13 +345,12 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
 
 
 def _check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event, limits: Limits) -> tuple[str, str]:
-    from ..interp.vector import tag_table
 
     try:
         enc = _encoding(mech, args)
         inputs = _inputs(enc, args)
         run = Run(enc, inputs).execute()
-        formula = event_formula(mech, run, event, tag_table(mech))
+        formula = event_formula(mech, run, event, mech.tags)
         requires = [ExprEval(enc, inputs, {}).value(r) for r in mech.requires]
         roots = {side.get_id(): _root_bounds(s, z3.simplify(x)) for s, x, side in enc.roots}
         sides = [side if roots.get(side.get_id()) is None else roots[side.get_id()] for side in enc.side]

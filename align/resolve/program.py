@@ -1,0 +1,234 @@
+"""The resolved program: what resolution returns and every later stage reads, and the walks over it.
+
+A `ResolvedMechanism` is frozen, hashable and picklable. Its expressions are the typed IR: the node classes
+of `nodes.py` with `type` set, every name replaced by a reference (`ParamRef`, `NoiseRef`, ...), tags coded
+by their position in `ResolvedMechanism.tags`, comprehension domains explicit and shifts split (`desugar.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .. import nodes as n
+from ..distributions import Distribution
+from ..span import Span
+from ..types import TagType, Type
+
+# ------------------------------------------------------------------------------------ resolved program
+
+
+@dataclass(frozen=True)
+class ResolvedParam:
+    name: str
+    type: Type
+    adjacency: tuple[n.Adjacency, ...]
+    """The distance clauses on this parameter; empty for a public parameter (equal on D and D')."""
+    span: Span
+
+    @property
+    def public(self) -> bool:
+        return not self.adjacency
+
+
+@dataclass(frozen=True)
+class NoiseSite:
+    """A sampling site `x ~ D(args)`: one noise variable, or a family x[i] when inside a loop."""
+
+    name: str
+    distribution: Distribution
+    args: tuple[n.Expr, ...]
+    type: Type
+    loop: n.For | None
+    """The enclosing loop of a family; None for a scalar noise variable."""
+    guards: tuple[n.Expr, ...]
+    """Branch conditions under which the site is reached (negated for else branches), outermost first."""
+    stmt: n.Sample
+
+    @property
+    def family(self) -> bool:
+        return self.loop is not None
+
+    @property
+    def span(self) -> Span:
+        return self.stmt.span
+
+    @property
+    def display(self) -> str:
+        return f"{self.name}[{self.loop.var}]" if self.loop is not None else self.name
+
+
+@dataclass(frozen=True)
+class ResolvedShift:
+    """The aligned value of one noise variable: `var' = var + shift` (for a family, per index `index_var`)."""
+
+    var: str
+    index_var: str | None
+    shift: n.Expr
+    """ψ: the shift alone (`e` from `var' = var + e`; the literal 0 for `var' = var`)."""
+    node: n.Shift
+
+
+@dataclass(frozen=True)
+class ResolvedAlignment:
+    name: str
+    lets: tuple[n.Let, ...]
+    """Let bindings with their comprehension domains made explicit, in order."""
+    shifts: tuple[ResolvedShift, ...]
+    invariants: tuple[n.Invariant, ...]
+    node: n.Alignment
+
+    def shift_of(self, var: str) -> ResolvedShift | None:
+        return next((s for s in self.shifts if s.var == var), None)
+
+
+@dataclass(frozen=True)
+class ResolvedMechanism:
+    """A mechanism with its names bound, types known and alignment attached: the input of every later stage."""
+
+    name: str
+    params: tuple[ResolvedParam, ...]
+    requires: tuple[n.Expr, ...]
+    claim: n.Expr
+    """The claimed budget ε (may read discrete parts of `out`)."""
+    body: tuple[n.Stmt, ...]
+    """The statements, in the IR (`node.body` is the parser's tree, kept for its spans only)."""
+    noise: tuple[NoiseSite, ...]
+    variables: dict[str, Type] = field(hash=False)
+    """Program variables and their types."""
+    constants: frozenset[str]
+    """Program variables computed from parameters only, before any sampling (alignments may read them)."""
+    output_type: Type
+    """The type of each element of `out`."""
+    alignment: ResolvedAlignment | None
+    tags: tuple[str, ...]
+    """Every tag the mechanism, its claim and its alignment mention, sorted: a tag's code is its position."""
+    node: n.Mechanism
+
+    def param(self, name: str) -> ResolvedParam | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def site(self, name: str) -> NoiseSite | None:
+        return next((s for s in self.noise if s.name == name), None)
+
+    def noise_site(self, name: str) -> NoiseSite:
+        """The site of `name`, which must be a noise variable (the variable of a draw, a shift or an obligation)."""
+        site = self.site(name)
+        assert site is not None, f"`{name}` is not a noise variable of {self.name}"
+        return site
+
+    @property
+    def output_tags(self) -> frozenset[str]:
+        return self.output_type.tags if isinstance(self.output_type, TagType) else frozenset()
+
+    @property
+    def mixture_sites(self) -> tuple[NoiseSite, ...]:
+        """Laplace sites whose scale is drawn from other noise: R²DP scale mixtures.
+
+        Empty when the mechanism has an alignment block: the user then asks for a Lemma 1 proof, which
+        treats such a site like any other (and its cost coefficient depends on noise). Whether the scale
+        also reads the data is not decided here: obligation C0 (one density in both runs) refutes it, in
+        the mixture rule as in Lemma 1.
+        """
+        if self.alignment is not None:
+            return ()
+        noise_names = {s.name for s in self.noise}
+        noisy = dependent_variables(self.body, noise_names)
+        return tuple(s for s in self.noise if s.distribution.name == "Lap"
+                     and any(names_in(a) & noisy for a in s.args))
+
+
+@dataclass(frozen=True)
+class ResolvedSpec:
+    path: str
+    mechanisms: tuple[ResolvedMechanism, ...]
+
+
+# ------------------------------------------------------------------------------------------ traversal
+
+
+def children(e: n.Expr) -> Iterator[n.Expr]:
+    """The direct sub-expressions of e."""
+    for f in dataclasses.fields(e):
+        if f.name == "type":
+            continue
+        value = getattr(e, f.name)
+        if isinstance(value, tuple):
+            yield from (v for v in value if is_expr(v))
+        elif is_expr(value):
+            yield value
+
+
+_EXPR_CLASSES = tuple(n.Expr.__args__)
+
+
+def is_expr(value: object) -> bool:
+    return isinstance(value, _EXPR_CLASSES)
+
+
+def walk(e: n.Expr) -> Iterator[n.Expr]:
+    """Every sub-expression of e, e first."""
+    yield e
+    for child in children(e):
+        yield from walk(child)
+
+
+def read_name(e: n.Expr) -> str | None:
+    """The name that e reads when it is an unprimed name (a parser `Name` or a reference), else None."""
+    if isinstance(e, (n.Name, n.ParamRef, n.VarRef, n.LetRef)):
+        return None if e.primed else e.id
+    if isinstance(e, (n.NoiseRef, n.LocalRef, n.MemberRef)):
+        return e.id
+    if isinstance(e, (n.OutRef, n.AlignedCostRef)):
+        return e.text
+    return None
+
+
+def names_in(e: n.Expr) -> set[str]:
+    """The unprimed names e reads (a family member `x[i]` reads x)."""
+    return {name for x in walk(e) if (name := read_name(x)) is not None}
+
+
+def free_names(e: n.Expr) -> set[str]:
+    """Unprimed names read by e, without the index variables that its comprehensions bind."""
+    if isinstance(e, n.Comprehension):
+        inner = set()
+        for part in (e.condition, e.body):
+            if part is not None:
+                inner |= free_names(part)
+        outer = set()
+        for part in (e.domain, e.excluded):
+            if part is not None:
+                outer |= free_names(part)
+        return outer | (inner - {e.var})
+    name = read_name(e)
+    names: set[str] = {name} if name is not None else set()
+    for child in children(e):
+        names |= free_names(child)
+    return names
+
+
+def walk_statements(body: Iterable[n.Stmt]) -> Iterator[n.Stmt]:
+    for s in body:
+        yield s
+        if isinstance(s, n.If):
+            yield from walk_statements(s.then)
+            yield from walk_statements(s.orelse)
+        elif isinstance(s, (n.For, n.While)):
+            yield from walk_statements(s.body)
+
+
+def dependent_variables(body: tuple[n.Stmt, ...], sources: set[str]) -> set[str]:
+    """Names whose value depends on `sources` (data flow only; a fixpoint over assignments)."""
+    tainted = set(sources)
+    assigns = [s for s in walk_statements(body) if isinstance(s, n.Assign)]
+    changed = True
+    while changed:
+        changed = False
+        for a in assigns:
+            if a.target not in tainted and (names_in(a.value) & tainted or
+                                            (a.index is not None and names_in(a.index) & tainted)):
+                tainted.add(a.target)
+                changed = True
+    return tainted
