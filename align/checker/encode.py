@@ -29,7 +29,7 @@ from ..limits import MAX_UNROLL
 from ..operators import ORDERS, RING_OPERATIONS
 from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
-from ..visitor import IRVisitor
+from ..visitor import IRVisitor, StmtVisitor
 from . import terms as zt
 
 
@@ -914,7 +914,7 @@ CURRENT = -1
 """The loop index of the noise member drawn in the abstract iteration of an inductive proof."""
 
 
-class Run:
+class Run(StmtVisitor[None, None]):
     """One symbolic execution: on D with H (`shift` None) or on D' with φ(H) (`shift` gives ψ per draw)."""
 
     def __init__(self, enc: Encoding, inputs: dict[str, Value], noise_prefix: str = "",
@@ -970,57 +970,65 @@ class Run:
     def statement(self, s: n.Stmt) -> None:
         if z3.is_false(z3.simplify(self.active)):
             return
-        if isinstance(s, n.Assign):
-            value = self.eval(s.value)
-            if s.index is None:
-                self.set(s.target, value)
+        s.accept(self, None)
+
+    def visit_assign(self, s: n.Assign, ctx: None = None) -> None:
+        value = self.eval(s.value)
+        if s.index is None:
+            self.set(s.target, value)
+            return
+        index = self.eval(s.index)
+        old = self.vars.get(s.target, ListV(()))
+        assert isinstance(old, ListV), "`x[i] = e` makes x a list (resolve/check.py)"
+        position = _concrete(index)
+        if position is not None:
+            items = list(old.items)
+            if position > len(items):
+                # the interpreter stops with `list-gap`; the checker does not model runtime errors
+                raise EncodingError(f"line {s.span.line} assigns {s.target}[{position}] to a list of "
+                                    f"length {len(items)} (a gap)")
+            conditional = old.conditional
+            if position == len(items):
+                items.append(value)
+                conditional = conditional or not z3.is_true(z3.simplify(self.active))
             else:
-                index = self.eval(s.index)
-                old = self.vars.get(s.target, ListV(()))
-                assert isinstance(old, ListV), "`x[i] = e` makes x a list (resolve/check.py)"
-                position = _concrete(index)
-                if position is not None:
-                    items = list(old.items)
-                    if position > len(items):
-                        # the interpreter stops with `list-gap`; the checker does not model runtime errors
-                        raise EncodingError(f"line {s.span.line} assigns {s.target}[{position}] to a list of "
-                                            f"length {len(items)} (a gap)")
-                    conditional = old.conditional
-                    if position == len(items):
-                        items.append(value)
-                        conditional = conditional or not z3.is_true(z3.simplify(self.active))
-                    else:
-                        items[position] = merge(self.active, value, items[position])
-                    self.vars[s.target] = ListV(tuple(items), conditional)
-                else:
-                    self.vars[s.target] = ListV(tuple(merge(zt.And(self.active, index == k), value, item)
-                                                      for k, item in enumerate(old.items)), old.conditional)
-        elif isinstance(s, n.Sample):
-            self.sample(s)
-        elif isinstance(s, n.If):
-            c = self.eval(s.condition)
-            outer = self.active
-            self.active = zt.And(outer, c)
-            self.block(s.then)
-            self.active = zt.And(outer, z3.Not(c), *self._running_now())
-            self.block(s.orelse)
-            self.active = zt.And(outer, *self._running_now())
-        elif isinstance(s, n.For):
-            self.loop(s)
-        elif isinstance(s, n.Break):
-            self.running[-1] = zt.And(self.running[-1], z3.Not(self.active))
-            self.active = zt.BoolVal(False)
-        elif isinstance(s, n.Output):
-            value = self.eval(s.value)
-            new_slots = []
-            for k, slot in enumerate(self.slots):
-                new_slots.append(merge(zt.And(self.active, self.length == k), value, slot))
-            new_slots.append(merge(zt.And(self.active, self.length == len(self.slots)), value,
-                                   default_value(self.output_type)))
-            self.slots = [z3.simplify(x) if z3.is_expr(x) else x for x in new_slots]
-            self.length = z3.simplify(z3.If(self.active, self.length + 1, self.length))
+                items[position] = merge(self.active, value, items[position])
+            self.vars[s.target] = ListV(tuple(items), conditional)
         else:
-            raise EncodingError(f"unsupported statement {type(s).__name__}")
+            self.vars[s.target] = ListV(tuple(merge(zt.And(self.active, index == k), value, item)
+                                              for k, item in enumerate(old.items)), old.conditional)
+
+    def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
+        self.sample(s)
+
+    def visit_if(self, s: n.If, ctx: None = None) -> None:
+        c = self.eval(s.condition)
+        outer = self.active
+        self.active = zt.And(outer, c)
+        self.block(s.then)
+        self.active = zt.And(outer, z3.Not(c), *self._running_now())
+        self.block(s.orelse)
+        self.active = zt.And(outer, *self._running_now())
+
+    def visit_for(self, s: n.For, ctx: None = None) -> None:
+        self.loop(s)
+
+    def visit_break(self, s: n.Break, ctx: None = None) -> None:
+        self.running[-1] = zt.And(self.running[-1], z3.Not(self.active))
+        self.active = zt.BoolVal(False)
+
+    def visit_output(self, s: n.Output, ctx: None = None) -> None:
+        value = self.eval(s.value)
+        new_slots = []
+        for k, slot in enumerate(self.slots):
+            new_slots.append(merge(zt.And(self.active, self.length == k), value, slot))
+        new_slots.append(merge(zt.And(self.active, self.length == len(self.slots)), value,
+                               default_value(self.output_type)))
+        self.slots = [z3.simplify(x) if z3.is_expr(x) else x for x in new_slots]
+        self.length = z3.simplify(z3.If(self.active, self.length + 1, self.length))
+
+    def visit_while(self, s: n.While, ctx: None = None) -> None:
+        raise AssertionError("`while` is rejected by resolution")
 
     def _running_now(self) -> list[z3.BoolRef]:
         return [self.running[-1]] if self.running else []

@@ -35,7 +35,7 @@ from ..types import (
     is_numeric,
     join,
 )
-from ..visitor import SyntaxVisitor
+from ..visitor import StmtVisitor, SyntaxVisitor
 from .desugar import explicit_domains, infer_universe
 from .program import NoiseSite, ResolvedParam, children, free_names
 from .scope import BUILTIN_ARITY, COMPREHENSIONS, RESERVED, TAG_PATTERN
@@ -77,7 +77,7 @@ class OutElem(Type):
         return str(self.elem)
 
 
-class MechanismChecker(SyntaxVisitor[Type, None]):
+class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
     def __init__(self, mech: n.Mechanism, mechanisms: set[str], report: list[Diagnostic]):
         self.mech = mech
         self.mechanisms = mechanisms
@@ -209,51 +209,53 @@ class MechanismChecker(SyntaxVisitor[Type, None]):
             self.statement(s)
 
     def statement(self, s: n.Stmt) -> None:
-        if isinstance(s, n.Assign):
-            self.assign(s)
-        elif isinstance(s, n.Sample):
-            self.sample(s)
-        elif isinstance(s, n.If):
-            self.expect(s.condition, BOOL, "`if` condition")
-            self.guards.append(s.condition)
-            self.block(s.then)
-            self.guards.pop()
-            negated = n.Unary("not", s.condition, s.condition.span)
-            self.note(negated, BOOL)
-            self.guards.append(negated)
-            self.block(s.orelse)
-            self.guards.pop()
-        elif isinstance(s, n.For):
-            self.expect(s.lo, INT, "loop start")
-            self.expect(s.hi, INT, "loop end")
-            if self.defined(s.var):
-                self.error("shadowed-name", s.var_span, name=s.var, what=self.kind_of(s.var))
-            self.loops.append(s)
-            self.env.push()
-            self.env.bind(s.var, INT)
-            self.block(s.body)
-            self.env.pop()
-            self.loops.pop()
-        elif isinstance(s, n.While):
-            self.error("unbounded-loop", s.span)
-            self.expect(s.condition, BOOL, "`while` condition")
-            self.in_while += 1
-            self.block(s.body)
-            self.in_while -= 1
-        elif isinstance(s, n.Break):
-            if not self.loops and not self.in_while:
-                self.error("break-outside-loop", s.span)
-        elif isinstance(s, n.Output):
-            t = self.value(s.value)
-            if self.first_output is None:
-                self.output_type, self.first_output = t, s.span
+        s.accept(self, None)
+
+    def visit_if(self, s: n.If, ctx: None = None) -> None:
+        self.expect(s.condition, BOOL, "`if` condition")
+        self.guards.append(s.condition)
+        self.block(s.then)
+        self.guards.pop()
+        negated = n.Unary("not", s.condition, s.condition.span)
+        self.note(negated, BOOL)
+        self.guards.append(negated)
+        self.block(s.orelse)
+        self.guards.pop()
+
+    def visit_for(self, s: n.For, ctx: None = None) -> None:
+        self.expect(s.lo, INT, "loop start")
+        self.expect(s.hi, INT, "loop end")
+        if self.defined(s.var):
+            self.error("shadowed-name", s.var_span, name=s.var, what=self.kind_of(s.var))
+        self.loops.append(s)
+        self.env.push()
+        self.env.bind(s.var, INT)
+        self.block(s.body)
+        self.env.pop()
+        self.loops.pop()
+
+    def visit_while(self, s: n.While, ctx: None = None) -> None:
+        self.error("unbounded-loop", s.span)
+        self.expect(s.condition, BOOL, "`while` condition")
+        self.in_while += 1
+        self.block(s.body)
+        self.in_while -= 1
+
+    def visit_break(self, s: n.Break, ctx: None = None) -> None:
+        if not self.loops and not self.in_while:
+            self.error("break-outside-loop", s.span)
+
+    def visit_output(self, s: n.Output, ctx: None = None) -> None:
+        t = self.value(s.value)
+        if self.first_output is None:
+            self.output_type, self.first_output = t, s.span
+        else:
+            joined = join(self.output_type, t)
+            if joined is None:
+                self.error("output-shape", s.value.span, Note(self.first_output, "first output here"),
+                           found=str(t), expected=str(self.output_type))
             else:
-                joined = join(self.output_type, t)
-                if joined is None:
-                    self.error("output-shape", s.value.span, Note(self.first_output, "first output here"),
-                               found=str(t), expected=str(self.output_type))
-                else:
-                    self.output_type = joined
+                self.output_type = joined
 
     def defined(self, name: str) -> bool:
         """Whether a new binding of `name` would shadow a name visible in the current context."""
@@ -291,7 +293,7 @@ class MechanismChecker(SyntaxVisitor[Type, None]):
             return "the reserved name"
         return None
 
-    def assign(self, s: n.Assign) -> None:
+    def visit_assign(self, s: n.Assign, ctx: None = None) -> None:
         kind = self.read_only_kind(s.target)
         value_type = self.value(s.value)
         if s.index is not None:
@@ -320,7 +322,7 @@ class MechanismChecker(SyntaxVisitor[Type, None]):
         else:
             self.variables[s.target] = joined
 
-    def sample(self, s: n.Sample) -> None:
+    def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
         self.sampled_yet = True
         dist = DISTRIBUTIONS.get(s.dist)
         for a in s.args:
