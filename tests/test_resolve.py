@@ -269,3 +269,22 @@ def test_nodes_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         mech.node.name = "other"  # type: ignore[misc]
     assert isinstance(mech.claim, n.ParamRef) and mech.claim.type == REAL
+
+
+def test_desugaring_under_an_error_reports_the_error():
+    # The fuzzer's find: a comprehension that checking never reached (the arguments of a rejected call) is
+    # still desugared; it has no type, and that must not turn the located error into an internal one.
+    text = """
+    mechanism m(q: real[], eps: real)
+      adjacent |q[i] - q'[i]| <= 1
+      privacy eps
+    {
+      x ~ Lap(1 / eps)
+      output x
+    }
+    alignment m {
+      let a = m(max(l not in indices(out): q[l]))
+      x' = x
+    }
+    """
+    assert codes(text) == ["recursive-call"]

@@ -392,8 +392,11 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         return explicit_domains(e, self.universe, self.same_type)
 
     def same_type(self, old: n.Expr, new: n.Expr) -> None:
-        """`new` is `old` rebuilt by desugaring: it has old's type."""
-        self.note(new, self.types[id(old)])
+        """`new` is `old` rebuilt by desugaring: it has old's type (if old has none, checking stopped short of
+        it at an error, and the mechanism is never bound)."""
+        t = self.types.get(id(old))
+        if t is not None:
+            self.note(new, t)
 
     def refer(self, e: n.Name, ref: n.Expr, t: Type) -> Type:
         """Record that the name e refers to `ref` (of type t), and return t."""
