@@ -71,6 +71,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         parser, handlers = _build_parser(stderr)
         args = parser.parse_args(argv)
         output = renderer(args.output_format, args.command, stdout, stderr)
+        if output.commands is not None and args.command not in output.commands:
+            raise UsageError(f"--output-format {output.name} is for {' and '.join(sorted(output.commands))} "
+                             f"only, not `align {args.command}`")
         code = handlers[args.command](args, output)
         output.finish(code)
         return code

@@ -112,6 +112,11 @@ COMMANDS = {
 def test_every_command_in_every_format(case: str, fmt: str):
     argv, expected = COMMANDS[case]
     code, out, err = _main(*argv, "--output-format", fmt)
+    served = RENDERERS[fmt].commands
+    if served is not None and argv[0] not in served:
+        # a format for some commands only (sarif, github): the others are refused with a usage error
+        assert code == 2 and err.startswith(f"align: error[usage]: --output-format {fmt} is for") and not out
+        return
     assert code == expected, out + err
     assert "Traceback" not in err and "internal-error" not in err
     if fmt == "json":
@@ -119,8 +124,15 @@ def test_every_command_in_every_format(case: str, fmt: str):
         assert document.get("exit_code", code) == code
     elif fmt == "concise" and case not in ("explain", "check-error", "run-error"):
         assert len(out.splitlines()) == 1, out
+    elif fmt == "sarif":
+        assert json.loads(out)["runs"][0]["invocations"][0]["exitCode"] == code
     if case.endswith("error"):
-        assert ("error[" in err) != (fmt == "json") or (fmt == "json" and not document.get("ok", True))
+        if fmt == "json":
+            assert "error[" not in err  # in the document, not on stderr
+        elif fmt in ("sarif", "github"):
+            assert "io-error" in out  # the diagnostic is a result / an annotation
+        else:
+            assert "error[" in err
 
 
 def test_older_option_names_still_work():
@@ -152,3 +164,13 @@ def test_the_api_checks_its_arguments_as_the_command_line_does():
     with pytest.raises(align.SpecError) as info:
         align.verify(LAPLACE, max_length=10**6)
     assert info.value.diagnostics[0].code == "usage"
+
+
+def test_github_workflow_command_values_are_escaped():
+    from align.render.github import command
+    from align.span import Span
+
+    span = Span("dir,with:odd%chars/spec.dp", 3, 5, 3, 9)
+    line = command("error", span, "unused", "align: m C4a, refuted", "first line\nsecond: 100%")
+    assert line == ("::error file=dir%2Cwith%3Aodd%25chars/spec.dp,line=3,col=5,endLine=3,endColumn=9,"
+                    "title=align%3A m C4a%2C refuted::first line%0Asecond: 100%25")

@@ -32,6 +32,8 @@ class Renderer(ABC):
     """One line for `--help`."""
     one_document: ClassVar[bool] = False
     """The whole output is one document: an error after the results replaces them (JSON)."""
+    commands: ClassVar[frozenset[str] | None] = None
+    """The commands this format can express (None: every command); the command line refuses the others."""
 
     def __init__(self, command: str, stdout: TextIO, stderr: TextIO):
         self.command = command
@@ -79,10 +81,12 @@ class Renderer(ABC):
 
 def _registry() -> dict[str, type[Renderer]]:
     from .concise import ConciseRenderer
+    from .github import GithubRenderer
     from .json import JsonRenderer
+    from .sarif import SarifRenderer
     from .text import TextRenderer
 
-    return {r.name: r for r in (TextRenderer, ConciseRenderer, JsonRenderer)}
+    return {r.name: r for r in (TextRenderer, ConciseRenderer, JsonRenderer, SarifRenderer, GithubRenderer)}
 
 
 RENDERERS: dict[str, type[Renderer]] = _registry()

@@ -1,0 +1,188 @@
+"""Renderer (SARIF 2.1.0): one log per invocation of `check` or `verify`, for code scanning and review tools.
+
+One run; the tool's rules are the obligations (`obligations.KINDS`) and the diagnostic codes
+(`diagnostics.CODES`), with their help text from those registries. A result for every obligation that is
+refuted (level `error`), unknown or only bounded (`warning`), at the obligation's span, with the
+counterexample in its message, and for every diagnostic of a file that did not load. `invocations` records the
+exit code. Paths are written as the user gave them: relative ones against `%SRCROOT%` (the directory align
+ran in), absolute ones as `file:` URIs. tests/test_sarif.py validates the corpus's logs against the official
+schema (tests/data/sarif/).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..diagnostics import CODES, Code, Diagnostic, InternalError, Severity
+from ..obligations import KINDS
+from ..span import Source, Span
+from ..status import Status
+from . import Renderer
+
+if TYPE_CHECKING:
+    from ..interp.alignment import AlignmentReport
+    from ..resolve import ResolvedMechanism
+    from ..results import FileResult, MechanismVerdict, Replay, SampleRun, TestReport, Verdict
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+REPORTED: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "warning", Status.BOUNDED: "warning"}
+"""The verdicts that become results, and their level (a proof is not a finding)."""
+
+
+def rules() -> list[dict[str, Any]]:
+    """Every reporting descriptor: the obligations, then the diagnostic codes (the registries, in order)."""
+    result = []
+    for kind in KINDS.values():
+        text = (f"{kind.title}. A condition of the proof rule (Free Gap, Lemma 1; docs/checker.md). "
+                f"For every input length it is covered by {kind.induction}.")
+        result.append({
+            "id": str(kind.id), "name": _identifier(kind.label),
+            "shortDescription": {"text": kind.title}, "fullDescription": {"text": text},
+            "help": {"text": text, "markdown": f"**{kind.id}**: {kind.title}.\n\nFor every input length: "
+                                               f"{kind.induction}. See docs/checker.md."},
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"tags": ["differential-privacy", "obligation"]},
+        })
+    for code in CODES.values():
+        result.append({
+            "id": code.name, "name": _identifier(code.name),
+            "shortDescription": {"text": code.explain()}, "fullDescription": {"text": code.explain()},
+            "help": {"text": f"{code.explain()} (`align explain {code.name}`; docs/language.md)",
+                     "markdown": f"`{code.name}`: {code.explain()}\n\n`align explain {code.name}` says the same."},
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"tags": ["diagnostic"]},
+        })
+    return result
+
+
+def _identifier(text: str) -> str:
+    """A rule's `name`: the words of its label in PascalCase (`outputs preserved` -> `OutputsPreserved`)."""
+    return "".join(word[:1].upper() + word[1:] for word in text.replace("-", " ").replace("'", "").split())
+
+
+RULES = rules()
+RULE_INDEX = {rule["id"]: k for k, rule in enumerate(RULES)}
+
+
+def artifact_location(path: str) -> dict[str, Any]:
+    posix = PurePosixPath(path.replace("\\", "/"))
+    if posix.is_absolute():
+        return {"uri": posix.as_uri()}
+    return {"uri": str(posix), "uriBaseId": "%SRCROOT%"}
+
+
+def location(span: Span | None, path: str, message: str | None = None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": artifact_location(span.path if span is not None else path)}
+    if span is not None:
+        physical["region"] = {"startLine": span.line, "startColumn": span.column, "endLine": span.end_line,
+                              "endColumn": span.end_column}
+    result: dict[str, Any] = {"physicalLocation": physical}
+    if message:
+        result["message"] = {"text": message}
+    return result
+
+
+def diagnostic_result(d: Diagnostic, path: str) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": d.code, "ruleIndex": RULE_INDEX[d.code],
+        "level": "error" if d.severity is Severity.ERROR else "warning",
+        "message": {"text": d.message},
+        "locations": [location(d.span, path)],
+    }
+    related = [location(note.span, path, note.message) for note in d.notes if note.span is not None]
+    if related:
+        result["relatedLocations"] = [{"id": k, **r} for k, r in enumerate(related)]
+    return result
+
+
+def verdict_result(m: MechanismVerdict, v: Verdict, path: str) -> dict[str, Any]:
+    from .text import counterexample_lines
+
+    o = v.obligation
+    subject = f"{o.id}({o.site})" if o.site else str(o.id)
+    scope = f" ({v.scope})" if v.scope else ""
+    lines = [f"mechanism {m.mechanism.name}: {subject} {o.title}: {v.status}{scope}"
+             + (f": {v.reason}" if v.reason else "")]
+    if v.counterexample is not None:
+        lines += counterexample_lines(v.counterexample)
+    if m.confirmation is not None and v.status is Status.REFUTED:
+        lines.append(f"align test: {m.confirmation.text}")
+    related = [location(m.mechanism.node.name_span, path, f"mechanism {m.mechanism.name}")]
+    alignment = m.mechanism.alignment
+    if alignment is not None:
+        related.append(location(alignment.node.span, path, f"alignment for {m.mechanism.name}"))
+    properties: dict[str, Any] = {"mechanism": m.mechanism.name, "status": str(v.status)}
+    if v.scope:
+        properties["scope"] = v.scope
+    if v.counterexample is not None:
+        properties["counterexample"] = v.counterexample.to_json()
+    return {
+        "ruleId": str(o.id), "ruleIndex": RULE_INDEX[str(o.id)], "kind": "fail", "level": REPORTED[v.status],
+        "message": {"text": "\n".join(lines)},
+        "locations": [location(o.span, path)],
+        "relatedLocations": [{"id": k, **r} for k, r in enumerate(related)],
+        "properties": properties,
+    }
+
+
+class SarifRenderer(Renderer):
+    name = "sarif"
+    description = "a SARIF 2.1.0 log (check, verify), for code scanning"
+    one_document = True
+    commands = frozenset({"check", "verify"})
+
+    def __init__(self, command: str, stdout: Any, stderr: Any):
+        super().__init__(command, stdout, stderr)
+        self.results: list[dict[str, Any]] = []
+
+    def _diagnostics(self, path: str, diagnostics: Sequence[Diagnostic]) -> None:
+        self.results += [diagnostic_result(d, path) for d in diagnostics]
+
+    def checked_file(self, file: FileResult) -> None:
+        self._diagnostics(file.path, file.diagnostics)
+
+    def verified_file(self, file: FileResult) -> None:
+        self._diagnostics(file.path, file.diagnostics)
+        for m in file.verified:
+            self.results += [verdict_result(m, v, file.path) for v in m.verdicts if v.status in REPORTED]
+
+    def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
+        self._diagnostics(path or "", diagnostics)
+
+    def _not_for(self, what: str) -> None:
+        raise InternalError(f"{what} has no SARIF form: the command line offers sarif for check and verify only")
+
+    def samples(self, run: SampleRun) -> None:
+        self._not_for("align run")
+
+    def replay(self, replay: Replay) -> None:
+        self._not_for("align run --noise")
+
+    def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
+                        counterexample_out: str | None) -> None:
+        self._not_for("align run --check-alignment")
+
+    def tested(self, report: TestReport) -> None:
+        self._not_for("align test")
+
+    def explained(self, code: Code) -> None:
+        self._not_for("align explain")
+
+    def finish(self, exit_code: int) -> None:
+        log = {
+            "$schema": SCHEMA, "version": "2.1.0",
+            "runs": [{
+                "tool": {"driver": {"name": "align", "version": __version__, "semanticVersion": __version__,
+                                    "rules": RULES}},
+                # Called only when the command ran to its end (a usage or internal error writes no log).
+                "invocations": [{"executionSuccessful": True, "exitCode": int(exit_code)}],
+                "columnKind": "unicodeCodePoints",
+                "results": self.results,
+            }],
+        }
+        json.dump(log, self.stdout, indent=2)
+        self.stdout.write("\n")

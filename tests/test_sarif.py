@@ -1,0 +1,126 @@
+"""CI formats: `--output-format sarif` (validated against the official SARIF 2.1.0 schema, vendored under
+tests/data/sarif/ with its licence) and `--output-format github` (workflow commands), on the whole corpus."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from align.checker.verify import overall_scope, overall_status
+from align.cli import main
+from align.diagnostics import CODES
+from align.obligations import KINDS
+from align.render import Renderer
+from align.render.github import GithubRenderer
+from align.render.sarif import SarifRenderer
+from align.results import FileResult, MechanismVerdict, VerifyReport
+from align.status import Status
+
+from .conftest import ROOT, SPECS, corpus
+from .test_verify import verified
+
+pytestmark = pytest.mark.slow  # corpus-wide: `pytest -m "not slow"` skips it
+
+SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json").read_text())
+FILES = corpus()
+IDS = [str(p.relative_to(SPECS)) for p in FILES]
+
+
+def _main(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _file(path: Path) -> tuple[FileResult, int]:
+    """The corpus spec's verification (shared with tests/test_verify.py and the golden reports), as a file."""
+    source, mech, verdicts = verified(path)
+    m = MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))
+    file = FileResult(str(path.relative_to(ROOT)), source, verified=(m,))
+    return file, int(VerifyReport((file,), False).exit_code)
+
+
+def _render(cls: type[Renderer], path: Path) -> tuple[int, str]:
+    file, code = _file(path)
+    out = io.StringIO()
+    renderer = cls("verify", out, io.StringIO())
+    renderer.verified_file(file)
+    renderer.finish(code)
+    return code, out.getvalue()
+
+
+def _validate(log: dict[str, Any]) -> None:
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_every_corpus_log_is_valid_sarif_with_one_result_per_open_obligation(path: Path):
+    code, out = _render(SarifRenderer, path)
+    log = json.loads(out)
+    _validate(log)
+    (run,) = log["runs"]
+    assert run["invocations"] == [{"executionSuccessful": True, "exitCode": code}]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [str(k) for k in KINDS] + list(CODES)
+    _, _, verdicts = verified(path)
+    open_ = [v for v in verdicts if v.status in (Status.REFUTED, Status.UNKNOWN, Status.BOUNDED)]
+    assert len(run["results"]) == len(open_)
+    for result, verdict in zip(run["results"], open_):
+        assert result["ruleId"] == verdict.obligation.id and rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] == ("error" if verdict.status == Status.REFUTED else "warning")
+        region = result["locations"][0]["physicalLocation"]["region"]
+        span = verdict.obligation.span
+        assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == \
+            (span.line, span.column, span.end_line, span.end_column)
+        artifact = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert artifact == {"uri": str(path.relative_to(ROOT)), "uriBaseId": "%SRCROOT%"}
+        if verdict.counterexample is not None:
+            assert result["properties"]["counterexample"] == verdict.counterexample.to_json()
+            assert "counterexample" in result["message"]["text"]
+    assert code in (0, 1, 3)
+    if code == 0:
+        assert run["results"] == []
+
+
+def test_a_file_that_does_not_load_is_a_located_error_result(tmp_path: Path):
+    spec = tmp_path / "bad.dp"
+    spec.write_text("mechanism m(eps: real) privacy eps {\n  x ~ Lap(1 / eps\n}\n")
+    code, out, err = _main("verify", str(spec), "--output-format", "sarif")
+    log = json.loads(out)
+    _validate(log)
+    (result,) = log["runs"][0]["results"]
+    assert code == 2 and not err and result["level"] == "error" and result["ruleId"] in CODES
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == spec.as_uri() and location["region"]["startLine"] == 3
+    _, check_out, _ = _main("check", str(spec), "--output-format", "sarif")
+    _validate(json.loads(check_out))
+
+
+COMMAND = re.compile(r"::(error|warning) ((?:[A-Za-z]+=[^,:]*)(?:,[A-Za-z]+=[^,:]*)*)::(.*)")
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_github_annotations_are_workflow_commands_one_per_open_obligation(path: Path):
+    _, out = _render(GithubRenderer, path)
+    _, sarif = _render(SarifRenderer, path)
+    results = json.loads(sarif)["runs"][0]["results"]
+    commands = [line for line in out.splitlines() if line.startswith("::")]
+    assert len(commands) == len(results)
+    for line, result in zip(commands, results):
+        m = COMMAND.fullmatch(line)
+        assert m, line
+        assert m.group(1) == result["level"]
+        props = dict(part.split("=", 1) for part in m.group(2).split(","))
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert props["file"] == str(path.relative_to(ROOT))
+        assert (int(props["line"]), int(props["col"])) == (region["startLine"], region["startColumn"])
+        if "\n" in result["message"]["text"]:  # a multi-line message travels on one line, escaped
+            assert "%0A" in m.group(3)
+    summaries = [line for line in out.splitlines() if not line.startswith("::")]
+    assert summaries and all(": mechanism " in line for line in summaries)
