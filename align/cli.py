@@ -17,6 +17,9 @@ from typing import TextIO
 
 from . import __version__
 from .commands import COMMANDS, UsageError
+from .config import NONE as NO_CONFIG
+from .config import Config, ConfigError
+from .config import load as load_config
 from .diagnostics import ExitCode, diag
 from .render import ALIASES, FORMATS, RENDERERS, Renderer, renderer
 from .render.common import Style, diagnostic_line
@@ -53,8 +56,9 @@ def _build_parser(stderr: TextIO) -> tuple[argparse.ArgumentParser, dict[str, Ca
         description, add_arguments, execute = command.load()
         p = sub.add_parser(command.name, help=command.help, description=description)
         add_arguments(p)
-        p.add_argument("--output-format", choices=FORMATS + tuple(ALIASES), default="text", metavar="FORMAT",
-                       help=f"{_FORMAT_HELP} (`full` is an older name of `text`)")
+        p.add_argument("--output-format", choices=FORMATS + tuple(ALIASES), default=None, metavar="FORMAT",
+                       help=f"{_FORMAT_HELP} (`full` is an older name of `text`); default: `output-format` of "
+                            "the project's configuration, else text")
         if command.name in ("run", "test"):  # the option's older name, kept for scripts that use it
             p.add_argument("--format", dest="output_format", choices=("text", "json"), default=argparse.SUPPRESS,
                            help=argparse.SUPPRESS)
@@ -70,10 +74,17 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     try:
         parser, handlers = _build_parser(stderr)
         args = parser.parse_args(argv)
-        output = renderer(args.output_format, args.command, stdout, stderr)
+        try:
+            config, problem = load_config(), None
+        except ConfigError as error:
+            config, problem = NO_CONFIG, error
+        output = renderer(_format(args, config), args.command, stdout, stderr)
         if output.commands is not None and args.command not in output.commands:
             raise UsageError(f"--output-format {output.name} is for {' and '.join(sorted(output.commands))} "
                              f"only, not `align {args.command}`")
+        if problem is not None:
+            return _config_error(problem, args.command, output)
+        args.config = config
         code = handlers[args.command](args, output)
         output.finish(code)
         return code
@@ -88,6 +99,29 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         d = diag("internal-error", None, error=f"{type(error).__name__}: {error}")
         stderr.write(diagnostic_line(d, Style.for_stream(stderr)) + "\n")
         return ExitCode.ERROR
+
+
+def _format(args: argparse.Namespace, config: Config) -> str:
+    """--output-format, else the configuration's format where it serves the command, else text."""
+    if args.output_format is not None:
+        return str(args.output_format)
+    configured = RENDERERS.get(config.output_format or "")
+    if configured is not None and (configured.commands is None or args.command in configured.commands):
+        return configured.name
+    return "text"
+
+
+def _config_error(error: ConfigError, command: str, output: Renderer) -> int:
+    """A wrong configuration stops every command: its diagnostics, rendered like a file that did not load."""
+    from .results import FileResult
+
+    if command in ("check", "verify"):
+        file = FileResult(error.source.path, error.source, tuple(error.diagnostics))
+        output.checked_file(file) if command == "check" else output.verified_file(file)
+        output.finish(ExitCode.ERROR)
+    else:
+        output.errors(error.source.path, error.source, error.diagnostics)
+    return ExitCode.ERROR
 
 
 def run() -> None:

@@ -163,6 +163,12 @@ CODES: Mapping[str, Code] = _registry(
     # -- running specs: arguments, replay and runtime errors of the interpreter (`align run`) -----------------
     Code("usage", "{message}",
          "A command-line option or value the command cannot use (`align COMMAND --help` lists the options)."),
+    Code("config-syntax", "{path} is not valid TOML: {reason}",
+         "The project configuration (align.toml, or `[tool.align]` in pyproject.toml) must be TOML."),
+    Code("config-unknown-key", "unknown key `{key}` in {table}{hint}",
+         "The configuration's keys are paths, max-length, accept-bounded, timeout and output-format (docs/ci.md)."),
+    Code("config-value", "`{key}` must be {expected}, not {found}",
+         "A configuration value of the wrong type or out of range, or a `paths` glob that matches no file."),
     Code("no-such-mechanism", "{path} defines no mechanism `{name}`{hint}",
          "`--mechanism NAME` names one of the mechanisms the file defines."),
     Code("which-mechanism", "{path} defines {names}; choose one with --mechanism NAME",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
+from ..config import NONE as NO_CONFIG
 from ..diagnostics import ExitCode, SpecError, diag
 from ..limits import DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, MAX_BOUNDED_LENGTH
 from ..render import Renderer
@@ -13,6 +14,8 @@ from . import UsageError
 if TYPE_CHECKING:
     from ..results import Confirmation, MechanismVerdict
 
+T = TypeVar("T")
+
 DESCRIPTION = ("Discharge every obligation of each mechanism with z3 and sympy, with the parameters symbolic as "
                "`requires` allows; print one line per obligation and the verdict. Exit 0 when everything is "
                "proved for every input, 1 when something is refuted, 3 when nothing is refuted but something is "
@@ -20,15 +23,16 @@ DESCRIPTION = ("Discharge every obligation of each mechanism with z3 and sympy, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE.dp")
-    parser.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH, metavar="N",
+    parser.add_argument("files", nargs="*", metavar="FILE.dp",
+                        help="the specs to verify (default: the `paths` of the project's configuration, docs/ci.md)")
+    parser.add_argument("--max-length", type=int, default=None, metavar="N",
                         help=f"the bounded check covers every length 0..N of each list parameter (default "
                              f"{DEFAULT_MAX_LENGTH}); a proof for every length needs the induction")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_MS / 1000, metavar="SECONDS",
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help=f"wall-clock safety net of each solver query (default {DEFAULT_TIMEOUT_MS // 1000}); "
                              "the limit that decides is z3's deterministic resource limit (rlimit "
                              f"{DEFAULT_RLIMIT:,}), so verdicts do not depend on the machine's speed or load")
-    parser.add_argument("--accept-bounded", action="store_true",
+    parser.add_argument("--accept-bounded", action="store_true", default=None,
                         help="exit 0 when every obligation is proved or bounded (proved only for lengths <= N): "
                              "by default a bounded verdict exits 3, because it is not a proof for longer inputs")
     parser.add_argument("--counterexample", metavar="FILE.json",
@@ -49,12 +53,20 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..results import FileResult, VerifyReport
     from ..status import Status
 
-    if not 1 <= args.max_length <= MAX_BOUNDED_LENGTH:
+    config = getattr(args, "config", NO_CONFIG)  # flags override the project's configuration
+    max_length = _first(args.max_length, config.max_length, DEFAULT_MAX_LENGTH)
+    timeout = _first(args.timeout, config.timeout, DEFAULT_TIMEOUT_MS / 1000)
+    accept_bounded = _first(args.accept_bounded, config.accept_bounded, False)
+    paths = args.files or list(config.paths)
+    if not paths:
+        raise UsageError("no FILE.dp given, and no `paths` configured (align.toml, or [tool.align] in "
+                         "pyproject.toml: docs/ci.md)")
+    if not 1 <= max_length <= MAX_BOUNDED_LENGTH:
         raise UsageError(f"--max-length must be between 1 and {MAX_BOUNDED_LENGTH}")
-    options = Options.of(args.max_length, args.timeout)
+    options = Options.of(max_length, timeout)
     files = []
     first_counterexample = None
-    for path in args.files:
+    for path in paths:
         loaded = load_file(path)
         if loaded.spec is None:
             file = FileResult(path, loaded.source, loaded.diagnostics)
@@ -70,7 +82,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             file = FileResult(path, loaded.source, verified=tuple(results))
         renderer.verified_file(file)
         files.append(file)
-    code = VerifyReport(tuple(files), args.accept_bounded).exit_code
+    code = VerifyReport(tuple(files), accept_bounded).exit_code
     if args.counterexample:
         if first_counterexample is None:
             renderer.stderr.write(f"align: no counterexample to write to {args.counterexample}\n")
@@ -85,6 +97,11 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                                                            reason=reason), Style.for_stream(renderer.stderr)) + "\n")
                 code = ExitCode.ERROR
     return code
+
+
+def _first(*values: T | None) -> T:
+    """The first value that is set: the flag, then the configuration, then the default."""
+    return next(v for v in values if v is not None)
 
 
 def confirm(result: MechanismVerdict, samples: int) -> Confirmation:

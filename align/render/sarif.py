@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..diagnostics import CODES, Code, Diagnostic, InternalError, Severity
-from ..obligations import KINDS
 from ..span import Source, Span
 from ..status import Status
 from . import Renderer
@@ -33,8 +33,11 @@ REPORTED: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "warning
 """The verdicts that become results, and their level (a proof is not a finding)."""
 
 
+@cache
 def rules() -> list[dict[str, Any]]:
     """Every reporting descriptor: the obligations, then the diagnostic codes (the registries, in order)."""
+    from ..obligations import KINDS  # here, not at the top: `align explain` does not load the checker's tables
+
     result = []
     for kind in KINDS.values():
         text = (f"{kind.title}. A condition of the proof rule (Free Gap, Lemma 1; docs/checker.md). "
@@ -64,8 +67,9 @@ def _identifier(text: str) -> str:
     return "".join(word[:1].upper() + word[1:] for word in text.replace("-", " ").replace("'", "").split())
 
 
-RULES = rules()
-RULE_INDEX = {rule["id"]: k for k, rule in enumerate(RULES)}
+@cache
+def rule_index() -> dict[str, int]:
+    return {rule["id"]: k for k, rule in enumerate(rules())}
 
 
 def artifact_location(path: str) -> dict[str, Any]:
@@ -88,7 +92,7 @@ def location(span: Span | None, path: str, message: str | None = None) -> dict[s
 
 def diagnostic_result(d: Diagnostic, path: str) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "ruleId": d.code, "ruleIndex": RULE_INDEX[d.code],
+        "ruleId": d.code, "ruleIndex": rule_index()[d.code],
         "level": "error" if d.severity is Severity.ERROR else "warning",
         "message": {"text": d.message},
         "locations": [location(d.span, path)],
@@ -121,7 +125,7 @@ def verdict_result(m: MechanismVerdict, v: Verdict, path: str) -> dict[str, Any]
     if v.counterexample is not None:
         properties["counterexample"] = v.counterexample.to_json()
     return {
-        "ruleId": str(o.id), "ruleIndex": RULE_INDEX[str(o.id)], "kind": "fail", "level": REPORTED[v.status],
+        "ruleId": str(o.id), "ruleIndex": rule_index()[str(o.id)], "kind": "fail", "level": REPORTED[v.status],
         "message": {"text": "\n".join(lines)},
         "locations": [location(o.span, path)],
         "relatedLocations": [{"id": k, **r} for k, r in enumerate(related)],
@@ -177,7 +181,7 @@ class SarifRenderer(Renderer):
             "$schema": SCHEMA, "version": "2.1.0",
             "runs": [{
                 "tool": {"driver": {"name": "align", "version": __version__, "semanticVersion": __version__,
-                                    "rules": RULES}},
+                                    "rules": rules()}},
                 # Called only when the command ran to its end (a usage or internal error writes no log).
                 "invocations": [{"executionSuccessful": True, "exitCode": int(exit_code)}],
                 "columnKind": "unicodeCodePoints",
