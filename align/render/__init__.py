@@ -79,6 +79,35 @@ class Renderer(ABC):
         """Called once at the end with the command's exit code."""
 
 
+class FilesRenderer(Renderer):
+    """A format for the results of `check` and `verify` only (the CI formats): the command line refuses it for
+    the other commands (`commands`), so their methods are never called."""
+
+    commands: ClassVar[frozenset[str] | None] = frozenset({"check", "verify"})
+
+    def _refused(self, what: str) -> None:
+        from ..diagnostics import InternalError
+
+        raise InternalError(f"{what} has no {self.name} form: the command line offers {self.name} for check and "
+                            "verify only")
+
+    def samples(self, run: SampleRun) -> None:
+        self._refused("align run")
+
+    def replay(self, replay: Replay) -> None:
+        self._refused("align run --noise")
+
+    def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
+                        counterexample_out: str | None) -> None:
+        self._refused("align run --check-alignment")
+
+    def tested(self, report: TestReport) -> None:
+        self._refused("align test")
+
+    def explained(self, code: Code) -> None:
+        self._refused("align explain")
+
+
 def _registry() -> dict[str, type[Renderer]]:
     from .concise import ConciseRenderer
     from .github import GithubRenderer

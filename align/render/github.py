@@ -9,17 +9,15 @@ workflow-command syntax requires (`%`, CR and LF everywhere; `:` and `,` in prop
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..diagnostics import Code, Diagnostic, InternalError, Severity
+from ..diagnostics import Diagnostic, Severity
 from ..span import Source, Span
 from ..status import Status
-from . import Renderer
+from . import FilesRenderer
 
 if TYPE_CHECKING:
-    from ..interp.alignment import AlignmentReport
-    from ..resolve import ResolvedMechanism
-    from ..results import FileResult, Replay, SampleRun, TestReport
+    from ..results import FileResult
 
 LEVELS: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "warning", Status.BOUNDED: "warning"}
 """The verdicts that are annotated, and how."""
@@ -44,10 +42,9 @@ def command(level: str, span: Span | None, path: str, title: str, message: str) 
         f"::{escape_data(message)}"
 
 
-class GithubRenderer(Renderer):
+class GithubRenderer(FilesRenderer):
     name = "github"
     description = "GitHub Actions workflow commands (check, verify): annotations on the changed files"
-    commands = frozenset({"check", "verify"})
 
     def _diagnostics(self, path: str, diagnostics: Sequence[Diagnostic]) -> None:
         for d in diagnostics:
@@ -78,23 +75,3 @@ class GithubRenderer(Renderer):
 
     def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
         self._diagnostics(path or "", diagnostics)
-
-    def _not_for(self, what: str) -> Any:
-        raise InternalError(f"{what} has no workflow-command form: the command line offers github for check and "
-                            "verify only")
-
-    def samples(self, run: SampleRun) -> None:
-        self._not_for("align run")
-
-    def replay(self, replay: Replay) -> None:
-        self._not_for("align run --noise")
-
-    def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
-                        counterexample_out: str | None) -> None:
-        self._not_for("align run --check-alignment")
-
-    def tested(self, report: TestReport) -> None:
-        self._not_for("align test")
-
-    def explained(self, code: Code) -> None:
-        self._not_for("align explain")

@@ -18,15 +18,13 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..diagnostics import CODES, Code, Diagnostic, InternalError, Severity
+from ..diagnostics import CODES, Diagnostic, Severity
 from ..span import Source, Span
 from ..status import Status
-from . import Renderer
+from . import FilesRenderer
 
 if TYPE_CHECKING:
-    from ..interp.alignment import AlignmentReport
-    from ..resolve import ResolvedMechanism
-    from ..results import FileResult, MechanismVerdict, Replay, SampleRun, TestReport, Verdict
+    from ..results import FileResult, MechanismVerdict, Verdict
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 REPORTED: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "warning", Status.BOUNDED: "warning"}
@@ -133,11 +131,10 @@ def verdict_result(m: MechanismVerdict, v: Verdict, path: str) -> dict[str, Any]
     }
 
 
-class SarifRenderer(Renderer):
+class SarifRenderer(FilesRenderer):
     name = "sarif"
     description = "a SARIF 2.1.0 log (check, verify), for code scanning"
     one_document = True
-    commands = frozenset({"check", "verify"})
 
     def __init__(self, command: str, stdout: Any, stderr: Any):
         super().__init__(command, stdout, stderr)
@@ -156,25 +153,6 @@ class SarifRenderer(Renderer):
 
     def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
         self._diagnostics(path or "", diagnostics)
-
-    def _not_for(self, what: str) -> None:
-        raise InternalError(f"{what} has no SARIF form: the command line offers sarif for check and verify only")
-
-    def samples(self, run: SampleRun) -> None:
-        self._not_for("align run")
-
-    def replay(self, replay: Replay) -> None:
-        self._not_for("align run --noise")
-
-    def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
-                        counterexample_out: str | None) -> None:
-        self._not_for("align run --check-alignment")
-
-    def tested(self, report: TestReport) -> None:
-        self._not_for("align test")
-
-    def explained(self, code: Code) -> None:
-        self._not_for("align explain")
 
     def finish(self, exit_code: int) -> None:
         log = {
