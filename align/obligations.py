@@ -153,6 +153,11 @@ class Obligation:
         return self.id, self.site
 
     @property
+    def name(self) -> str:
+        """How reports name it: `C4a`, or `C3(eta)` for a per-site obligation."""
+        return f"{self.id}({self.site})" if self.site else str(self.id)
+
+    @property
     def title(self) -> str:
         return KINDS[self.id].title
 

@@ -12,10 +12,15 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..diagnostics import Diagnostic
 from ..span import Source, visible
+from ..status import Status
 from ..unparse import unparse
+
+FINDING_LEVELS: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "warning", Status.BOUNDED: "warning"}
+"""The verdicts the CI formats report (a proof is not a finding), and the level of each (SARIF, GitHub)."""
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedMechanism
+    from ..results import Verdict
 
 
 @dataclass(frozen=True)
@@ -138,3 +143,13 @@ def verdict_summary(status: str, scope: str) -> str:
     return _SUMMARY[str(status)].format(scope=scope)
 
 
+def finding_lines(v: Verdict) -> list[str]:
+    """What the CI formats say of one open obligation: its title, status, scope and reason, then the
+    counterexample (as the text report shows it)."""
+    from .text import counterexample_lines
+
+    scope = f" ({v.scope})" if v.scope else ""
+    lines = [f"{v.obligation.title}: {v.status}{scope}" + (f": {v.reason}" if v.reason else "")]
+    if v.counterexample is not None:
+        lines += counterexample_lines(v.counterexample)
+    return lines

@@ -20,14 +20,13 @@ def mechanism_concise(mech: ResolvedMechanism) -> str:
     from ..rules import obligations
 
     obs = obligations(mech)
-    ids = " ".join(o.id + (f"({o.site})" if o.site else "") for o in obs)
+    ids = " ".join(o.name for o in obs)
     return (f"{mech.node.name_span}: mechanism {mech.name}: {len(mech.noise)} sampling site(s); "
             f"obligations {ids}")
 
 
 def verdicts_concise(mech: ResolvedMechanism, verdicts: list, status: str, scope: str = "") -> str:
-    parts = [f"{v.obligation.id}{'(' + v.obligation.site + ')' if v.obligation.site else ''}={v.status}"
-             for v in verdicts]
+    parts = [f"{v.obligation.name}={v.status}" for v in verdicts]
     shown = f"{status} ({scope})" if scope else str(status)
     return f"{mech.node.name_span}: mechanism {mech.name}: {shown}: " + " ".join(parts)
 

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Severity
 from ..span import Source, Span
-from ..status import Status
 from . import FilesRenderer
+from .common import FINDING_LEVELS, finding_lines
 
 if TYPE_CHECKING:
     from ..results import FileResult
 
-LEVELS: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "warning", Status.BOUNDED: "warning"}
-"""The verdicts that are annotated, and how."""
 
 
 def escape_data(text: str) -> str:
@@ -55,21 +53,13 @@ class GithubRenderer(FilesRenderer):
         self._diagnostics(file.path, file.diagnostics)
 
     def verified_file(self, file: FileResult) -> None:
-        from .text import counterexample_lines
-
         self._diagnostics(file.path, file.diagnostics)
         for m in file.verified:
             for v in m.verdicts:
-                if v.status not in LEVELS:
-                    continue
-                o = v.obligation
-                subject = f"{o.id}({o.site})" if o.site else str(o.id)
-                scope = f" ({v.scope})" if v.scope else ""
-                lines = [f"{o.title}: {v.status}{scope}" + (f": {v.reason}" if v.reason else "")]
-                if v.counterexample is not None:
-                    lines += counterexample_lines(v.counterexample)
-                title = f"align: {m.mechanism.name} {subject} {v.status}"
-                self.stdout.write(command(LEVELS[v.status], o.span, file.path, title, "\n".join(lines)) + "\n")
+                if v.status in FINDING_LEVELS:
+                    title = f"align: {m.mechanism.name} {v.obligation.name} {v.status}"
+                    self.stdout.write(command(FINDING_LEVELS[v.status], v.obligation.span, file.path, title,
+                                              "\n".join(finding_lines(v))) + "\n")
             scope = f" ({m.scope})" if m.scope else ""
             self.stdout.write(f"{m.mechanism.node.name_span}: mechanism {m.mechanism.name}: {m.status}{scope}\n")
 

@@ -22,13 +22,12 @@ from ..diagnostics import CODES, Diagnostic, Severity
 from ..span import Source, Span
 from ..status import Status
 from . import FilesRenderer
+from .common import FINDING_LEVELS, finding_lines
 
 if TYPE_CHECKING:
     from ..results import FileResult, MechanismVerdict, Verdict
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-REPORTED: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "warning", Status.BOUNDED: "warning"}
-"""The verdicts that become results, and their level (a proof is not a finding)."""
 
 
 @cache
@@ -102,15 +101,9 @@ def diagnostic_result(d: Diagnostic, path: str) -> dict[str, Any]:
 
 
 def verdict_result(m: MechanismVerdict, v: Verdict, path: str) -> dict[str, Any]:
-    from .text import counterexample_lines
-
     o = v.obligation
-    subject = f"{o.id}({o.site})" if o.site else str(o.id)
-    scope = f" ({v.scope})" if v.scope else ""
-    lines = [f"mechanism {m.mechanism.name}: {subject} {o.title}: {v.status}{scope}"
-             + (f": {v.reason}" if v.reason else "")]
-    if v.counterexample is not None:
-        lines += counterexample_lines(v.counterexample)
+    lines = finding_lines(v)
+    lines[0] = f"mechanism {m.mechanism.name}: {o.name} {lines[0]}"
     if m.confirmation is not None and v.status is Status.REFUTED:
         lines.append(f"align test: {m.confirmation.text}")
     related = [location(m.mechanism.node.name_span, path, f"mechanism {m.mechanism.name}")]
@@ -123,7 +116,7 @@ def verdict_result(m: MechanismVerdict, v: Verdict, path: str) -> dict[str, Any]
     if v.counterexample is not None:
         properties["counterexample"] = v.counterexample.to_json()
     return {
-        "ruleId": str(o.id), "ruleIndex": rule_index()[str(o.id)], "kind": "fail", "level": REPORTED[v.status],
+        "ruleId": str(o.id), "ruleIndex": rule_index()[str(o.id)], "kind": "fail", "level": FINDING_LEVELS[v.status],
         "message": {"text": "\n".join(lines)},
         "locations": [location(o.span, path)],
         "relatedLocations": [{"id": k, **r} for k, r in enumerate(related)],
@@ -149,7 +142,7 @@ class SarifRenderer(FilesRenderer):
     def verified_file(self, file: FileResult) -> None:
         self._diagnostics(file.path, file.diagnostics)
         for m in file.verified:
-            self.results += [verdict_result(m, v, file.path) for v in m.verdicts if v.status in REPORTED]
+            self.results += [verdict_result(m, v, file.path) for v in m.verdicts if v.status in FINDING_LEVELS]
 
     def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
         self._diagnostics(path or "", diagnostics)

@@ -84,7 +84,7 @@ def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
            f"  claim        ε = {unparse(mech.claim)}"]
     for v in verdicts:
         ob = v.obligation
-        label = ob.id + (f"({ob.site})" if ob.site else "")
+        label = ob.name
         detail = v.scope if str(v.status) in ("proved", "bounded") else v.reason
         out.append(f"  {style.accent(label.ljust(10))} {_status(style, v.status)} {detail}  "
                    f"{style.dim(f'{v.seconds:.2f}s  {ob.span}')}")
