@@ -17,8 +17,8 @@ from typing import ClassVar
 from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, Whitespace
 
+from .builtins import BUILTIN_ARITY, COMPREHENSIONS
 from .distributions import DISTRIBUTIONS
-from .resolve import BUILTIN_ARITY, COMPREHENSIONS
 from .resolve import RESERVED as RESERVED_NAMES
 
 __all__ = ["AlignLexer"]
@@ -33,7 +33,7 @@ CONSTANTS = ("true", "false")
 TYPES = ("real", "int", "bool")
 DISTRIBUTION_NAMES = tuple(DISTRIBUTIONS)
 BUILTINS = tuple(sorted(set(BUILTIN_ARITY) | COMPREHENSIONS))
-"""Builtin functions and comprehensions, from the resolver's tables (`sum` is a builtin when called, a keyword
+"""Builtin functions and comprehensions, from builtins.py (`sum` is a builtin when called, a keyword
 in `adjacent sum |...|`)."""
 RESERVED = tuple(sorted(RESERVED_NAMES))
 """Names the language defines: the output sequence and, in invariants, the aligned run's cost so far."""

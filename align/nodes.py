@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from .span import Source, Span
 from .types import Type
@@ -314,6 +314,7 @@ class NoiseRef:
     """A scalar noise variable; in the program, inside its loop, also the current member of a family."""
 
     id: str
+    primed: ClassVar[bool] = False
     span: Span
     type: Type | None = field(default=None, compare=False, repr=False)
 
@@ -362,6 +363,7 @@ class LocalRef:
     """An integer index bound by the enclosing construct: a loop, a comprehension or a family shift `x[i]'`."""
 
     id: str
+    primed: ClassVar[bool] = False
     span: Span
     type: Type | None = field(default=None, compare=False, repr=False)
 
@@ -377,6 +379,7 @@ class LocalRef:
 class OutRef:
     """`out`, the output sequence (read by alignments, invariants and claims)."""
 
+    primed: ClassVar[bool] = False
     span: Span
     type: Type | None = field(default=None, compare=False, repr=False)
 
@@ -390,6 +393,7 @@ class OutRef:
 class AlignedCostRef:
     """`aligned_cost` in a loop invariant: the cost the alignment has spent so far."""
 
+    primed: ClassVar[bool] = False
     span: Span
     type: Type | None = field(default=None, compare=False, repr=False)
 
@@ -432,7 +436,8 @@ class TagCall:
 
 
 Ref = ParamRef | VarRef | NoiseRef | LetRef | LocalRef | OutRef | AlignedCostRef
-"""The references that stand for a name (with `text`, the name as written)."""
+"""The references that stand for a name: `text` is the name as written, `primed` whether it is the
+neighbour's (only parameters, variables and lets can be)."""
 
 
 

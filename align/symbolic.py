@@ -60,8 +60,7 @@ class _ToSympy(ExprVisitor[sympy.Expr, Bindings]):
 
     def named(self, e: n.Ref | n.Name, bindings: Bindings) -> sympy.Expr:
         """A name is its binding's formula, or a real symbol (`q'` is the symbol `q'`)."""
-        primed = isinstance(e, (n.Name, n.ParamRef, n.VarRef, n.LetRef)) and e.primed
-        if not primed and e.text in bindings:
+        if not e.primed and e.text in bindings:
             return bindings[e.text]
         return symbol(e.text)
 

@@ -430,7 +430,7 @@ class ExprEval(IRVisitor[Value, None]):
 
     def named(self, e: n.Ref, ctx: None = None) -> Value:
         """The value of a name: from the environment (primed: the neighbour's), `out`, or the noise."""
-        if isinstance(e, (n.ParamRef, n.VarRef, n.LetRef)) and e.primed:
+        if isinstance(e, (n.ParamRef, n.VarRef, n.LetRef)) and e.primed:  # the kinds of name that can be primed
             if e.text in self.env:
                 return self.env[e.text]
             if e.id in self.primed:

@@ -512,7 +512,7 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
 
     def borrow(self, e: n.Expr, m: np.ndarray | None) -> Tree:
         """Evaluate e for reading only: a list variable keeps its exclusive (update-in-place) flag."""
-        if isinstance(e, (n.ParamRef, n.VarRef, n.NoiseRef, n.LetRef, n.LocalRef, n.OutRef)) and e.text in self.env:
+        if isinstance(e, n.Ref) and e.text in self.env:
             self._check_defined(e.text, e.span, m)
             return self.env[e.text]
         return self.ev(e, m)

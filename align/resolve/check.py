@@ -91,12 +91,12 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         self.guards: list[n.Expr] = []
         self.output_type: Type = UNKNOWN
         self.first_output: Span | None = None
-        self.sampled_yet = False
         self.in_while = 0
+        """Depth of rejected `while` loops, so that a `break` inside one is not reported twice."""
         self.in_len = 0
         """Depth of `len(...)` calls: the length of a private list is public."""
         self.public_context = "this clause"
-        """Depth of rejected `while` loops, so that a `break` inside one is not reported twice."""
+        """What a private read is reported in (`requires`, an adjacency bound, the claim)."""
         # Set while checking alignments: the index variable of the family shift being checked, etc.
         self.env = Env("program")
         self.let_names: set[str] = set()
@@ -323,7 +323,6 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             self.variables[s.target] = joined
 
     def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
-        self.sampled_yet = True
         dist = DISTRIBUTIONS.get(s.dist)
         for a in s.args:
             self.expect_numeric(a, f"parameter of {s.dist}")

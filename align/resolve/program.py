@@ -176,13 +176,9 @@ def walk(e: n.Expr) -> Iterator[n.Expr]:
 
 def read_name(e: n.Expr) -> str | None:
     """The name that e reads when it is an unprimed name (a parser `Name` or a reference), else None."""
-    if isinstance(e, (n.Name, n.ParamRef, n.VarRef, n.LetRef)):
-        return None if e.primed else e.id
-    if isinstance(e, (n.NoiseRef, n.LocalRef, n.MemberRef)):
-        return e.id
-    if isinstance(e, (n.OutRef, n.AlignedCostRef)):
-        return e.text
-    return None
+    if isinstance(e, n.Name | n.Ref):
+        return None if e.primed else e.text
+    return e.id if isinstance(e, n.MemberRef) else None
 
 
 def names_in(e: n.Expr) -> set[str]:
