@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from .resolve import ResolvedMechanism
     from .results import MechanismVerdict, Replay, SampleRun, TestReport
+    from .span import Source
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,12 +50,20 @@ def _api(function: F) -> F:
 
 
 def _path_and_mechanism(spec: str | os.PathLike[str], mechanism: str | None) -> tuple[str, ResolvedMechanism]:
-    from .pipeline import load, load_text, select
+    path, _, mech = _load(spec, mechanism)
+    return path, mech
+
+
+def _load(spec: str | os.PathLike[str], mechanism: str | None) -> tuple[str, Source, ResolvedMechanism]:
+    from .pipeline import read, resolve_source, select
+    from .span import Source
 
     if isinstance(spec, os.PathLike) or spec.endswith(".dp"):
         path = os.fspath(spec)
-        return path, select(load(path), mechanism, path)
-    return "<string>", select(load_text(spec), mechanism, "<string>")
+        source = read(path)
+    else:
+        path, source = "<string>", Source("<string>", spec)
+    return path, source, select(resolve_source(source), mechanism, path)
 
 
 @_api
@@ -75,8 +84,10 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
 
     if max_length is not None and not 1 <= max_length <= MAX_BOUNDED_LENGTH:
         raise SpecError([diag("usage", None, message=f"max_length must be between 1 and {MAX_BOUNDED_LENGTH}")])
-    _, mech = _path_and_mechanism(spec, mechanism)
-    return verify_mechanism(mech, Options.of(max_length, timeout))
+    from dataclasses import replace
+
+    _, source, mech = _load(spec, mechanism)
+    return replace(verify_mechanism(mech, Options.of(max_length, timeout)), source=source)
 
 
 @_api
@@ -116,4 +127,4 @@ def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: st
     started = time.perf_counter()
     result = search(mech, dict(args), length=length, samples=samples, alpha=alpha, seed=seed, executor=executor,
                     checker=checker)
-    return TestReport(path, mech, result, time.perf_counter() - started)
+    return TestReport(path, mech, result, time.perf_counter() - started, dict(args))

@@ -7,7 +7,7 @@ returns them. Statuses are `status.Status` (ordered: refuted < unknown < bounded
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, ExitCode
@@ -39,6 +39,8 @@ class Verdict:
     notes: tuple[str, ...] = ()
     value: Any = None
     """MIX: the rule's ε (a sympy expression of the parameters)."""
+    invariant: tuple[str, ...] = ()
+    """C4a, C4c proved by induction: the conjuncts of the loop invariant (also in `notes`, as one line)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class Confirmation:
     epsilon_lower_bound: float | None = None
     claimed_epsilon: float | None = None
     smallest_p: float | None = None
+    search: Result | None = field(default=None, compare=False, repr=False)
+    """The likelihood-ratio search itself (its findings draw the privacy-loss plot); None when nothing ran."""
 
     def to_json(self) -> dict[str, Any]:
         keys = ("violation", "p", "samples", "epsilon_infinite", "epsilon_lower_bound", "claimed_epsilon",
@@ -73,10 +77,24 @@ class MechanismVerdict:
     scope: str
     """What a proof covers ("for every input length", "for lengths <= 3", ...); empty when not proved."""
     confirmation: Confirmation | None = None
+    source: Source | None = field(default=None, compare=False, repr=False)
+    """The spec's text, for the listing of a report (set by the Python API; the commands pass their own)."""
 
     @property
     def exit_code(self) -> ExitCode:
         return exit_code(self.status, accept_bounded=False)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the proof report (`align.report`) as an HTML fragment."""
+        from .report import render_fragment
+
+        return render_fragment(self)
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter (and other Markdown front ends): the proof report in Markdown."""
+        from .report import render
+
+        return render(self, "md")[0]
 
     @property
     def counterexample(self) -> Counterexample | None:
@@ -139,6 +157,8 @@ class TestReport:
     mechanism: ResolvedMechanism
     result: Result
     seconds: float
+    args: dict[str, Any] = field(default_factory=dict)
+    """The public parameters the search ran with."""
 
     @property
     def violation(self) -> bool:
@@ -147,6 +167,19 @@ class TestReport:
     @property
     def exit_code(self) -> ExitCode:
         return ExitCode.REFUTED if self.violation else ExitCode.OK
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the search's verdict, strongest findings and privacy-loss plot, as an HTML fragment."""
+        from .report.html import HtmlWriter
+        from .report.search import build
+
+        return HtmlWriter(fragment=True).write(build(self))
+
+    def _repr_markdown_(self) -> str:
+        from .report.markdown import MarkdownWriter
+        from .report.search import build
+
+        return MarkdownWriter().write(build(self))
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 class ProofRule(ABC):
     name: str
     """How the reports name it."""
+    statement: str
+    """What the rule says, as a proof report states it before discharging its obligations."""
     inductive: bool
     """Whether proofs at lengths <= N may be extended to every length by induction over the main loop."""
     bounded: frozenset[ObligationId]
@@ -53,6 +55,14 @@ _BOUNDED = frozenset({ObligationId.C0, ObligationId.C2, ObligationId.C3, Obligat
 
 class Lemma1(ProofRule):
     name = "randomness alignment, Lemma 1 (Free Gap, Section 4)"
+    statement = ("Let M use the noise H = (η₁, η₂, ...). M is ε-differentially private if: M terminates with "
+                 "probability 1 (C1); the number of noise variables it draws is determined by its output (C2); "
+                 "each ηᵢ is drawn from a density fᵢ with ln fᵢ(x)/fᵢ(y) ≤ cᵢ·|x − y| (C3), one fixed density, "
+                 "the same in the runs on D and D' (C0, which the lemma leaves implicit); for every D ~ D' and "
+                 "output ω there is a local alignment φ (for that D, D' and ω) that maps each H with M(D, H) = ω "
+                 "to φ(H) with M(D', φ(H)) = ω (C4a), is acyclic (C4b), costs Σ cᵢ·|ψᵢ| ≤ ε where ψᵢ = φ(H)ᵢ − ηᵢ "
+                 "(C4c) and keeps the noise in its support (C4d); and there are countably many local "
+                 "alignments (C5). (Free Gap, Section 4, Definition 7 and Lemma 1.)")
     inductive = True
     bounded = _BOUNDED
     counterexample_pairs = True
@@ -69,6 +79,11 @@ class Lemma1(ProofRule):
 
 class Mixture(ProofRule):
     name = "R²DP scale mixture (seed 002, Theorem 4.1 / Corollary 4.2)"
+    statement = ("The Laplace mechanism q(D) + Lap(b) whose scale b = 1/u is itself drawn, independently of the "
+                 "data, from a mixing distribution of u, is ε-differentially private with ε = ln(E[u] / "
+                 "M'_u(−Δq)), where M_u is the moment generating function of u and Δq the sensitivity (seed 002, "
+                 "Theorem 4.1 and Corollary 4.2). The proof needs the mixing noise to have one fixed density in "
+                 "both runs (C0) and the claim to be at least the rule's ε (MIX).")
     inductive = False
     bounded = frozenset({ObligationId.C0})
     counterexample_pairs = False

@@ -26,6 +26,7 @@ class PendingVerdict:
     counterexample: Counterexample | None = None
     notes: list[str] = field(default_factory=list)
     value: Any = None
+    invariant: tuple[str, ...] = ()
 
     def fail(self, status: Status, reason: str = "", counterexample: Counterexample | None = None) -> None:
         """Weaken the verdict: a refutation stays; otherwise refuted, or unknown over proved and bounded."""
@@ -36,4 +37,4 @@ class PendingVerdict:
 
     def freeze(self) -> Verdict:
         return Verdict(self.obligation, self.status, self.scope, self.seconds, self.reason, self.counterexample,
-                       tuple(self.notes), self.value)
+                       tuple(self.notes), self.value, self.invariant)

@@ -220,6 +220,7 @@ def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligati
         verdicts[id(o)].seconds += share
         if o.id in ("C4a", "C4c") and result.invariant:
             verdicts[id(o)].notes.append("loop invariant: " + "; ".join(result.invariant))
+            verdicts[id(o)].invariant = tuple(result.invariant)
     return result.proved
 
 

@@ -36,6 +36,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("verify", "prove ε-DP by Lemma 1 (or the R²DP rule), or refute an obligation", "verify"),
     Command("run", "run a mechanism: sample it, replay noise, test its alignment", "run"),
     Command("test", "search for a privacy violation by likelihood-ratio tests", "test"),
+    Command("report", "write a mechanism's proof or refutation for a course: Markdown, HTML or LaTeX", "report"),
 )
 
 

@@ -111,7 +111,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         finally:
             if executor is not None:
                 executor.shutdown()
-        report = TestReport(args.file, mech, result, time.perf_counter() - started)
+        report = TestReport(args.file, mech, result, time.perf_counter() - started, dict(public))
         if plot:
             from ..stats.plot import write_plot
 

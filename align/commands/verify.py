@@ -136,8 +136,9 @@ def confirm(result: MechanismVerdict, samples: int) -> Confirmation:
         return Confirmation(True, f"privacy violation confirmed at {args_text}: P[M(D) in E] > e^ε P[M(D') in E] "
                                   f"for the claim ε = {best.eps:.3g} (adjusted p = {best.adjusted_p:.3g}; {bound})",
                             p=best.adjusted_p, samples=found.samples, epsilon_infinite=infinite,
-                            epsilon_lower_bound=strongest.epsilon_lower_bound, claimed_epsilon=best.eps)
+                            epsilon_lower_bound=strongest.epsilon_lower_bound, claimed_epsilon=best.eps,
+                            search=found)
     smallest = best.adjusted_p if best is not None else 1.0
     return Confirmation(False, f"the alignment fails, but no violation was found with {found.samples} samples at "
                                f"{args_text} (smallest adjusted p = {smallest:.3g})",
-                        samples=found.samples, smallest_p=smallest)
+                        samples=found.samples, smallest_p=smallest, search=found)

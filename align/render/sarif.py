@@ -5,7 +5,7 @@ One run; the tool's rules are the obligations (`obligations.KINDS`) and the diag
 refuted (level `error`), unknown or only bounded (`warning`), at the obligation's span, with the
 counterexample in its message, and for every diagnostic of a file that did not load. `invocations` records the
 exit code. Paths are written as the user gave them: relative ones against `%SRCROOT%` (the directory align
-ran in), absolute ones as `file:` URIs. tests/test_sarif.py validates the corpus's logs against the official
+ran in), absolute ones as `file:` URIs. tests/test_formats.py validates the corpus's logs against the official
 schema (tests/data/sarif/).
 """
 

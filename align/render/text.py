@@ -110,20 +110,21 @@ def counterexample_lines(counterexample: Counterexample) -> list[str]:
         values = cex.get(key) or {}
         if values:
             prime = "'" if key == "neighbour" else ""
-            lines.append(f"  {key}: " + ", ".join(f"{name}{prime} = {_plain(value)}" for name, value in values.items()))
+            lines.append(f"  {key}: " + ", ".join(f"{name}{prime} = {plain_value(value)}"
+                                                  for name, value in values.items()))
     if "output" in cex:
-        lines.append(f"  output on D: {_plain(cex['output'])}")
+        lines.append(f"  output on D: {plain_value(cex['output'])}")
     if "aligned_output" in cex and cex.get("obligation") == "C4a":
-        lines.append(f"  output on D' with aligned noise: {_plain(cex['aligned_output'])}")
+        lines.append(f"  output on D' with aligned noise: {plain_value(cex['aligned_output'])}")
     return lines
 
 
-def _plain(value) -> str:
+def plain_value(value) -> str:
     if isinstance(value, list):
-        return "[" + ", ".join(_plain(v) for v in value) + "]"
+        return "[" + ", ".join(plain_value(v) for v in value) + "]"
     if isinstance(value, dict) and "tag" in value:
         payload = value.get("payload")
-        return value["tag"] + ("(" + ", ".join(_plain(p) for p in payload) + ")" if payload else "")
+        return value["tag"] + ("(" + ", ".join(plain_value(p) for p in payload) + ")" if payload else "")
     if value is None:
         return "-"
     return str(value)

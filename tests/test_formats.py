@@ -1,5 +1,7 @@
-"""CI formats: `--output-format sarif` (validated against the official SARIF 2.1.0 schema, vendored under
-tests/data/sarif/ with its licence) and `--output-format github` (workflow commands), on the whole corpus."""
+"""Every output format on the whole corpus, from one verification of each spec (shared with tests/test_verify.py
+and the golden reports): the CI formats `--output-format sarif` (validated against the official SARIF 2.1.0
+schema, vendored under tests/data/sarif/ with its licence) and `--output-format github` (workflow commands), and
+`align report`'s Markdown, HTML and LaTeX."""
 
 from __future__ import annotations
 
@@ -124,3 +126,43 @@ def test_github_annotations_are_workflow_commands_one_per_open_obligation(path: 
             assert "%0A" in m.group(3)
     summaries = [line for line in out.splitlines() if not line.startswith("::")]
     assert summaries and all(": mechanism " in line for line in summaries)
+
+
+# ------------------------------------------------------------------------------------------------ align report
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_every_corpus_report_has_its_proof_in_every_format(path: Path):
+    from align.obligations import ObligationId
+    from align.report import render
+
+    file, _ = _file(path)
+    (result,) = file.verified
+    md, _ = render(result, "md", file.source, file.path)
+    html, _ = render(result, "html", file.source, file.path)
+    tex, _ = render(result, "tex", file.source, file.path)
+    sections = [re.sub(r"^\d+ ", "", h) for h in re.findall(r"^## (.+)$", md, re.M)]
+    assert sections[:3] == ["The mechanism", "Parameters and neighbouring inputs", "The proof rule"]
+    assert sections[-1] == "Conclusion" and "The obligations" in sections
+    assert f"**Verdict: {result.status}**" in md
+    for v in result.verdicts:  # one row per obligation, with its status
+        assert re.search(rf"^\| (?:\*\*→\*\* )?`{re.escape(v.obligation.name)}` \|.*\| [^|]*{v.status} \|", md, re.M)
+    for table in re.findall(r"(?:^\|.*\|\n)+", md, re.M):
+        assert len({len(re.findall(r"(?<!\\)\|", r)) for r in table.strip().split("\n")}) == 1, table
+    mixture = any(v.obligation.id == ObligationId.MIX for v in result.verdicts)
+    assert ("The mixture rule" in sections) == mixture
+    assert ("Noise sites and the alignment" in sections) != mixture
+    cex = result.counterexample
+    assert ("The counterexample" in sections) == (cex is not None and result.status == Status.REFUTED)
+    if cex is not None and cex.obligation in ("C0", "C4a", "C4c", "C4d"):
+        assert "| step | line | run on D | run on D' with φ(H) |" in md or "the run on D stops" in md
+
+    obligations = re.search(r'<table class="obligations">.*?</table>', html, re.S)
+    assert obligations is not None and obligations.group(0).count("<tr") == len(result.verdicts) + 1
+    assert not re.search(r"<script|<link|@import|url\(|(?:href|src)=\"(?!data:|#)", html)
+    assert "<math" in html
+
+    assert tex.startswith("\\documentclass") and tex.rstrip().endswith("\\end{document}")
+    assert sorted(re.findall(r"\\begin\{(\w+)\}", tex)) == sorted(re.findall(r"\\end\{(\w+)\}", tex))
+    body = re.sub(r"\\begin\{Verbatim\}.*?\\end\{Verbatim\}", "", tex, flags=re.S).replace("\\{", "").replace("\\}", "")
+    assert body.count("{") == body.count("}") and all(ord(ch) < 128 for ch in tex)
