@@ -70,7 +70,7 @@ def test_every_corpus_log_is_valid_sarif_with_one_result_per_open_obligation(pat
     assert run["invocations"] == [{"executionSuccessful": True, "exitCode": code}]
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == [str(k) for k in KINDS] + list(CODES)
-    _, _, verdicts = verified(path)
+    _, mech, verdicts = verified(path)
     open_ = [v for v in verdicts if v.status in (Status.REFUTED, Status.UNKNOWN, Status.BOUNDED)]
     assert len(run["results"]) == len(open_)
     for result, verdict in zip(run["results"], open_):
@@ -85,9 +85,34 @@ def test_every_corpus_log_is_valid_sarif_with_one_result_per_open_obligation(pat
         if verdict.counterexample is not None:
             assert result["properties"]["counterexample"] == verdict.counterexample.to_json()
             assert "counterexample" in result["message"]["text"]
+        _check_code_flow(result, verdict, mech)
     assert code in (0, 1, 3)
     if code == 0:
         assert run["results"] == []
+
+
+def _check_code_flow(result: dict[str, Any], verdict, mech) -> None:
+    """A refutation replayed by the interpreter is a code flow of the two runs, whose steps are the replay's, and
+    the step where they part (when they do) is the one `essential` location of each run and a related location."""
+    from align.interp.divergence import side_by_side
+
+    cex = verdict.counterexample
+    steps = side_by_side(mech, cex) if cex is not None and cex.args else None
+    if verdict.status != Status.REFUTED or steps is None or steps.replay is None:
+        assert "codeFlows" not in result
+        return
+    (flow,) = result["codeFlows"]
+    on_d, on_d_prime = flow["threadFlows"]
+    assert [x["location"]["message"]["text"] for x in on_d["locations"]] == [s.on_d for s in steps.steps if s.on_d]
+    assert [x["location"]["message"]["text"] for x in on_d_prime["locations"]] == \
+        [s.on_d_prime for s in steps.steps if s.on_d_prime]
+    essential = [x for x in on_d["locations"] if x["importance"] == "essential"]
+    parting = [r for r in result["relatedLocations"] if r["message"]["text"].startswith("the runs part here")]
+    if steps.divergence is None:
+        assert essential == [] and parting == []
+    else:
+        assert len(parting) == 1 and len(essential) <= 1
+        assert parting[0]["physicalLocation"]["region"]["startLine"] == steps.steps[steps.divergence].line
 
 
 def test_a_file_that_does_not_load_is_a_located_error_result(tmp_path: Path):
@@ -134,13 +159,12 @@ def test_github_annotations_are_workflow_commands_one_per_open_obligation(path: 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_every_corpus_report_has_its_proof_in_every_format(path: Path):
     from align.obligations import ObligationId
-    from align.report import render
+    from align.report import FORMATS, document
 
     file, _ = _file(path)
     (result,) = file.verified
-    md, _ = render(result, "md", file.source, file.path)
-    html, _ = render(result, "html", file.source, file.path)
-    tex, _ = render(result, "tex", file.source, file.path)
+    doc = document(result, file.source, file.path)  # one document, every writer
+    md, html, tex = (FORMATS[f]().write(doc) for f in ("md", "html", "tex"))
     sections = [re.sub(r"^\d+ ", "", h) for h in re.findall(r"^## (.+)$", md, re.M)]
     assert sections[:3] == ["The mechanism", "Parameters and neighbouring inputs", "The proof rule"]
     assert sections[-1] == "Conclusion" and "The obligations" in sections

@@ -14,10 +14,10 @@ import sympy
 
 import align
 from align.cli import main
+from align.interp.divergence import side_by_side
 from align.report import FORMATS, render
 from align.report.costs import analyse
 from align.report.document import Code, Text, inlines
-from align.report.trace import side_by_side
 from align.status import Status
 
 from .conftest import SPECS
@@ -190,8 +190,10 @@ def test_latex_is_a_balanced_standalone_article(svt, stoddard):
 
 
 def test_every_format_has_a_writer_for_every_block():
+    from align.commands.report import FORMAT_CHOICES
     from align.report.document import Writer
 
+    assert tuple(FORMATS) == FORMAT_CHOICES  # the command line offers exactly the writers
     for writer in FORMATS.values():
         assert issubclass(writer, Writer) and not writer.__abstractmethods__
 
@@ -227,6 +229,11 @@ def test_report_of_a_bad_spec_is_a_located_diagnostic(tmp_path: Path):
     assert code == 2 and "write-error" in stderr
     code, _, stderr = _cli("report", str(SVT), "--output-format", "sarif")
     assert code == 2 and "usage" in stderr
+    for command in ("report", "verify"):  # the proof options are checked in one place for both
+        code, _, stderr = _cli(command, str(STODDARD), "--confirm", "--confirm-samples", "0")
+        assert code == 2 and "--confirm-samples must be at least 1" in stderr
+        code, _, stderr = _cli(command, str(STODDARD), "--max-length", "0")
+        assert code == 2 and "--max-length must be between" in stderr
 
 
 @pytest.mark.slow
@@ -278,3 +285,12 @@ def test_a_test_report_renders_its_findings_and_plot():
     assert '<table class="findings">' in html
     if pytest.importorskip("matplotlib"):
         assert 'src="data:image/png;base64,' in html
+
+
+def test_a_cycle_marks_the_shifts_that_read_noise():
+    result = align.verify(SPECS / "incorrect" / "alignment_cycle.dp")
+    assert any(v.obligation.name == "C4b" and v.status == Status.REFUTED for v in result.verdicts)
+    md, _ = render(result, "md")
+    marked = re.findall(r"^>(\d+) ", md, re.M)
+    assert {"24", "25"} <= set(marked)  # a' reads b and b' reads a
+    assert "the shift of a depends on a itself" in md or "cycle" in md

@@ -79,3 +79,5 @@ def test_the_notebook_fragment_renders_inside_another_page(tmp_path: Path):
     with open_page(host, screenshot=tmp_path / "fragment.png") as page:
         _common(page, len(result.verdicts))
         assert page.evaluate("getComputedStyle(document.getElementById('host')).borderTopColor") == "rgb(1, 2, 3)"
+        # and the report keeps its own: the host's table border does not reach the report's tables
+        assert page.evaluate("getComputedStyle(document.querySelector('table.obligations')).borderTopWidth") == "0px"

@@ -7,9 +7,8 @@ import argparse
 import os
 
 from ..diagnostics import ExitCode, SpecError, diag
-from ..limits import DEFAULT_MAX_LENGTH, MAX_BOUNDED_LENGTH
 from ..render import Renderer
-from . import UsageError
+from .verify import add_proof_arguments
 
 DESCRIPTION = ("Verify one mechanism (as `align verify`) and write the proof in the structure of Lemma 1: the "
                "listing, the parameters and neighbouring inputs, the noise sites with their cost coefficients, "
@@ -19,6 +18,7 @@ DESCRIPTION = ("Verify one mechanism (as `align verify`) and write the proof in 
                "code is `align verify`'s (0 proved, 1 refuted, 3 unknown or bounded).")
 
 FORMAT_CHOICES = ("md", "html", "tex")
+"""`align.report.FORMATS`' names (not imported here: it loads sympy, and `--help` must stay fast)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,41 +30,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the report here (figures of md and tex go beside it as FILE-1.png ...); "
                              "default: standard output")
-    parser.add_argument("--max-length", type=int, default=None, metavar="N",
-                        help=f"as `align verify --max-length` (default {DEFAULT_MAX_LENGTH})")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="as `align verify --timeout`")
-    parser.add_argument("--confirm", action="store_true",
-                        help="when an obligation is refuted, test its input pair for a privacy violation and add the "
-                             "result and the privacy-loss plot (matplotlib) to the report")
-    parser.add_argument("--confirm-samples", type=int, default=64_000, metavar="N",
-                        help="sample budget of the --confirm test (default 64000)")
+    add_proof_arguments(parser)  # --max-length, --timeout, --confirm, --confirm-samples, as `align verify`
 
 
 def _format(args: argparse.Namespace) -> str:
+    """--format, else the writer whose suffix -o has (.htm and .markdown too), else Markdown."""
+    from ..report import FORMATS
+
     if args.report_format is not None:
         return str(args.report_format)
-    suffix = os.path.splitext(args.output or "")[1].lstrip(".").lower()
-    return {"md": "md", "markdown": "md", "html": "html", "htm": "html", "tex": "tex"}.get(suffix, "md")
+    suffix = os.path.splitext(args.output or "")[1].lower()
+    by_suffix = {w.suffix: name for name, w in FORMATS.items()} | {".htm": "html", ".markdown": "md"}
+    return by_suffix.get(suffix, "md")
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from dataclasses import replace
 
-    from ..checker.verify import Options
     from ..config import NONE as NO_CONFIG
     from ..pipeline import read, resolve_source, select, verify
     from ..report import render
     from ..results import exit_code
     from ..status import Status
-    from .verify import _first, confirm
+    from .verify import confirm, proof_options
 
     config = getattr(args, "config", NO_CONFIG)
-    max_length = _first(args.max_length, config.max_length, DEFAULT_MAX_LENGTH)
-    if not 1 <= max_length <= MAX_BOUNDED_LENGTH:
-        raise UsageError(f"--max-length must be between 1 and {MAX_BOUNDED_LENGTH}")
-    if args.confirm_samples < 1:
-        raise UsageError("--confirm-samples must be at least 1")
+    options = proof_options(args)
     fmt = _format(args)
     source = None
     try:
@@ -73,8 +64,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     except SpecError as error:
         renderer.errors(args.file, source, error.diagnostics)
         return ExitCode.ERROR
-    timeout = args.timeout if args.timeout is not None else config.timeout
-    result = verify(mech, Options.of(max_length, timeout))
+    result = verify(mech, options)
     if args.confirm and result.status == Status.REFUTED:
         result = replace(result, confirmation=confirm(result, args.confirm_samples))
     stem = os.path.splitext(args.output)[0] if args.output else None

@@ -12,6 +12,7 @@ from ..render import Renderer
 from . import UsageError
 
 if TYPE_CHECKING:
+    from ..checker.verify import Options
     from ..results import Confirmation, MechanismVerdict
 
 T = TypeVar("T")
@@ -25,6 +26,16 @@ DESCRIPTION = ("Discharge every obligation of each mechanism with z3 and sympy, 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="FILE.dp",
                         help="the specs to verify (default: the `paths` of the project's configuration, docs/ci.md)")
+    add_proof_arguments(parser)
+    parser.add_argument("--accept-bounded", action="store_true", default=None,
+                        help="exit 0 when every obligation is proved or bounded (proved only for lengths <= N): "
+                             "by default a bounded verdict exits 3, because it is not a proof for longer inputs")
+    parser.add_argument("--counterexample", metavar="FILE.json",
+                        help="write the first counterexample found, in the format `align run --noise-file` replays")
+
+
+def add_proof_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a proof, shared by `align verify` and `align report`."""
     parser.add_argument("--max-length", type=int, default=None, metavar="N",
                         help=f"the bounded check covers every length 0..N of each list parameter (default "
                              f"{DEFAULT_MAX_LENGTH}); a proof for every length needs the induction")
@@ -32,11 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"wall-clock safety net of each solver query (default {DEFAULT_TIMEOUT_MS // 1000}); "
                              "the limit that decides is z3's deterministic resource limit (rlimit "
                              f"{DEFAULT_RLIMIT:,}), so verdicts do not depend on the machine's speed or load")
-    parser.add_argument("--accept-bounded", action="store_true", default=None,
-                        help="exit 0 when every obligation is proved or bounded (proved only for lengths <= N): "
-                             "by default a bounded verdict exits 3, because it is not a proof for longer inputs")
-    parser.add_argument("--counterexample", metavar="FILE.json",
-                        help="write the first counterexample found, in the format `align run --noise-file` replays")
     parser.add_argument("--confirm", action="store_true",
                         help="when an obligation is refuted, run `align test` on the counterexample's input pair "
                              "(and StatDP's patterns) to tell a broken proof from a broken mechanism")
@@ -44,26 +50,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sample budget of each --confirm test (default 64000)")
 
 
+def proof_options(args: argparse.Namespace) -> Options:
+    """The options of `add_proof_arguments`, checked, over the project's configuration (flags first)."""
+    from ..checker.verify import Options
+
+    config = getattr(args, "config", NO_CONFIG)
+    max_length = _first(args.max_length, config.max_length, DEFAULT_MAX_LENGTH)
+    timeout = _first(args.timeout, config.timeout, DEFAULT_TIMEOUT_MS / 1000)
+    if not 1 <= max_length <= MAX_BOUNDED_LENGTH:
+        raise UsageError(f"--max-length must be between 1 and {MAX_BOUNDED_LENGTH}")
+    if args.confirm_samples < 1:
+        raise UsageError("--confirm-samples must be at least 1")
+    return Options.of(max_length, timeout)
+
+
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from dataclasses import replace
 
-    from ..checker.verify import Options
     from ..counterexample import save
     from ..pipeline import load_file, verify
     from ..results import FileResult, VerifyReport
     from ..status import Status
 
     config = getattr(args, "config", NO_CONFIG)  # flags override the project's configuration
-    max_length = _first(args.max_length, config.max_length, DEFAULT_MAX_LENGTH)
-    timeout = _first(args.timeout, config.timeout, DEFAULT_TIMEOUT_MS / 1000)
+    options = proof_options(args)
     accept_bounded = _first(args.accept_bounded, config.accept_bounded, False)
     paths = args.files or list(config.paths)
     if not paths:
         raise UsageError("no FILE.dp given, and no `paths` configured (align.toml, or [tool.align] in "
                          "pyproject.toml: docs/ci.md)")
-    if not 1 <= max_length <= MAX_BOUNDED_LENGTH:
-        raise UsageError(f"--max-length must be between 1 and {MAX_BOUNDED_LENGTH}")
-    options = Options.of(max_length, timeout)
     files = []
     first_counterexample = None
     for path in paths:

@@ -3,10 +3,11 @@
 One run; the tool's rules are the obligations (`obligations.KINDS`) and the diagnostic codes
 (`diagnostics.CODES`), with their help text from those registries. A result for every obligation that is
 refuted (level `error`), unknown or only bounded (`warning`), at the obligation's span, with the
-counterexample in its message, and for every diagnostic of a file that did not load. `invocations` records the
-exit code. Paths are written as the user gave them: relative ones against `%SRCROOT%` (the directory align
-ran in), absolute ones as `file:` URIs. tests/test_formats.py validates the corpus's logs against the official
-schema (tests/data/sarif/).
+counterexample in its message, its replay as a code flow (the run on D and the run on D' with the aligned
+noise, step by step) and the line where the two runs part as related locations; and a result for every
+diagnostic of a file that did not load. `invocations` records the exit code. Paths are written as the user
+gave them: relative ones against `%SRCROOT%` (the directory align ran in), absolute ones as `file:` URIs.
+tests/test_formats.py validates the corpus's logs against the official schema (tests/data/sarif/).
 """
 
 from __future__ import annotations
@@ -87,6 +88,43 @@ def location(span: Span | None, path: str, message: str | None = None) -> dict[s
     return result
 
 
+def line_location(path: str, line: int, message: str) -> dict[str, Any]:
+    return {"physicalLocation": {"artifactLocation": artifact_location(path), "region": {"startLine": line}},
+            "message": {"text": message}}
+
+
+def code_flows(m: MechanismVerdict, v: Verdict, path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A refutation's counterexample replayed (`interp.divergence`): a code flow with one thread flow per run
+    (on D with H, on D' with φ(H)), the step where they part `essential`; and that step as related locations."""
+    from ..interp.divergence import side_by_side
+
+    if v.status is not Status.REFUTED or v.counterexample is None or not v.counterexample.args:
+        return [], []
+    steps = side_by_side(m.mechanism, v.counterexample)
+    if steps is None or steps.replay is None or not steps.steps:
+        return [], []
+    threads = []
+    for run, name in (("on_d", "the run on D with the noise H"), ("on_d_prime", "the run on D' with φ(H)")):
+        locations = []
+        for k, step in enumerate(steps.steps):
+            text = getattr(step, run)
+            if not text:
+                continue
+            line = step.line if run == "on_d" else step.line_d_prime
+            locations.append({"location": line_location(path, line, text), "nestingLevel": step.depth,
+                              "executionOrder": k + 1, "importance": "essential" if step.diverges else "important"})
+        threads.append({"id": run, "message": {"text": name}, "locations": locations})
+    flows = [{"message": {"text": "the counterexample replayed by the interpreter, two runs side by side"},
+              "threadFlows": threads}]
+    related = []
+    if steps.divergence is not None:
+        step = steps.steps[steps.divergence]
+        related.append(line_location(path, step.line, f"the runs part here: on D `{step.on_d}`"))
+        if step.on_d_prime:
+            related.append(line_location(path, step.line_d_prime, f"on D' with φ(H) `{step.on_d_prime}`"))
+    return flows, related
+
+
 def diagnostic_result(d: Diagnostic, path: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": d.code, "ruleIndex": rule_index()[d.code],
@@ -110,18 +148,23 @@ def verdict_result(m: MechanismVerdict, v: Verdict, path: str) -> dict[str, Any]
     alignment = m.mechanism.alignment
     if alignment is not None:
         related.append(location(alignment.node.span, path, f"alignment for {m.mechanism.name}"))
+    flows, parting = code_flows(m, v, path)
+    related += parting
     properties: dict[str, Any] = {"mechanism": m.mechanism.name, "status": str(v.status)}
     if v.scope:
         properties["scope"] = v.scope
     if v.counterexample is not None:
         properties["counterexample"] = v.counterexample.to_json()
-    return {
+    result = {
         "ruleId": str(o.id), "ruleIndex": rule_index()[str(o.id)], "kind": "fail", "level": FINDING_LEVELS[v.status],
         "message": {"text": "\n".join(lines)},
         "locations": [location(o.span, path)],
         "relatedLocations": [{"id": k, **r} for k, r in enumerate(related)],
         "properties": properties,
     }
+    if flows:
+        result["codeFlows"] = flows
+    return result
 
 
 class SarifRenderer(FilesRenderer):

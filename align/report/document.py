@@ -201,8 +201,6 @@ class Writer(ABC):
     """The `--format` value."""
     suffix: str
     """The file name suffix of its output."""
-    embeds_figures: bool = False
-    """Figures go into the page itself (HTML); otherwise they are files beside it (`figure_file`)."""
 
     def __init__(self, figure_stem: str | None = None):
         self.figure_stem = figure_stem

@@ -38,7 +38,7 @@ body > .align-report { margin: 2rem auto; padding: 0 1.5rem; }
 .align-report pre.listing span.ln { display: inline-block; width: 3.5em; padding-right: 1em; text-align: right;
   color: var(--muted); user-select: none; }
 .align-report pre.listing div.marked { background: var(--mark); box-shadow: inset 4px 0 var(--bad); }
-.align-report table { border-collapse: collapse; margin: 1rem 0; }
+.align-report table { border: 0; border-collapse: collapse; margin: 1rem 0; }
 .align-report th, .align-report td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left;
   vertical-align: top; }
 .align-report th { background: var(--code); }
@@ -65,7 +65,6 @@ def _e(text: str) -> str:
 class HtmlWriter(Writer):
     name = "html"
     suffix = ".html"
-    embeds_figures = True
 
     def __init__(self, figure_stem: str | None = None, fragment: bool = False):
         super().__init__(figure_stem)

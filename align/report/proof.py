@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import sympy
 
+from ..interp.divergence import side_by_side
 from ..obligations import ObligationId, summarize_site
 from ..rules import rule_for
 from ..status import Status
@@ -43,7 +44,6 @@ from .document import (
     row,
 )
 from .search import plot_png
-from .trace import side_by_side
 
 if TYPE_CHECKING:
     from ..counterexample import Counterexample
@@ -84,10 +84,12 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
     verdicts = {v.obligation.id: v for v in result.verdicts}
     refuted = next((v for v in result.verdicts if v.status == Status.REFUTED), None)
     cex = result.counterexample
-    steps = side_by_side(mech, cex) if cex is not None and cex.obligation in _ONE_RUN else None
+    steps = side_by_side(mech, cex) if cex is not None else None
     marked: set[int] = set()
     if refuted is not None:
         marked.add(refuted.obligation.span.line)
+        if refuted.obligation.id == ObligationId.C4B:
+            marked |= _shifts_reading_noise(mech)  # where the cycle runs
     if steps is not None and steps.divergence is not None:
         marked |= {steps.steps[steps.divergence].line, steps.steps[steps.divergence].line_d_prime}
 
@@ -133,7 +135,16 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
     return doc
 
 
-_ONE_RUN = {str(o) for o in (ObligationId.C0, ObligationId.C4A, ObligationId.C4C, ObligationId.C4D, ObligationId.C3)}
+def _shifts_reading_noise(mech: ResolvedMechanism) -> set[int]:
+    """The lines of the shifts that read noise: an alignment cycle (C4b) runs through them."""
+    from .. import nodes as n
+    from ..resolve import walk
+
+    if mech.alignment is None:
+        return set()
+    noise = {s.name for s in mech.noise}
+    return {s.node.span.line for s in mech.alignment.shifts
+            if any(isinstance(x, n.NoiseRef | n.MemberRef) and x.id in noise for x in walk(s.shift))}
 
 
 def _tone(status: Status) -> Tone:
@@ -170,7 +181,8 @@ def _listing(result: MechanismVerdict, source: Source, marked: frozenset[int]) -
     if mech.alignment is not None:
         last = max(last, mech.alignment.node.span.end_line)
     shown = tuple((i, source.line(i)) for i in range(first, last + 1))
-    caption = "Marked: the refuted obligation's line and the first line where the two runs part." if marked else ""
+    caption = ("Marked: the refuted obligation's line, and the first line where the two runs part (or the shifts "
+               "that read noise, for a cycle)." if marked else "")
     return Listing(shown, marked, caption)
 
 
@@ -285,12 +297,19 @@ def _obligations(result: MechanismVerdict) -> Table:
     return Table("obligations", ("obligation", "what it requires", "status", "why", "line"), tuple(rows))
 
 
+_SIMPLIFY_OPS = 60
+"""The mixture rule's ε is simplified for display only up to this size (sympy's simplify takes seconds on the
+truncated-Gaussian and ensemble closed forms, and does not make them readable)."""
+
+
 def _mixture(mix: Verdict, claim: Inline) -> list:
     verdict = Paragraph(inlines("MIX: ", Text(str(mix.status), _tone(mix.status), strong=True), " — ",
                                 mix.scope or mix.reason, ". The claim ", claim, " must be at least the rule's ε."))
     if mix.value is None:
         return [verdict]
-    value = simplify(sympy.expand_log(mix.value, force=True))
+    value = mix.value
+    if value.free_symbols and sympy.count_ops(value) <= _SIMPLIFY_OPS:  # a short formula: in its simplest form
+        value = simplify(sympy.expand_log(value, force=True))
     chain: tuple[sympy.Basic, ...] = (sympy.Symbol("epsilon_rule", real=True), value)
     relations: tuple[str, ...] = ("=",)
     if not value.free_symbols and not value.is_Number:

@@ -1,9 +1,10 @@
-"""Report (counterexample): a refutation's (D, D', H) replayed by the interpreter, as two runs side by side.
+"""Interpreter (divergence): a refutation's (D, D', H) replayed, as two runs side by side.
 
 The run on D with H and the run on D' with the aligned noise φ(H) (`interp.replay`, what `align run
 --noise-file FILE --aligned` prints) are put step by step next to each other. The first step where they part
 (a branch taken differently, another output, a draw with other parameters: C0, C4a) is the first divergence;
 a draw whose aligned value leaves the support (C4d) and the cost against the claim (C4c) are marked too.
+`align report` shows it as a table and SARIF as a code flow with two thread flows.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 from ..diagnostics import SpecError
-from ..interp.values import format_value
 
 if TYPE_CHECKING:
     from ..counterexample import Counterexample
-    from ..interp.scalar import AlignedDraw, TraceEvent
     from ..resolve import ResolvedMechanism
     from ..results import Replay
+    from .scalar import AlignedDraw, TraceEvent
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,14 @@ class SideBySide:
         return self.replay.alignment.draws
 
 
-def side_by_side(mech: ResolvedMechanism, cex: Counterexample) -> SideBySide:
-    from ..interp.replay import replay
+def side_by_side(mech: ResolvedMechanism, cex: Counterexample) -> SideBySide | None:
+    """The two runs of a counterexample; None when it is not one execution (C2's is two runs on D, C4b's an
+    order of the noise: `ObligationKind.replayed`)."""
+    from ..obligations import KINDS, ObligationId
+    from .replay import replay
 
+    if not KINDS[ObligationId(cex.obligation)].replayed:
+        return None
     try:
         result = replay(mech, cex.spec, dict(cex.args), dict(cex.noise), dict(cex.neighbour))
     except SpecError as error:
@@ -88,7 +93,3 @@ def _parted(a: TraceEvent | None, b: TraceEvent | None) -> bool:
     if a.kind == "sample":
         return a.text.rsplit(" = ", 1)[0] != b.text.rsplit(" = ", 1)[0]
     return a.text != b.text
-
-
-def draw_value(value: object) -> str:
-    return format_value(value)
