@@ -158,44 +158,71 @@ def _conjuncts(e: n.Expr) -> list[n.Expr]:
 
 
 def _numeric_sup(mix: Mixture, point: dict[str, float]) -> float:
-    """sup over x of ln f_q(x)/f_{q+Δ}(x), with the MGFs recomputed by quadrature from scipy's densities."""
+    """sup over x of ln f_q(x)/f_{q+Δ}(x), with the MGFs recomputed by quadrature from scipy's densities.
+
+    The output density at distance s from q is ½·E[u e^{-s·u}] (`tilted`); on a grid of x, every s = |x| and
+    |x − Δ| is needed. The moments E[X^p e^{t·X}] of each mixing variable are integrated for all those t at
+    once (`quad_vec`, one density evaluation per node for the whole vector, to a relative accuracy of 1e-10 in
+    each component) instead of one adaptive quadrature per t.
+    """
     import numpy as np
-    from scipy import integrate
 
     subs = {symbol(k): v for k, v in point.items()}
     delta = float(mix.delta.subs(subs))
     a0 = float(mix.a0.subs(subs))
     coefficients = [float(c.subs(subs)) for c in mix.coefficients]
-    variables = []
-    for site, args in zip(mix.mixing, mix.args):
-        values = [float(a.subs(subs)) for a in args]
+    xs = np.concatenate([np.linspace(-3 * delta, 4 * delta, 36), [0.0, delta]])
+    distances = np.concatenate([np.abs(xs), np.abs(xs - delta)])
+    products = np.ones(len(distances))  # Π_j M_j(-s·a_j)
+    moments0, moments1 = [], []
+    for site, args, a in zip(mix.mixing, mix.args, coefficients):
+        values = tuple(float(x.subs(subs)) for x in args)
         mixing = _mixing(site)
+        t = -distances * a
         if mixing.atoms is not None:
-            variables.append(("discrete", mixing.atoms(tuple(values))))
+            atoms = mixing.atoms(values)
+            m0 = sum(p * np.exp(t * x) for x, p in atoms)
+            m1 = sum(p * x * np.exp(t * x) for x, p in atoms)
         elif mixing.reference is not None:
-            variables.append(("continuous", mixing.reference(tuple(values))))
+            m0, m1 = _density_moments(mixing.reference(values), t)
         else:
             raise NotAMixture(f"no numeric reference for {site.distribution.name}")
+        moments0.append(np.asarray(m0, dtype=float))
+        moments1.append(np.asarray(m1, dtype=float))
+        products = products * moments0[-1]
+    total = a0 * products
+    for j, a in enumerate(coefficients):
+        others = np.prod([m for i, m in enumerate(moments0) if i != j], axis=0) if len(moments0) > 1 else 1.0
+        total = total + a * moments1[j] * others
+    tilted = np.exp(-distances * a0) * total
+    n = len(xs)
+    return float(np.max(np.log(tilted[:n] / tilted[n:])))
 
-    def moment(kind: str, spec: Any, t: float, power: int) -> float:
-        if kind == "discrete":
-            return sum(p * x ** power * math.exp(t * x) for x, p in spec)
-        lo, hi = spec.support()
-        return integrate.quad(lambda x: x ** power * math.exp(t * x) * spec.pdf(x), lo, hi, limit=200)[0]
 
-    def tilted(s: float) -> float:
-        values = [moment(k, spec, -s * a, 0) for (k, spec), a in zip(variables, coefficients)]
-        total = a0 * math.prod(values)
-        for j, ((k, spec), a) in enumerate(zip(variables, coefficients)):
-            others = math.prod(v for i, v in enumerate(values) if i != j)
-            total += a * moment(k, spec, -s * a, 1) * others
-        return math.exp(-s * a0) * total
+def _density_moments(spec: Any, t: Any) -> tuple[Any, Any]:
+    """E[e^{tX}] and E[X e^{tX}] for every t of the vector `t`, X with the scipy distribution `spec`: one
+    `quad_vec` per piece, split at the median. Below it, x = lo + (median - lo)·v^8 (exact) flattens a
+    singularity of the density at its lower end (Gamma with shape k < 1: x^(k-1) dx becomes ~ v^(8k-1) dv)."""
+    import numpy as np
+    from scipy import integrate
 
-    xs = np.concatenate([np.linspace(-3 * delta, 4 * delta, 36), [0.0, delta]])
-    best = -math.inf
-    for x in xs:
-        best = max(best, math.log(tilted(abs(x)) / tilted(abs(x - delta))))
-    return best
+    lo, hi = (float(x) for x in spec.support())
+    middle = float(spec.ppf(0.5))
+    width = middle - lo
+
+    def integrand(x: float) -> Any:
+        density = float(spec.pdf(x)) if math.isfinite(x) else 0.0
+        if not math.isfinite(density):  # an integrable singularity at an end (Gamma with shape < 1)
+            density = 0.0
+        weight = density * np.exp(t * x) if density else np.zeros(len(t))
+        return np.concatenate([weight, x * weight])
+
+    def lower(v: float) -> Any:
+        return integrand(lo + width * v ** 8) * (8 * width * v ** 7)
+
+    both = sum(integrate.quad_vec(f, a, b, epsabs=0.0, epsrel=1e-10, norm="max", limit=400)[0]
+               for f, a, b in ((lower, 0.0, 1.0), (integrand, middle, hi)))
+    return both[:len(t)], both[len(t):]
 
 
 def _canonical(x: sympy.Expr) -> sympy.Expr:
