@@ -1,5 +1,6 @@
-"""Benchmark (robustness): hostile, mutated and random input through `align check`, `align verify` and
-`align run`; every input must end in a result or a located diagnostic with a registered code, in bounded time.
+"""Benchmark (robustness): hostile, mutated and random input through `align check`, `align verify`, `align run`
+and `align report`; every input must end in a result or a located diagnostic with a registered code, in bounded
+time.
 
     python bench/fuzz.py              # full: >= 10,000 inputs through check, >= 500 through verify and run
     python bench/fuzz.py --quick      # a few hundred check inputs, a few dozen verify and run inputs
@@ -87,7 +88,7 @@ FULL = Sizes(check_grammar=3000, check_soup=1500, check_mutate=5100, hostile_eve
 QUICK = Sizes(check_grammar=100, check_soup=60, check_mutate=120, hostile_every=12,
               verify_grammar=8, verify_mutate=8, run_args=16, run_grammar=6)
 
-LIMIT_S = {"check": 20.0, "verify": 60.0, "run": 30.0}
+LIMIT_S = {"check": 20.0, "verify": 60.0, "run": 30.0, "report": 60.0}
 """Seconds an input may take before it counts as a hang: 20 s as in the issue; verify proves things (up to
 a few seconds per solver query), run samples."""
 VERIFY_OPTIONS = ("--max-length", "1", "--timeout", "2")
@@ -119,7 +120,7 @@ class Case:
 
 def _spec_case(command: str, category: str, text: str | bytes, extra: tuple[str, ...] = ()) -> Case:
     data = text.encode("utf-8") if isinstance(text, str) else text
-    options = VERIFY_OPTIONS if command == "verify" else ()
+    options = VERIFY_OPTIONS if command in ("verify", "report") else ()
     return Case(command, category, (command, "{dir}/spec.dp", *options, *extra), (("spec.dp", data),))
 
 
@@ -669,6 +670,13 @@ def build_cases(sizes: Sizes) -> list[Case]:
                               files, special))
     for _name, argv, special in FILE_SPECIALS[:6]:
         cases.append(Case("verify", "verify/files", ("verify", *argv, *VERIFY_OPTIONS), (), special))
+    # `align report`: the same kinds of text through the verdict's document and its three writers
+    formats = ("md", "html", "tex")
+    for k, text in enumerate(texts[sizes.check_grammar: sizes.check_grammar + sizes.verify_grammar][::2]):
+        cases.append(_spec_case("report", "report/grammar", text, ("--format", formats[k % 3])))
+    for k in range(sizes.verify_mutate // 2):
+        cases.append(_spec_case("report", "report/mutate", _mutate(rng.choice(cheap), rng, corpus_bytes),
+                                ("--format", formats[k % 3])))
 
     run_cases = _run_cases(sizes, rng)
     if sizes is QUICK:
@@ -921,7 +929,7 @@ def summarize(cases: list[Case], outcomes: list[Outcome]) -> Summary:
 
 def table(summary: Summary) -> str:
     lines = [f"{'category':28} {'inputs':>7} {'internal':>9} {'hangs':>6} {'seconds':>9}"]
-    for command in ("check", "verify", "run"):
+    for command in ("check", "verify", "run", "report"):
         rows = {k: v for k, v in summary.rows.items() if k.startswith(command + "/")}
         for category, (inputs, internal, hangs, seconds) in sorted(rows.items()):
             lines.append(f"{category:28} {inputs:7d} {internal:9d} {hangs:6d} {seconds:9.1f}")

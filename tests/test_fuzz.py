@@ -29,8 +29,9 @@ def test_quick_fuzz_finds_no_internal_error_and_no_hang(fuzz):
     report = fuzz.table(summary) + "".join(f"\n{o.status} {c.category} #{i}: {o.detail} {c.argv!a}"
                                            for i, c, o in summary.failures)
     counts = {command: sum(v[0] for k, v in summary.rows.items() if k.startswith(command + "/"))
-              for command in ("check", "verify", "run")}
+              for command in ("check", "verify", "run", "report")}
     assert counts["check"] >= 250 and counts["verify"] >= 30 and counts["run"] >= 30, counts
+    assert counts["report"] >= 8, counts
     assert summary.internal == 0 and summary.hangs == 0, report
     assert summary.last_line == f"inputs: {summary.inputs} internal: 0 hangs: 0"
 

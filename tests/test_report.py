@@ -294,3 +294,15 @@ def test_a_cycle_marks_the_shifts_that_read_noise():
     marked = re.findall(r"^>(\d+) ", md, re.M)
     assert {"24", "25"} <= set(marked)  # a' reads b and b' reads a
     assert "the shift of a depends on a itself" in md or "cycle" in md
+
+
+def test_the_listing_shows_control_characters_as_escapes(tmp_path: Path):
+    """A comment inside the mechanism may hold ESC or a bidi override: no format prints it raw (a report of an
+    untrusted spec must not drive the reader's terminal, nor show other text than was parsed)."""
+    spec = tmp_path / "m.dp"
+    spec.write_text(LAPLACE.read_text().replace("{\n", "{ # \x1b[2J \u202e hidden\n", 1))
+    result = align.verify(spec)
+    for fmt in FORMATS:
+        text, _ = render(result, fmt)
+        assert "\x1b" not in text and "\u202e" not in text
+        assert "\\x1b[2J" in text.replace("\\textbackslash{}", "\\")

@@ -19,6 +19,7 @@ import sympy
 from ..interp.divergence import side_by_side
 from ..obligations import ObligationId, summarize_site
 from ..rules import rule_for
+from ..span import visible
 from ..status import Status
 from ..symbolic import NotSymbolic, simplify, to_sympy
 from ..unparse import unparse
@@ -77,7 +78,7 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
 
     claim = _formula(mech.claim)
     doc.add(Heading(1, f"Is {mech.name} ε-differentially private?"),
-            Paragraph(inlines("Specification ", Code(path), ", mechanism ", Code(mech.name), ", claim ε = ",
+            Paragraph(inlines("Specification ", Code(visible(path)), ", mechanism ", Code(mech.name), ", claim ε = ",
                               claim)),
             Paragraph(inlines(Text(f"Verdict: {result.status}", _tone(result.status), strong=True), " — ",
                               _summary(result)), _tone(result.status)))
@@ -180,7 +181,7 @@ def _listing(result: MechanismVerdict, source: Source, marked: frozenset[int]) -
     last = mech.node.span.end_line
     if mech.alignment is not None:
         last = max(last, mech.alignment.node.span.end_line)
-    shown = tuple((i, source.line(i)) for i in range(first, last + 1))
+    shown = tuple((i, visible(source.line(i), tab="    ")) for i in range(first, last + 1))  # a comment may hold ESC
     caption = ("Marked: the refuted obligation's line, and the first line where the two runs part (or the shifts "
                "that read noise, for a cycle)." if marked else "")
     return Listing(shown, marked, caption)
