@@ -8,7 +8,7 @@ new kind of block is added here and in the three writers, and nowhere else. Noth
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -118,6 +118,13 @@ class DisplayMath:
 
     formulas: tuple[sympy.Basic, ...]
     relations: tuple[str, ...] = ()
+
+    def printed(self, formula: Callable[[sympy.Basic], str], relation: Callable[[str], str]) -> list[str]:
+        """The chain printed piece by piece: formula, relation, formula, ..."""
+        parts = [formula(self.formulas[0])]
+        for rel, f in zip(self.relations, self.formulas[1:]):
+            parts += [relation(rel), formula(f)]
+        return parts
 
 
     def accept(self, w: Writer) -> str:

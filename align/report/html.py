@@ -92,9 +92,7 @@ class HtmlWriter(Writer):
         return "<ul>\n" + "\n".join(f"<li>{self.line(i)}</li>" for i in b.items) + "\n</ul>"
 
     def display_math(self, b: DisplayMath) -> str:
-        parts = [mathml(b.formulas[0])]
-        for rel, f in zip(b.relations, b.formulas[1:]):
-            parts += [relation_mathml(rel), mathml(f)]
+        parts = b.printed(mathml, relation_mathml)
         return f'<math display="block"><mrow>{"".join(parts)}</mrow></math>'
 
     def listing(self, b: Listing) -> str:

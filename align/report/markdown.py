@@ -45,9 +45,7 @@ class MarkdownWriter(Writer):
         return "\n".join("- " + self.line(i) for i in b.items)
 
     def display_math(self, b: DisplayMath) -> str:
-        parts = [latex(b.formulas[0])]
-        for rel, f in zip(b.relations, b.formulas[1:]):
-            parts += [relation_latex(rel), latex(f)]
+        parts = b.printed(latex, relation_latex)
         return "$$\n" + " ".join(parts) + "\n$$"
 
     def listing(self, b: Listing) -> str:
