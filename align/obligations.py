@@ -188,6 +188,8 @@ def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
 
 def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = None) -> sympy.Expr | None:
     """c_i of the site's distribution (design.md §1 table), simplified; None when not Lipschitz or not symbolic."""
+    import sympy
+
     from .symbolic import NotSymbolic, simplify, to_sympy
 
     if site.distribution.cost is None:
@@ -196,7 +198,15 @@ def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = N
         args = tuple(to_sympy(a, bindings) for a in site.args)
     except NotSymbolic:
         return None
-    return simplify(site.distribution.cost(args))
+    coefficient = site.distribution.cost(args)
+    # sympy's automatic evaluation already leaves a short coefficient (eps0, eps1/2, -ln(1 - p)) in its simplest
+    # form; `simplify` costs tens of milliseconds a call, and its first call imports sympy.physics (0.3 s)
+    return coefficient if sympy.count_ops(coefficient) <= _SHORT else simplify(coefficient)
+
+
+_SHORT = 4
+"""Operations up to which a cost coefficient is shown as the distribution's rule gives it (for all 170
+coefficients of the corpus, the diagnostics' specs and the tutorial, `simplify` returns these unchanged)."""
 
 
 def summarize_site(mech: ResolvedMechanism, site: NoiseSite) -> SiteSummary:
