@@ -265,6 +265,12 @@ def diag(code: str, span: Span | None, *notes: Note, **args: object) -> Diagnost
     return Diagnostic(code, span, args, tuple(notes))
 
 
+def os_reason(error: OSError | ValueError) -> str:
+    """Why opening or writing a file failed, for `io-error` and `write-error`: the system's words ("No such file
+    or directory"), or the ValueError's (a NUL in the path)."""
+    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+
+
 class InternalError(Exception):
     """A bug in align, not a problem with the input: the command line reports it as `internal-error` (exit 2)
     and the Python API raises it (with the original exception as its cause), never a `SpecError`."""

@@ -34,7 +34,7 @@ from lark.exceptions import (
 )
 
 from . import nodes as n
-from .diagnostics import Diagnostic, SpecError, diag
+from .diagnostics import Diagnostic, SpecError, diag, os_reason
 from .limits import (
     MAX_CONSTANT_BITS,
     MAX_DECIMAL_EXPONENT,
@@ -799,8 +799,7 @@ def read_bytes(path: str, limit: int = MAX_SOURCE_BYTES) -> bytes:
     try:
         fd = os.open(path, flags)
     except (OSError, ValueError) as error:  # ValueError: a NUL in the path
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise SpecError([diag("io-error", None, path=path, reason=reason)]) from None
+        raise SpecError([diag("io-error", None, path=path, reason=os_reason(error))]) from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..diagnostics import ExitCode, SpecError, diag
+from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..render import Renderer
 from .verify import add_proof_arguments
 
@@ -80,8 +80,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             with open(args.output, "w", encoding="utf-8") as f:
                 f.write(text)
         except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            renderer.errors(None, None, [diag("write-error", None, path=args.output, reason=reason)])
+            renderer.errors(None, None, [diag("write-error", None, path=args.output, reason=os_reason(error))])
             return ExitCode.ERROR
     accept_bounded = bool(config.accept_bounded)
     return exit_code(result.status, accept_bounded)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ..diagnostics import ExitCode, SpecError, diag
+from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..limits import MAX_CHUNK_SIZE, MAX_SAMPLES, MAX_SEED
 from ..render import Renderer
 from . import UsageError
@@ -170,8 +170,8 @@ def _check_alignment(mech: ResolvedMechanism, args: Any, renderer: Renderer) -> 
         try:
             save(report.counterexamples[0], args.counterexample_out)
         except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            write_error = SpecError([diag("write-error", None, path=args.counterexample_out, reason=reason)])
+            write_error = SpecError([diag("write-error", None, path=args.counterexample_out,
+                                          reason=os_reason(error))])
             if renderer.one_document:  # one document on stdout: the error's
                 raise write_error from None
     renderer.alignment_check(args.file, mech, report, args.counterexample_out if write_error is None else None)

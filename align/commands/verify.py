@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, TypeVar
 
 from ..config import NONE as NO_CONFIG
-from ..diagnostics import ExitCode, SpecError, diag
+from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..limits import DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, MAX_BOUNDED_LENGTH
 from ..render import Renderer
 from . import UsageError
@@ -105,11 +105,10 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             try:
                 save(first_counterexample, args.counterexample)
             except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
-                reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
                 from ..render.common import Style, diagnostic_line
 
-                renderer.stderr.write(diagnostic_line(diag("write-error", None, path=args.counterexample,
-                                                           reason=reason), Style.for_stream(renderer.stderr)) + "\n")
+                problem = diag("write-error", None, path=args.counterexample, reason=os_reason(error))
+                renderer.stderr.write(diagnostic_line(problem, Style.for_stream(renderer.stderr)) + "\n")
                 code = ExitCode.ERROR
     return code
 
