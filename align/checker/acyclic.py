@@ -265,8 +265,5 @@ def reads_no_noise(mech: ResolvedMechanism) -> bool:
     """No shift (nor any let) mentions a noise variable: every order of the noise is a valid one, at any length."""
     if mech.alignment is None:
         return True
-    noise = {s.name for s in mech.noise}
-    from ..resolve import walk
-
     exprs = [s.shift for s in mech.alignment.shifts] + [let.value for let in mech.alignment.lets]
-    return not any(isinstance(x, (n.NoiseRef, n.MemberRef)) and x.id in noise for e in exprs for x in walk(e))
+    return not any(mech.reads_noise(e) for e in exprs)

@@ -138,14 +138,9 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
 
 def _shifts_reading_noise(mech: ResolvedMechanism) -> set[int]:
     """The lines of the shifts that read noise: an alignment cycle (C4b) runs through them."""
-    from .. import nodes as n
-    from ..resolve import walk
-
     if mech.alignment is None:
         return set()
-    noise = {s.name for s in mech.noise}
-    return {s.node.span.line for s in mech.alignment.shifts
-            if any(isinstance(x, n.NoiseRef | n.MemberRef) and x.id in noise for x in walk(s.shift))}
+    return {s.node.span.line for s in mech.alignment.shifts if mech.reads_noise(s.shift)}
 
 
 def _tone(status: Status) -> Tone:

@@ -112,6 +112,11 @@ class ResolvedMechanism:
     def site(self, name: str) -> NoiseSite | None:
         return next((s for s in self.noise if s.name == name), None)
 
+    def reads_noise(self, e: n.Expr) -> bool:
+        """Whether e mentions a noise variable (a scalar one or a member of a family)."""
+        noise = {s.name for s in self.noise}
+        return any(isinstance(x, (n.NoiseRef, n.MemberRef)) and x.id in noise for x in walk(e))
+
     def noise_site(self, name: str) -> NoiseSite:
         """The site of `name`, which must be a noise variable (the variable of a draw, a shift or an obligation)."""
         site = self.site(name)
