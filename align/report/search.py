@@ -77,15 +77,12 @@ def _findings(result: Result) -> Table:
 
 def plot_png(name: str, result: Result) -> bytes | None:
     """The privacy-loss plot (`stats.plot`) as PNG bytes; None without matplotlib or findings."""
-    import os
-    import tempfile
+    import io
 
     from ..stats.plot import available, write_plot
 
     if not available() or not result.findings:
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "loss.png")
-        write_plot(path, name, result)
-        with open(path, "rb") as f:
-            return f.read()
+    png = io.BytesIO()
+    write_plot(png, name, result)
+    return png.getvalue()

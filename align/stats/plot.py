@@ -13,7 +13,7 @@ when a finding of that pair rejects its claim.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -61,8 +61,9 @@ def bounds_per_pair(result: Any) -> list[tuple[str, float]]:
     return list(best.items())
 
 
-def write_plot(path: str, mechanism: str, result: Any) -> None:
-    """Draw both panels into `path` (PNG; any format matplotlib knows by the suffix) with the Agg backend."""
+def write_plot(path: str | BinaryIO, mechanism: str, result: Any) -> None:
+    """Draw both panels into `path` (PNG; any format matplotlib knows by the suffix), or as PNG into a binary
+    stream, with the Agg backend."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -105,4 +106,4 @@ def write_plot(path: str, mechanism: str, result: Any) -> None:
     right.set_xlabel(f"eps lower bound ({1 - result.alpha:.0%}, simultaneous)")
     right.set_title("eps lower bound per input pair")
     right.legend(loc="lower right", fontsize="small")
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, format=None if isinstance(path, str) else "png")
