@@ -227,15 +227,11 @@ def _bound(mech: ResolvedMechanism, c: sympy.Expr, psi: sympy.Expr) -> sympy.Exp
         renames[s] = sympy.Symbol(m.group(1) + (m.group(2) or ""), real=True) - d
     expr = sympy.expand(psi.xreplace(renames))
     constant = expr.subs(dict.fromkeys(differences, 0))
-    largest = sympy.Abs(constant)
-    for d, limit in differences.items():
-        slope = sympy.expand(expr).coeff(d)
-        if slope.free_symbols & set(differences):
-            return None  # not affine in the differences
-        largest += sympy.Abs(slope) * limit
-    rest = sympy.expand(expr - constant - sum(sympy.expand(expr).coeff(d) * d for d in differences))
-    if rest != 0:
-        return None
+    slopes = {d: expr.coeff(d) for d in differences}
+    affine = constant + sum(slope * d for d, slope in slopes.items())
+    if any(slope.free_symbols & set(differences) for slope in slopes.values()) or sympy.expand(expr - affine) != 0:
+        return None  # not affine in the differences
+    largest = sympy.Abs(constant) + sum(sympy.Abs(slope) * differences[d] for d, slope in slopes.items())
     return simplify(c * largest)
 
 

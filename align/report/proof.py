@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import sympy
 
 from ..interp.divergence import side_by_side
+from ..interp.values import format_value
 from ..obligations import ObligationId, summarize_site
 from ..rules import rule_for
 from ..span import visible
@@ -314,7 +315,7 @@ def _mixture(mix: Verdict, claim: Inline) -> list:
 
 
 def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexample, steps) -> list:
-    from ..render.text import counterexample_lines
+    from ..render.text import counterexample_lines, plain_value
 
     mech = result.mechanism
     blocks: list = [Paragraph(inlines(Code(refuted.obligation.name), " fails: ", refuted.reason or "", "."),
@@ -324,7 +325,7 @@ def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexam
     for p in mech.params:
         on_d = data.get("args", {}).get(p.name)
         on_d2 = data.get("neighbour", {}).get(p.name, on_d)
-        rows.append(row(cell(Code(p.name)), cell(Code(_plain(on_d))), cell(Code(_plain(on_d2))),
+        rows.append(row(cell(Code(p.name)), cell(Code(plain_value(on_d))), cell(Code(plain_value(on_d2))),
                         marked=on_d != on_d2))
     blocks.append(Table("inputs", ("parameter", "on D", "on D'"), tuple(rows), "The neighbouring inputs."))
     if steps is None:
@@ -338,14 +339,15 @@ def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexam
         noise_rows = []
         for d in draws:
             bad = not (d.in_support and d.whole)
-            noise_rows.append(row(cell(Code(d.draw.display)), cell(_number(d.draw.value)), cell(_number(d.shift)),
-                                  cell(_number(d.aligned), tone=Tone.BAD if bad else Tone.PLAIN),
-                                  cell(_number(d.cost)), marked=bad))
+            noise_rows.append(row(cell(Code(d.draw.display)), cell(format_value(d.draw.value)),
+                                  cell(format_value(d.shift)),
+                                  cell(format_value(d.aligned), tone=Tone.BAD if bad else Tone.PLAIN),
+                                  cell(format_value(d.cost)), marked=bad))
         alignment = steps.replay.alignment
         total_bad = alignment is not None and not steps.replay.cost_ok
         if alignment is not None:
             noise_rows.append(row(cell(Text("total", strong=True)), cell(""), cell(""), cell(""),
-                                  cell(f"{_number(alignment.cost)} vs claim {_number(alignment.claim)}",
+                                  cell(f"{format_value(alignment.cost)} vs claim {format_value(alignment.claim)}",
                                        tone=Tone.BAD if total_bad else Tone.GOOD), marked=total_bad))
         blocks.append(Table("noise", ("noise", "H on D", "shift ψ", "φ(H) on D'", "cost c·|ψ|"), tuple(noise_rows),
                             "The noise of the run on D, the alignment's shift and the aligned noise of the run on "
@@ -386,15 +388,3 @@ def _confirmation(conf: Confirmation, result_name: str) -> list:
             blocks.append(Paragraph(inlines("(The privacy-loss plot needs matplotlib: pip install 'align[plot]'.)"),
                                     Tone.MUTED))
     return blocks
-
-
-def _number(value: object) -> str:
-    from ..interp.values import format_value
-
-    return format_value(value)
-
-
-def _plain(value: object) -> str:
-    from ..render.text import plain_value
-
-    return plain_value(value)
