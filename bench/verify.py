@@ -1,9 +1,16 @@
 """Benchmark: `align verify` over the whole spec corpus, one row per spec.
 
     python bench/verify.py [--max-length N]
+    python bench/verify.py --scaling [--up-to 8]
 
-Prints spec, status, number of obligations and seconds, and last `verify median s: X max s: Y`.
-Targets on the 2-core reference machine: median <= 0.5 s, max <= 5 s per spec.
+The first form prints spec, status, scope, number of obligations and seconds, and last
+`verify median s: X max s: Y unbounded: U/P` (U of the P proved specs proved for every input length or for
+all inputs, the rest bounded). Targets on the 2-core reference machine (issue 12): median <= 0.25 s,
+max <= 2 s per spec, U = P.
+
+`--scaling` times the bounded check alone (the unbounded proofs are skipped) at --max-length 1 .. N for every
+spec, one column per length, so that the growth with the input length stays visible (docs/checker.md).
+Each cell is a fresh verification in this process; a cell over 60 s ends the row (shown as `>60`).
 """
 
 from __future__ import annotations
@@ -17,26 +24,66 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from align.checker.verify import DEFAULT_MAX_LENGTH, Options, overall_status, verify_mechanism
+from align.checker.verify import DEFAULT_MAX_LENGTH, Options, overall_scope, overall_status, verify_mechanism
 from align.parse import parse_source, read_source
 from align.resolve import resolve
+from align.status import Status
+
+CELL_LIMIT_S = 60.0
+
+
+def _mechanisms():
+    for path in sorted((ROOT / "specs").rglob("*.dp")):
+        rel = path.relative_to(ROOT)
+        yield rel, resolve(parse_source(read_source(str(rel)))).mechanisms[0]
+
+
+def corpus(max_length: int) -> None:
+    rows = []
+    for rel, mech in _mechanisms():
+        start = time.perf_counter()
+        verdicts = verify_mechanism(mech, Options(max_length=max_length))
+        seconds = time.perf_counter() - start
+        status, scope = overall_status(verdicts), overall_scope(verdicts)
+        rows.append((str(rel), status, scope, seconds))
+        print(f"{rel!s:58} {status:8} {scope:24} {len(verdicts):3d} obligations {seconds:7.2f} s", flush=True)
+    times = [r[3] for r in rows]
+    proved = [r for r in rows if r[1] in (Status.PROVED, Status.BOUNDED) and "incorrect" not in r[0]]
+    unbounded = [r for r in proved if r[1] == Status.PROVED]
+    print(f"verify median s: {statistics.median(times):.2f} max s: {max(times):.2f} "
+          f"unbounded: {len(unbounded)}/{len(proved)}")
+
+
+def scaling(up_to: int) -> None:
+    lengths = list(range(1, up_to + 1))
+    print(f"{'spec':58} " + " ".join(f"{'<=' + str(n):>7}" for n in lengths) + "  (seconds, bounded check only)")
+    totals = [0.0] * len(lengths)
+    for rel, mech in _mechanisms():
+        cells = []
+        for k, n in enumerate(lengths):
+            start = time.perf_counter()
+            verify_mechanism(mech, Options(max_length=n, bounded_only=True))
+            seconds = time.perf_counter() - start
+            totals[k] += seconds
+            cells.append(f"{seconds:7.2f}")
+            if seconds > CELL_LIMIT_S:
+                cells[-1] = f"{'>60':>7}"
+                cells += [f"{'-':>7}"] * (len(lengths) - k - 1)
+                break
+        print(f"{rel!s:58} " + " ".join(cells), flush=True)
+    print(f"{'total':58} " + " ".join(f"{t:7.1f}" for t in totals))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH)
+    parser.add_argument("--scaling", action="store_true", help="seconds of the bounded check per length")
+    parser.add_argument("--up-to", type=int, default=8, help="longest length for --scaling (default 8)")
     args = parser.parse_args()
-    rows = []
-    for path in sorted((ROOT / "specs").rglob("*.dp")):
-        rel = path.relative_to(ROOT)
-        mech = resolve(parse_source(read_source(str(rel)))).mechanisms[0]
-        start = time.perf_counter()
-        verdicts = verify_mechanism(mech, Options(max_length=args.max_length))
-        seconds = time.perf_counter() - start
-        rows.append((str(rel), overall_status(verdicts), len(verdicts), seconds))
-        print(f"{rel!s:58} {rows[-1][1]:8} {len(verdicts):3d} obligations {seconds:7.2f} s", flush=True)
-    times = [r[3] for r in rows]
-    print(f"verify median s: {statistics.median(times):.2f} max s: {max(times):.2f}")
+    if args.scaling:
+        scaling(args.up_to)
+    else:
+        corpus(args.max_length)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import sympy
 
 from align.checker.mixture import _sample_parameters, _sympy
 from align.checker.solver import Limits, fresh_context
-from align.checker.verify import Options, overall_status, verify_mechanism
+from align.checker.verify import Options, overall_scope, overall_status, verify_mechanism
 from align.cli import main
 from align.expectations import read_expectations
 from align.obligations import ObligationId
@@ -47,6 +47,10 @@ def test_spec_gets_its_expected_verdict(path: Path):
         if e.kind in ("proved", "bounded"):
             # `proved` is for every input; a proof for lengths <= 3 only is `bounded`, never `proved`
             assert status == e.kind, [(v.obligation.id, v.status, v.scope, v.reason) for v in verdicts]
+            if e.kind == "proved":
+                # every `proved` spec is proved for every input length (or for all inputs): none is bounded
+                assert overall_scope(verdicts) in ("for every input length", "for all inputs"), \
+                    [(v.obligation.id, v.scope, v.notes) for v in verdicts]
         elif e.kind == "not-proved":
             assert any(v.status == "refuted" for v in by_id[e.obligation]), \
                 [(v.obligation.id, v.status, v.reason) for v in verdicts]
@@ -107,27 +111,46 @@ def test_the_svt_family_is_proved_for_every_input_length(name: str):
     assert any(note.startswith("loop invariant:") for v in verdicts for note in v.notes)
 
 
-def test_top_k_proofs_are_bounded_and_say_so(monkeypatch: pytest.MonkeyPatch):
-    _, _, verdicts = verified(SPECS / "freegap" / "alg4_noisy_top_k_gap.dp")
+RANKED = ["freegap/alg4_noisy_top_k_gap.dp", "freegap/alg4_noisy_top_k_gap_counting.dp",
+          "freegap/alg6_hybrid_estimates.dp", "freegap/noisy_max.dp", "freegap/noisy_min.dp"]
+
+
+@pytest.mark.parametrize("name", RANKED)
+def test_top_k_noisy_max_and_the_hybrids_are_proved_for_every_input_length(name: str):
+    _, _, verdicts = verified(SPECS / name)
+    assert overall_status(verdicts) == "proved"
+    assert {v.scope for v in verdicts} == {"by construction", "for every input length"}, \
+        [(v.obligation.id, v.scope, v.notes) for v in verdicts]
+    # the report says which encoding and lemmas the proof for every length relied on
+    (c4a,) = [v for v in verdicts if v.obligation.id == "C4a"]
+    assert any("defining relation over a list of every length" in note for note in c4a.notes)
+
+
+BOUNDED = "incorrect/noisy_answers_requires_long_input.dp"
+
+
+def test_bounded_proofs_say_so_in_every_format(monkeypatch: pytest.MonkeyPatch):
+    _, _, verdicts = verified(SPECS / BOUNDED)
     assert overall_status(verdicts) == "bounded"
-    # the scope names what was enumerated: every length up to 3, and the k of top-k up to 4
-    assert {v.scope for v in verdicts} == {"by construction", "for lengths <= 3 and 0 <= k <= 4"}
-    assert {v.status for v in verdicts} == {"proved", "bounded"}
+    # the scope names what was enumerated: every length up to 3
+    assert {v.scope for v in verdicts} == {"by construction", "for every input length", "for lengths <= 3"}
+    (bounded,) = [v for v in verdicts if v.status == "bounded"]
+    assert bounded.obligation.id == "C4c"
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("NO_COLOR", "1")
     for fmt, accept, expected in (("full", False, 3), ("concise", False, 3), ("json", False, 3), ("full", True, 0)):
         out = io.StringIO()
-        argv = ["verify", "--output-format", fmt, "specs/freegap/alg4_noisy_top_k_gap.dp"]
+        argv = ["verify", "--output-format", fmt, f"specs/{BOUNDED}"]
         assert main(argv + (["--accept-bounded"] if accept else []), out, io.StringIO()) == expected
         text = out.getvalue()
-        assert "every input length" not in text and "for lengths <= 3 and 0 <= k <= 4" in text
+        assert "for lengths <= 3" in text
         if fmt == "full":
             assert "verdict      bounded — no obligation refuted, but proved only for lengths <= 3" in text
         if fmt == "concise":
-            assert ": bounded (for lengths <= 3 and 0 <= k <= 4): " in text
+            assert ": bounded (for lengths <= 3): " in text
         if fmt == "json":
             mechanism = json.loads(text)["files"][0]["mechanisms"][0]
-            assert mechanism["status"] == "bounded" and mechanism["scope"] == "for lengths <= 3 and 0 <= k <= 4"
+            assert mechanism["status"] == "bounded" and mechanism["scope"] == "for lengths <= 3"
 
 
 def _mutant(*replacements: tuple[str, str]):
@@ -203,6 +226,29 @@ def test_induction_does_not_prove_what_fails_for_long_inputs():
     mech = _mutant(("privacy eps", "privacy eps"))
     with fresh_context():
         assert induction.prove(mech, Limits(), _cost_term, noise_support).proved[ObligationId.C4C, None] is None
+
+
+@pytest.mark.parametrize("change,failing", [
+    (("eta ~ Lap(1 / eps)", "eta ~ Lap(eps)"), "C4c"),
+    (("privacy eps", "privacy eps / 2"), "C4c"),
+    (("adjacent sum |q[i] - q'[i]| <= 1", "adjacent sum |q[i] - q'[i]| <= 2"), "C4c"),
+    (("eta[i]' = eta[i] + (q[i] - q'[i])", "eta[i]' = eta[i] + 2 * (q[i] - q'[i])"), "C4a"),
+])
+def test_the_l1_induction_does_not_prove_broken_histograms(change, failing):
+    # run directly (the bounded check would refute these first): the L1 ghost must not prove too much
+    from align.checker import induction
+    from align.checker.verify import _cost_term, noise_support
+
+    text = (SPECS / "dworkroth" / "histogram.dp").read_text()
+    assert change[0] in text
+    mech = resolve(parse_source(Source("mutant.dp", text.replace(change[0], change[1])))).mechanisms[0]
+    with fresh_context():
+        result = induction.prove(mech, Limits(), _cost_term, noise_support)
+    assert result.proved[ObligationId(failing), None] is not None, result.proved
+    with fresh_context():
+        proof = induction.prove(resolve(parse_source(Source("h.dp", text))).mechanisms[0], Limits(), _cost_term,
+                                noise_support)
+    assert all(reason is None for reason in proof.proved.values()), proof.proved
 
 
 def test_induction_declines_a_builtin_over_a_whole_list_parameter():

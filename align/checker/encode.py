@@ -110,7 +110,88 @@ class RangeV:
     hi: z3.ArithRef
 
 
-Value: TypeAlias = "z3.ExprRef | TagV | TupV | ListV | SetV | LoopList | IterOutput | RangeV | OutputSeq"
+@dataclass(frozen=True)
+class ArrayV:
+    """A list of symbolic length (ranking.py's proofs for every length): element i is `array[i]` for
+    0 <= i < length; the elements beyond are unconstrained and never read by a proof."""
+
+    array: z3.ArrayRef
+    length: z3.ArithRef
+
+
+@dataclass(frozen=True)
+class RankV:
+    """The result of `top_k`/`top_k_with_gaps` over an `ArrayV` (ranking.py): element t (t < count) is the
+    index `order[t]`, or the pair (order[t], gaps[t]). `member[l]` says whether index l was selected and
+    `position[l]` where (the inverse of `order` on the selected indices)."""
+
+    order: z3.ArrayRef
+    gaps: z3.ArrayRef | None
+    count: z3.ArithRef
+    member: z3.ArrayRef
+    position: z3.ArrayRef
+
+    @property
+    def length(self) -> z3.ArithRef:
+        return self.count
+
+    def at(self, t: z3.ArithRef) -> Value:
+        index = z3.Select(self.order, t)
+        return index if self.gaps is None else TupV((index, z3.Select(self.gaps, t)))
+
+
+@dataclass(frozen=True)
+class IndexSetV:
+    """An index set of symbolic size (ranking.py): `contains(x)` and at most `size` members."""
+
+    contains: Callable[[z3.ArithRef], z3.BoolRef]
+    size: z3.ArithRef
+
+
+@dataclass(frozen=True)
+class TailOutput:
+    """An output of symbolic length (ranking.py): `fixed` slots, then slot `tail(t)` for 0 <= t < tail_length,
+    where `tail` is a value over the symbol `var`."""
+
+    fixed: tuple
+    var: z3.ArithRef | None
+    tail: Value | None
+    tail_length: z3.ArithRef
+
+    @property
+    def length(self) -> z3.ArithRef:
+        return len(self.fixed) + self.tail_length
+
+    def tail_at(self, t: z3.ArithRef) -> Value:
+        assert self.var is not None and self.tail is not None, "only an output with a tail has tail slots"
+        return substitute(self.tail, [(self.var, t)])
+
+    def select(self, index: z3.ArithRef) -> Value:
+        position = _concrete(index)
+        if position is not None and position < len(self.fixed):
+            return self.fixed[position]
+        if self.tail is None:
+            return select(self.fixed, index)
+        result = self.tail_at(index - len(self.fixed))
+        for k in range(len(self.fixed) - 1, -1, -1):
+            result = merge(index == k, self.fixed[k], result)
+        return result
+
+
+def substitute(v: Value, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]) -> Value:
+    """v with each symbol of `pairs` replaced, through tuples and tags."""
+    if isinstance(v, TupV):
+        return TupV(tuple(substitute(x, pairs) for x in v.items))
+    if isinstance(v, TagV):
+        return TagV(z3.substitute(v.code, *pairs), tuple((tag, tuple(substitute(x, pairs) for x in fields))
+                                                         for tag, fields in v.payload))
+    if isinstance(v, z3.ExprRef):
+        return z3.substitute(v, *pairs)
+    raise EncodingError(f"a {type(v).__name__} cannot be instantiated at an index")
+
+
+Value: TypeAlias = "z3.ExprRef | TagV | TupV | ListV | SetV | LoopList | IterOutput | RangeV | OutputSeq | ArrayV | " \
+    "RankV | IndexSetV | TailOutput"
 """What an expression evaluates to: a z3 term (number or truth value) or one of the structures above."""
 
 
@@ -380,7 +461,8 @@ class ExprEval(IRVisitor[Value, None]):
     """Evaluates expressions to z3 values in an environment (parameters, variables, noise, lets, `out`)."""
 
     def __init__(self, enc: Encoding, env: dict[str, Value], primed: dict[str, Value],
-                 noise: Callable[[str, Value | None, n.Expr], Value] | None = None, out: OutputSeq | None = None,
+                 noise: Callable[[str, Value | None, n.Expr], Value] | None = None,
+                 out: OutputSeq | TailOutput | None = None,
                  run: Run | None = None):
         self.enc = enc
         self.env = env
@@ -393,12 +475,13 @@ class ExprEval(IRVisitor[Value, None]):
         """When the expression being evaluated is read at all: the interpreter evaluates only the taken side of
         `c ? a : b`, the right operand of `and`/`or` only when it decides, a comprehension's body only where its
         filter holds."""
-        self.reads: list[z3.BoolRef] | None = None
+        self.reads: list[tuple[z3.BoolRef, str]] | None = None
         """If a list: each read of `out` adds the condition that its index is in range where it is read."""
 
     @contextmanager
-    def recording(self, reads: list[z3.BoolRef]) -> Iterator[None]:
-        """Within: the reads of `out` go to `reads`."""
+    def recording(self, reads: list[tuple[z3.BoolRef, str]]) -> Iterator[None]:
+        """Within: what the expression needs to have a value (each read of `out` within its length, each
+        max/min over a non-empty set) goes to `reads`, with what it breaks when it fails."""
         saved, self.reads = self.reads, reads
         try:
             yield
@@ -479,6 +562,10 @@ class ExprEval(IRVisitor[Value, None]):
                 del self.env[e.var]
             else:
                 self.env[e.var] = saved
+        if self.reads is not None and e.func in ("max", "min", "argmax", "argmin"):
+            # the interpreter stops with `empty-reduction` where no member passes
+            self.reads.append((z3.Implies(self.guard, zt.Or([g for g, _, _ in results])),
+                               f"takes `{e.func}` over an empty set at line {e.span.line}"))
         return _fold(e.func, results)
 
     def candidates(self, e: n.Comprehension) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
@@ -505,6 +592,8 @@ class ExprEval(IRVisitor[Value, None]):
             return collection.contains(x)
         if isinstance(collection, ListV):
             return zt.Or([x == y for y in collection.items]) if collection.items else zt.BoolVal(False)
+        if isinstance(collection, IndexSetV):
+            return collection.contains(x)
         raise EncodingError("unsupported membership test")
 
     def visit_range(self, e: n.Range, ctx: None = None) -> Value:
@@ -576,7 +665,8 @@ class ExprEval(IRVisitor[Value, None]):
             return b.items[int(index_node.value)]
         if isinstance(b, OutputSeq) and self.reads is not None:
             index = self.arith(index_node)
-            self.reads.append(z3.Implies(self.guard, zt.And(index >= 0, index < b.length)))
+            inside = zt.And(index >= 0, index < b.length)
+            self.reads.append((z3.Implies(self.guard, inside), "reads `out` past its end"))
             return b.select(index)
         if isinstance(b, (OutputSeq, IterOutput)):
             return b.select(self.arith(index_node))
@@ -584,6 +674,10 @@ class ExprEval(IRVisitor[Value, None]):
             return select(b.items, self.arith(index_node), self.enc)
         if isinstance(b, LoopList):
             return b.at(self.arith(index_node))
+        if isinstance(b, ArrayV):
+            return z3.Select(b.array, self.arith(index_node))
+        if isinstance(b, (RankV, TailOutput)):
+            return b.at(self.arith(index_node)) if isinstance(b, RankV) else b.select(self.arith(index_node))
         raise EncodingError(f"cannot index a {type(b).__name__}")
 
     def visit_tuple_lit(self, e: n.TupleLit, ctx: None = None) -> Value:
@@ -673,7 +767,7 @@ def _b_len(ev: ExprEval, e: n.Call) -> Value:
         return v.length
     if isinstance(v, ListV):
         return zt.IntVal(len(v.items))
-    if isinstance(v, LoopList):
+    if isinstance(v, (LoopList, ArrayV, RankV, TailOutput)):
         return v.length
     raise EncodingError("len of a non-list")
 
@@ -1100,9 +1194,9 @@ class AlignmentEval:
                 env[name] = run.vars[name]
         self.env = env
         self.ev = ExprEval(enc, env, enc.neighbour, noise=self._noise, out=run.output)
-        self._always: list[z3.BoolRef] = []
+        self._always: list[tuple[z3.BoolRef, str]] = []
         """Reads of `out` by the lets (evaluated on every output); the claim's and each shift's are kept apart."""
-        self._claim_reads: list[z3.BoolRef] = []
+        self._claim_reads: list[tuple[z3.BoolRef, str]] = []
         self.ev.reads = self._always
         self.lets: dict[str, Value] = {}
         if mech.alignment is not None:
@@ -1111,22 +1205,22 @@ class AlignmentEval:
                 self.lets[let.name] = value
                 env[let.name] = value
         self._cache: dict[tuple[str, int | None], z3.ArithRef] = {}
-        self._shift_reads: dict[tuple[str, int | None], list[z3.BoolRef]] = {}
+        self._shift_reads: dict[tuple[str, int | None], list[tuple[z3.BoolRef, str]]] = {}
 
     def defined(self) -> list[tuple[z3.BoolRef, str]]:
         """The conditions under which φ has a meaning on the first run's output: every `out[j]` that the
-        lets, the claim and the shift of a drawn member read has 0 <= j < len(out). The reference interpreter
-        stops with `index-out-of-range` on such a read; an alignment defined only by the checker's value
-        for it is not one the user wrote."""
+        lets, the claim and the shift of a drawn member read has 0 <= j < len(out), and every max/min they take
+        is over a non-empty set. The reference interpreter stops with `index-out-of-range` or `empty-reduction`
+        there; an alignment defined only by the checker's value for it is not one the user wrote."""
         self.claim()
-        conditions = [(c, "the alignment reads `out` past its end") for c in self._always + self._claim_reads]
+        conditions = [(c, f"the alignment {what}") for c, what in self._always + self._claim_reads]
         for d in self.run.draws:
             self.shift(d.site, d.index)
             reads = self._shift_reads.get((d.site, d.index), [])
-            if reads:
-                member = d.site if d.index is None else f"{d.site}[{d.index}]"
-                conditions.append((z3.Implies(d.guard, zt.And(reads)),
-                                   f"the shift of {member} reads `out` past its end"))
+            member = d.site if d.index is None else f"{d.site}[{d.index}]"
+            for what in dict.fromkeys(w for _, w in reads):
+                conditions.append((z3.Implies(d.guard, zt.And([c for c, w in reads if w == what])),
+                                   f"the shift of {member} {what}"))
         return conditions
 
     def members(self, name: str) -> list[tuple[int | None, z3.ArithRef]]:

@@ -55,6 +55,9 @@ from .encode import (
 from .solver import Limits, Validity, check_valid
 from .supports import aligned_in_support
 
+NAME = "induction"
+"""How the report names this proof when it declines."""
+
 
 class NotInductive(Exception):
     """The mechanism does not have the shape an inductive proof needs (the bounded verdict stands)."""
@@ -66,6 +69,8 @@ class Inductive:
 
     proved: dict[ObligationKey, str | None] = field(default_factory=dict)
     invariant: list[str] = field(default_factory=list)
+    notes: dict[ObligationId, list[str]] = field(default_factory=dict)
+    """The lemmas and encodings each obligation's proof relied on (shown with its verdict)."""
 
 
 def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
@@ -85,8 +90,8 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
         raise NotInductive("the loop builds a list")
     for p in mech.params:
         for adj in p.adjacency:
-            if adj.kind == "l1":
-                raise NotInductive("L1 adjacency is not local to one iteration")
+            if adj.kind == "l1" and p.name != _loop_list(loop):
+                raise NotInductive("L1 adjacency on a list the loop does not run over")
     return prefix, loop
 
 
@@ -111,6 +116,7 @@ class _State(TypedDict):
     acost: z3.ArithRef
     i: z3.ArithRef
     g: dict[str, z3.ArithRef]
+    u: dict[str, z3.ArithRef]
 
 
 class _Product:
@@ -129,6 +135,10 @@ class _Product:
         self.head2 = {x: _fresh_like(entry2[x], f"{x}@2") for x in carried}
         self.acost = zt.Real("%aligned_cost")
         self.ghost_head = {t: zt.Int(f"#{t}@1") for t in sorted(mech.output_tags)}
+        self.used: dict[str, tuple[z3.ArithRef, z3.ArithRef, z3.ArithRef]] = {}
+        """For each L1 clause `sum |q[i] - q'[i]| <= B`: (the distance used by the iterations before this one,
+        |q[i] - q'[i]| of this one, B). Every neighbouring pair satisfies 0 <= used and used + |q[i] - q'[i]| <= B
+        at every iteration, which is all the abstract iteration assumes."""
         self.witness_primed: dict = {}
         self._witness_base: dict = {}
         inputs1, inputs2, self.adjacent = self._inputs()
@@ -198,6 +208,12 @@ class _Product:
                             adjacent.append(z3.If(here >= there, here - there, there - here) <= bound)
                         elif adj.kind == "monotone":
                             adjacent.append(z3.If(self.monotone, here <= there, here >= there))
+                        elif adj.kind == "l1":
+                            assert bound is not None, "an L1 clause has a bound"
+                            used = zt.Real(f"%used({p.name})")
+                            step = _real(z3.If(here >= there, here - there, there - here))
+                            self.used[p.name] = (used, step, _real(bound))
+                            adjacent += [used >= 0, used + step <= bound]
                 else:
                     inputs2[p.name] = inputs1[p.name]
             else:
@@ -384,8 +400,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
 
     # Candidate invariants: (text, formula over the head state, formula at entry, formula after the iteration).
     def at(state1: dict[str, Value], state2: dict[str, Value], acost: z3.ArithRef, index: z3.ArithRef,
-           ghosts: dict[str, z3.ArithRef]) -> _State:
-        return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts}
+           ghosts: dict[str, z3.ArithRef], used: dict[str, z3.ArithRef]) -> _State:
+        return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts, "u": used}
 
     from .encode import tag_code
 
@@ -393,10 +409,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                                for k, slot in enumerate(pre1.slots)]) if pre1.slots else zt.IntVal(0)
                     for t in product.ghost_head}
     after_ghosts = {t: g + z3.If(product.current_is(t), 1, 0) for t, g in product.ghost_head.items()}
-    entry = at(pre1.vars, pre2.vars, entry_cost, zt.IntVal(0), entry_ghosts)
-    head = at(product.head1, product.head2, product.acost, product.i, product.ghost_head)
+    entry = at(pre1.vars, pre2.vars, entry_cost, zt.IntVal(0), entry_ghosts,
+               {q: zt.RealVal(0) for q in product.used})
+    head = at(product.head1, product.head2, product.acost, product.i, product.ghost_head,
+              {q: used for q, (used, _, _) in product.used.items()})
     after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
-               after_ghosts)
+               after_ghosts, {q: used + step for q, (used, step, _) in product.used.items()})
     step = _iteration_cost_bound(mech, product, cost_term)
     # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
     candidates: list[tuple[str, Callable[..., z3.BoolRef]]] = []
@@ -420,6 +438,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                                    lambda s, x=x, t=t, o=offset: s["s1"][x] == s["g"][t] + o))
                 candidates.append((f"number of {t} outputs so far <= {x}", lambda s, x=x, t=t: s["g"][t] <= s["s1"][x]))
     candidates.append(("aligned_cost <= claim", lambda s: s["acost"] <= claim))
+    # L1 adjacency: the budget is spent in proportion to the distance used so far,
+    # B·(aligned_cost - its value at entry) <= (claim - its value at entry)·used.
+    for q, (_, _, bound) in product.used.items():
+        candidates.append((f"aligned_cost <= (its value at entry) + (claim - its value at entry)·d/B, d = the L1 "
+                           f"distance of {q} so far",
+                           lambda s, q=q, b=bound: b * (s["acost"] - entry_cost) <= (claim - entry_cost) * s["u"][q]))
     candidates.append(("aligned_cost <= its value at entry", lambda s: s["acost"] <= entry_cost))
     for s in walk_statements(loop.body):
         if isinstance(s, n.If) and len(s.then) == 1 and isinstance(s.then[0], n.Break) and not s.orelse:

@@ -48,6 +48,17 @@ def noise_support(enc: Encoding, prefix: str = "", runs: tuple[Run, ...] = ()) -
     return parts
 
 
+def member_support(dist, value: z3.ArithRef, args: tuple) -> list[z3.BoolRef]:
+    """A noise value within its distribution's support, every bound (constant or a parameter of `args`)."""
+    params = [_real(a) for a in args]
+    parts = []
+    for bound, inclusive in _bounds(dist):
+        limit = params[bound.index] if isinstance(bound, Param) else zt.RealVal(bound)
+        if not isinstance(bound, Param) or bound.index < len(params):
+            parts.append(_compare(_real(value), limit, inclusive))
+    return parts
+
+
 def _bounds(dist) -> list[tuple[Any, str]]:
     """(bound, how the value compares with it): ">=", ">" (strict, for noise with a density), "<=", "<"."""
     support = dist.values

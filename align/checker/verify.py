@@ -66,6 +66,8 @@ DEFAULT_MAX_LENGTH = 3
 class Options:
     max_length: int = DEFAULT_MAX_LENGTH
     limits: Limits = field(default_factory=Limits)
+    bounded_only: bool = False
+    """Skip the proofs for every length: the bounded check's verdicts alone (bench/verify.py --scaling)."""
     distinct_inputs: bool = False
     """Look only for counterexamples with D != D' (and skip the unbounded proofs): the input pairs that
     `align test` takes from the checker (stats/lrtest.checker_pairs). Not for verdicts: an alignment that
@@ -160,7 +162,8 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
             tried += 1
     _confirm(mech, [verdicts[id(o)] for o in checked])
     unbounded = _induction(mech, options, checked, verdicts) \
-        if not cover.everything and not options.distinct_inputs and rule.inductive else {}
+        if not cover.everything and not options.distinct_inputs and not options.bounded_only and rule.inductive \
+        else {}
     for o in checked:
         v = verdicts[id(o)]
         if v.status == Status.PROVED:
@@ -201,26 +204,36 @@ def _where(enc: Encoding) -> str:
 
 def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
                verdicts: dict[int, PendingVerdict]) -> dict[ObligationKey, str | None]:
-    """The obligations proved for every length by induction over the main loop (`induction.py`)."""
-    from . import induction
+    """The obligations proved for every length: by induction over the main loop (`induction.py`), or for a
+    mechanism that ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits."""
+    from . import induction, ranking
 
     if any(verdicts[id(o)].status != Status.PROVED for o in checked):
         return {}
     start = time.perf_counter()
+    reasons = []
+    result = None
     try:
-        result = induction.prove(mech, options.limits, _cost_term, noise_support)
-    except induction.NotInductive as error:
-        return {o.key: str(error) for o in checked}
+        for strategy in (induction, ranking):
+            try:
+                result = strategy.prove(mech, options.limits, _cost_term, noise_support)
+                break
+            except induction.NotInductive as error:
+                reasons.append(f"{strategy.NAME}: {error}")
     finally:
         elapsed = time.perf_counter() - start
-    acyclic_everywhere = acyclic.reads_no_noise(mech)
-    result.proved[ObligationId.C4B, None] = None if acyclic_everywhere else "shifts read noise"
+    if result is None:
+        return {o.key: "; ".join(reasons) for o in checked}
+    if (ObligationId.C4B, None) not in result.proved:
+        result.proved[ObligationId.C4B, None] = None if acyclic.reads_no_noise(mech) else "shifts read noise"
     share = elapsed / max(1, len(checked))
     for o in checked:
         verdicts[id(o)].seconds += share
         if o.id in ("C4a", "C4c") and result.invariant:
             verdicts[id(o)].notes.append("loop invariant: " + "; ".join(result.invariant))
             verdicts[id(o)].invariant = tuple(result.invariant)
+        if result.proved.get(o.key, "") is None:
+            verdicts[id(o)].notes += [f"for every length: {note}" for note in result.notes.get(o.id, [])]
     return result.proved
 
 

@@ -1,0 +1,993 @@
+"""Unbounded proofs: Lemma 1's obligations for every input length, for mechanisms that rank a noisy vector.
+
+Applies to the shape of Report Noisy Max, Noisy Top-K (with Gap) and the hybrids of Free Gap Sections 6-7:
+
+    prefix            statements without loops (scalar noise allowed: Algorithm 6's threshold), no output
+    map loop          for i in 0 .. len(q) { eta ~ D(...); x[i] = e(q[i], eta, ...) }
+    ranking           statements without loops: r = top_k_with_gaps(x, k) / top_k(x, k) / argmax(x) / argmin(x)
+                      (and outputs that read them)
+    output loop       optionally last: for t in 0 .. K { ...; output e } (or `if c { output e } else { break }`)
+
+Instead of unrolling, every list is a z3 array of symbolic length (`ArrayV`): the map loop's body is run once
+at a symbolic index i and its lists become `Lambda i. e(i)`; list parameters and noise families are arrays.
+Each vector builtin is stated by the relation that defines it, with quantifiers over indices (z3 arrays and
+∀ with E-matching) — stated once here, and true of the interpreter's builtins (tests/test_ranking.py checks
+the relation against `align/interp` on random vectors):
+
+- top_k(v, k) = J (0 <= k <= n): J is injective into 0 .. n-1 (an inverse `position` on the selected set S),
+  v[J[0]] > v[J[1]] > ... > v[J[k-1]], and every l not in S has v[l] < v[J[k-1]]. With no ties (see below)
+  exactly one J satisfies this, the one the interpreter returns.
+- top_k_with_gaps(v, k) (0 <= k < n): the same J, with gaps v[J[t]] - v[J[t+1]] and, for the last,
+  v[J[k-1]] - M, where M = max(l not in S: v[l]).
+- argmax(v) = J[0] of top_k(v, 1) (n >= 1); argmin(v) the same for -v.
+- max/min(l in 0 .. n [not in S]: e(l)) = M with a witness w in the domain, e(w) = M, and e(l) <= M for every
+  l in the domain. The domain must be non-empty: for `not in S` with S the selected indices of a ranking
+  of length n, that is |S| < n (a set of fewer than n indices misses one of 0 .. n-1), proved from `requires`.
+- an output loop `for t in 0 .. K` that outputs one item per iteration until a `break`: its length is the
+  L with 0 <= L <= K, the loop continuing at every t < L, and stopping at L when L < K.
+
+Ties: the values ranked are a + c·η_i with c a nonzero number and η_i the i-th member of a noise family with a
+density, read at no other index (checked on the element term), so ties have probability 0 (Theorem 10.1) and
+the first run's relation uses strict inequalities.
+
+The aligned run (D', φ(H)) is not ranked afresh: C4a asks that the first run's J satisfy the defining relation
+on the aligned values (strictly, so it is the aligned run's result whatever the tie-breaking), that the first
+run's output length satisfy the aligned loop's stopping relation, and that the outputs agree slot by slot.
+Definitions of auxiliary symbols (a maximum, an output length) are conservative: each has a value in every
+model of the rest (the maximum over a non-empty finite set, the first stop), so they never make the
+assumptions vacuous.
+
+Cost (C4c) is a sum over a symbolic set of noise members, which no quantifier-free query states. Two facts
+bound it, each checked by z3:
+- a family whose shift is 0 outside the released indices S = indices(out) ("gated": proved for every index
+  not in S) contributes Σ_{x in S} c·|ψ(x)| <= |S|·max_{x in S} c·|ψ(x)|, with |S| <= len(out);
+- any other family contributes at most n·max_i c·|ψ(i)|.
+So C4c is proved when prefix cost + |S|·c·|ψ(x)| + n·c'·|ψ'(i)| <= claim for every x in S and every i < n.
+
+Acyclicity (C4b) for every length: every shift that reads noise is `i in S ? e : e0` where e0 reads no noise,
+S is determined by the output, and e reads noise only as members eta[l] of comprehensions over `l not in S`,
+whose own shifts are then e0-branches: every read goes from a member in S to one outside S, which reads
+nothing (Free Gap Lemma 4's order: the members outside I_w first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import z3
+
+from .. import nodes as n
+from ..obligations import ObligationId, ObligationKey
+from ..resolve import ResolvedMechanism, walk, walk_statements
+from ..resolve.program import children
+from ..types import ListType
+from . import terms as zt
+from .densities import density_conditions, well_formed
+from .encode import (
+    CURRENT,
+    ArrayV,
+    Draw,
+    Encoding,
+    EncodingError,
+    ExprEval,
+    IndexSetV,
+    ListV,
+    RangeV,
+    RankV,
+    Run,
+    TailOutput,
+    TupV,
+    Value,
+    _concrete,
+    _real,
+    _term,
+    equal,
+)
+from .induction import Inductive, NotInductive, _loop_list
+from .solver import Limits, Validity, check_valid
+from .supports import aligned_in_support, member_support
+
+RANKINGS = ("top_k", "top_k_with_gaps", "argmax", "argmin")
+NAME = "ranking"
+"""How the report names this proof when it declines."""
+
+
+@dataclass
+class _Ranked:
+    """What the first run's ranking at one call decided, for the aligned run to be checked against."""
+
+    rank: RankV
+    func: str
+    values: ArrayV
+    node: int
+
+
+@dataclass
+class _Vectors:
+    """The quantified facts of one proof: definitions (assumed), the aligned run's relations (C4a goals) and
+    the preconditions of the builtins and comprehensions (proved from the assumptions)."""
+
+    enc: Encoding
+    axioms: list[z3.BoolRef] = field(default_factory=list)
+    goals: list[tuple[z3.BoolRef, str]] = field(default_factory=list)
+    defined: list[tuple[z3.BoolRef, str, int]] = field(default_factory=list)
+    """(condition, what fails without it, how many axioms were stated before it): a definition that claims a
+    value exists (a maximum's witness, a ranking) is sound only where its precondition holds, so each
+    precondition is proved from the axioms stated before it, never from its own."""
+    ranked: dict[int, _Ranked] = field(default_factory=dict)
+    by_order: dict[int, RankV] = field(default_factory=dict)
+    observed: dict[int, z3.ArithRef] = field(default_factory=dict)
+    """For a ranking whose indices the output loop releases in order (order[t] at step t < L): L, the length of
+    the prefix of the ranking that the output shows (rankings not here are observed whole)."""
+    released: dict[int, RankV] = field(default_factory=dict)
+    """The ranking whose indices the output loop releases, by the output loop's length symbol."""
+    lemmas: dict[ObligationId, list[str]] = field(default_factory=dict)
+    """What each obligation's proof relied on (shown in the report)."""
+    count: int = 0
+
+    def release(self, out: TailOutput) -> None:
+        """Whether the output loop releases order[t] of one ranking at each step t < L (proved), recorded."""
+        first = _term(out.tail.items[0]) if isinstance(out.tail, TupV) else _term(out.tail) \
+            if out.tail is not None and z3.is_expr(out.tail) else None
+        if first is None or out.var is None:
+            return
+        ranks = [r for r in self.ranked.values() if any(a.eq(r.rank.order) for a in _selects_at(first, out.var))]
+        if len(ranks) != 1:
+            return
+        t = self.index("t")
+        length = out.tail_length
+        self.require(_forall(t, z3.Implies(_in(zt.IntVal(0), t, length), z3.substitute(first, (out.var, t)) ==
+                                           z3.Select(ranks[0].rank.order, t))),
+                     "the output loop releases the ranking's indices in order")
+        if ranks[0].rank.gaps is None:  # gaps read the next index and the best of the rest: observed whole
+            self.observed[ranks[0].node] = length
+        self.released[length.get_id()] = ranks[0].rank
+
+    def fresh(self, base: str, sort: z3.SortRef) -> z3.ExprRef:
+        self.count += 1
+        return z3.Const(f"%{base}{self.count}", sort)
+
+    def index(self, base: str) -> z3.ArithRef:
+        index = self.fresh(base, zt.IntSort())
+        assert isinstance(index, z3.ArithRef)
+        return index
+
+    def require(self, condition: z3.BoolRef, text: str) -> None:
+        self.defined.append((condition, text, len(self.axioms)))
+
+    def lemma(self, text: str, *obligations: ObligationId) -> None:
+        for o in obligations or (ObligationId.C4A, ObligationId.C4C):
+            if text not in self.lemmas.setdefault(o, []):
+                self.lemmas[o].append(text)
+
+
+def _in(lo: z3.ArithRef, x: z3.ArithRef, hi: z3.ArithRef) -> z3.BoolRef:
+    return zt.And(lo <= x, x < hi)
+
+
+def _forall(x: z3.ArithRef, body: z3.BoolRef) -> z3.BoolRef:
+    return z3.ForAll([x], body)
+
+
+class _VectorEval(ExprEval):
+    """Expressions over symbolic-length lists: the vector builtins by their defining relations."""
+
+    def __init__(self, vec: _Vectors, *args, aligned: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.vec = vec
+        self.aligned = aligned
+
+    def visit_call(self, e: n.Call, ctx: None = None) -> Value:
+        if e.func in RANKINGS:
+            values = self.value(e.args[0])
+            if isinstance(values, ArrayV):
+                return self._rank(e, values)
+        if e.func == "indices":
+            v = self.value(e.args[0])
+            if isinstance(v, TailOutput):
+                return self._indices(v)
+        if e.func in ("max", "min") and len(e.args) == 1:
+            v = self.value(e.args[0])
+            if isinstance(v, ArrayV):
+                raise EncodingError(f"`{e.func}` of a whole list has no encoding for every length; write it as a "
+                                    f"comprehension")
+        return super().visit_call(e, ctx)
+
+    # -- rankings ---------------------------------------------------------------------------------
+    def _rank(self, e: n.Call, values: ArrayV) -> Value:
+        vec = self.vec
+        n_ = values.length
+        if e.func in ("argmax", "argmin"):
+            k: z3.ArithRef = zt.IntVal(1)
+            vec.require(n_ >= 1, f"`{e.func}` at line {e.span.line} needs a non-empty list")
+        else:
+            k = self.arith(e.args[1])
+            if e.func == "top_k":
+                vec.require(zt.And(k >= 0, k <= n_), f"`top_k` at line {e.span.line} needs 0 <= k <= len")
+            else:
+                vec.require(zt.And(k >= 0, k < n_), f"`top_k_with_gaps` at line {e.span.line} needs 0 <= k < len")
+        if e.func == "argmin":
+            i = vec.index("i")
+            values = ArrayV(z3.Lambda([i], -z3.Select(values.array, i)), n_)
+        if not self.aligned:
+            _generic(vec.enc, values, e)
+            rank = self._relation(e, values, k)
+            vec.ranked[id(e)] = _Ranked(rank, e.func, values, id(e))
+            vec.by_order[rank.order.get_id()] = rank
+            vec.lemma(f"`{e.func}` at line {e.span.line}: its defining relation over a list of every length "
+                      "(quantified over indices), no ties (continuous noise: probability 0, Theorem 10.1)")
+        else:
+            first = vec.ranked.get(id(e))
+            if first is None:
+                raise EncodingError(f"the ranking at line {e.span.line} is not reached in the first run")
+            rank = self._aligned_rank(e, values, k, first.rank)
+        if e.func in ("argmax", "argmin"):
+            return z3.Select(rank.order, zt.IntVal(0))
+        return rank
+
+    def _aligned_rank(self, e: n.Call, values: ArrayV, k: z3.ArithRef, first: RankV) -> RankV:
+        """The aligned run's ranking, from the first run's: C4a's goal is that the first run's order (or the prefix
+        of it that the output shows) is also the order of the aligned values."""
+        vec = self.vec
+        v, n_ = values.array, values.length
+        J, S, P = first.order, first.member, first.position
+        shown = vec.observed.get(id(e))
+        length = k if shown is None else shown
+        t, l_ = vec.index("t"), vec.index("l")
+        outside = zt.And(_in(zt.IntVal(0), l_, n_), z3.Not(zt.And(z3.Select(S, l_), z3.Select(P, l_) < length)))
+        ordered = _forall(t, z3.Implies(zt.And(t >= 0, t + 1 < length), z3.Select(v, z3.Select(J, t)) >
+                                        z3.Select(v, z3.Select(J, t + 1))))
+        above = _forall(l_, z3.Implies(zt.And(outside, length >= 1),
+                                       z3.Select(v, l_) < z3.Select(v, z3.Select(J, length - 1))))
+        vec.goals.append((zt.And(ordered, above), f"the aligned run ranks the same indices first at line "
+                                                  f"{e.span.line}"))
+        if shown is None:
+            gaps = self._gaps(e, values, k, first) if first.gaps is not None else None
+            return replace(first, gaps=gaps)
+        if first.gaps is not None:
+            raise EncodingError(f"the gaps of the ranking at line {e.span.line} when only a prefix is output")
+        # Past the prefix: the next index is the best of the rest (when there is one); later ones are unknown
+        # (an arbitrary array: whatever the aligned run ranks there, the proof holds).
+        nxt = vec.index("next")
+        m = vec.index("l")
+        outside_m = zt.And(_in(zt.IntVal(0), m, n_), z3.Not(zt.And(z3.Select(S, m), z3.Select(P, m) < length)))
+        vec.axioms.append(z3.Implies(length < k, zt.And(
+            _in(zt.IntVal(0), nxt, n_), z3.Not(zt.And(z3.Select(S, nxt), z3.Select(P, nxt) < length)),
+            _forall(m, z3.Implies(outside_m, z3.Select(v, m) <= z3.Select(v, nxt))))))
+        unknown = vec.fresh("unranked", z3.ArraySort(zt.IntSort(), zt.IntSort()))
+        u = vec.index("t")
+        order = z3.Lambda([u], z3.If(u < length, z3.Select(J, u), z3.If(u == length, nxt, z3.Select(unknown, u))))
+        opaque = vec.fresh("aligned_selected", z3.ArraySort(zt.IntSort(), z3.BoolSort(ctx=zt.current())))
+        where = vec.fresh("aligned_position", z3.ArraySort(zt.IntSort(), zt.IntSort()))
+        vec.lemma(f"`{e.func}` at line {e.span.line}: the output shows a prefix of the ranking; the first indices of "
+                  "top_k are those of top_L for L <= k")
+        return RankV(order, None, k, opaque, where)
+
+    def _relation(self, e: n.Call, values: ArrayV, k: z3.ArithRef) -> RankV:
+        vec = self.vec
+        v, n_ = values.array, values.length
+        J = vec.fresh(f"order@{e.span.line}:", z3.ArraySort(zt.IntSort(), zt.IntSort()))
+        P = vec.fresh(f"position@{e.span.line}:", z3.ArraySort(zt.IntSort(), zt.IntSort()))
+        S = vec.fresh(f"selected@{e.span.line}:", z3.ArraySort(zt.IntSort(), z3.BoolSort(ctx=zt.current())))
+        t, l_ = vec.index("t"), vec.index("l")
+        jt = z3.Select(J, t)
+        vec.axioms += [
+            _forall(t, z3.Implies(_in(zt.IntVal(0), t, k), zt.And(_in(zt.IntVal(0), jt, n_), z3.Select(S, jt),
+                                                                  z3.Select(P, jt) == t))),
+            _forall(l_, z3.Implies(z3.Select(S, l_), zt.And(_in(zt.IntVal(0), l_, n_),
+                                                            _in(zt.IntVal(0), z3.Select(P, l_), k),
+                                                            z3.Select(J, z3.Select(P, l_)) == l_))),
+            _forall(t, z3.Implies(zt.And(t >= 0, t + 1 < k), z3.Select(v, jt) > z3.Select(v, z3.Select(J, t + 1)))),
+            _forall(l_, z3.Implies(zt.And(_in(zt.IntVal(0), l_, n_), z3.Not(z3.Select(S, l_)), k >= 1),
+                                   z3.Select(v, l_) < z3.Select(v, z3.Select(J, k - 1)))),
+        ]
+        # The same facts between any two positions (their transitive closure, which E-matching cannot derive by
+        # chaining a symbolic number of steps): consequences of the relation, so stating them is sound.
+        u = vec.index("t")
+        vec.axioms += [
+            z3.ForAll([t, u], z3.Implies(zt.And(t >= 0, t < u, u < k),
+                                         z3.Select(v, jt) > z3.Select(v, z3.Select(J, u)))),
+            z3.ForAll([l_, t], z3.Implies(zt.And(_in(zt.IntVal(0), l_, n_), z3.Not(z3.Select(S, l_)),
+                                                 _in(zt.IntVal(0), t, k)), z3.Select(v, l_) < z3.Select(v, jt))),
+        ]
+        rank = RankV(J, None, k, S, P)
+        if e.func == "top_k_with_gaps":
+            rank = replace(rank, gaps=self._gaps(e, values, k, rank))
+        return rank
+
+    def _gaps(self, e: n.Call, values: ArrayV, k: z3.ArithRef, rank: RankV) -> z3.ArrayRef:
+        v = values.array
+        best = self._extremum("max", lambda l_: z3.Select(v, l_), lambda l_: zt.And(
+            _in(zt.IntVal(0), l_, values.length), z3.Not(z3.Select(rank.member, l_))), f"gap@{e.span.line}:",
+            real=True)
+        t = self.vec.index("t")
+        here = z3.Select(v, z3.Select(rank.order, t))
+        return z3.Lambda([t], z3.If(t + 1 < k, here - z3.Select(v, z3.Select(rank.order, t + 1)), here - best))
+
+    def _extremum(self, func: str, body: Callable[[z3.ArithRef], z3.ArithRef],
+                  domain: Callable[[z3.ArithRef], z3.BoolRef], name: str, real: bool,
+                  argument: bool = False) -> z3.ArithRef:
+        """M = max/min of body over domain (non-empty: the caller proves it), defined by a witness w and a bound;
+        with `argument`, w (some index where the extremum is attained: a proof over every such index covers the
+        one the interpreter picks, the lowest)."""
+        vec = self.vec
+        w, l_ = vec.index(name + "w"), vec.index("l")
+        best = vec.fresh(name, zt.RealSort() if real else zt.IntSort())
+        assert isinstance(best, z3.ArithRef)
+        below = (lambda a: a <= best) if func == "max" else (lambda a: a >= best)
+        vec.axioms += [domain(w), body(w) == best, _forall(l_, z3.Implies(domain(l_), below(body(l_))))]
+        return w if argument else best
+
+    # -- index sets and comprehensions --------------------------------------------------------------
+    def _indices(self, out: TailOutput) -> IndexSetV:
+        """indices(out): the first items of the output's pairs; the tail's must be `order[t]` of a ranking."""
+        fixed = []
+        for slot in out.fixed:
+            if not isinstance(slot, TupV):
+                raise EncodingError("indices(out) of outputs that are not pairs")
+            fixed.append(_term(slot.items[0]))
+        tail: Callable[[z3.ArithRef], z3.BoolRef] | None = None
+        if out.tail is not None:
+            rank = self.vec.released.get(out.tail_length.get_id()) if out.tail_length is not None else None
+            if rank is None:
+                raise EncodingError("indices(out) where the output loop does not release a ranking's indices")
+            length = out.tail_length
+
+            def tail(x: z3.ArithRef, rank: RankV = rank, length: z3.ArithRef = length) -> z3.BoolRef:
+                return zt.And(z3.Select(rank.member, x), z3.Select(rank.position, x) < length)
+
+        def contains(x: z3.ArithRef) -> z3.BoolRef:
+            return zt.Or([x == f for f in fixed] + ([tail(x)] if tail is not None else []))
+
+        return IndexSetV(contains, out.length)
+
+    def visit_comprehension(self, e: n.Comprehension, ctx: None = None) -> Value:
+        domain = self.value(e.domain) if e.domain is not None else None
+        excluded = self.value(e.excluded) if e.excluded is not None else None
+        symbolic = isinstance(domain, RangeV) and (_concrete(domain.hi) is None or _concrete(domain.lo) is None)
+        if not symbolic and not isinstance(excluded, IndexSetV):
+            return super().visit_comprehension(e, ctx)
+        excluded = _index_set(excluded) if excluded is not None else None
+        if e.excluded is not None and excluded is None:
+            raise EncodingError(f"`{e.func}` excludes a set that has no encoding for every length")
+        if e.func not in ("max", "min", "argmax", "argmin") or not isinstance(domain, RangeV) or \
+                e.condition is not None:
+            raise EncodingError(f"`{e.func}` over an index set of symbolic size has no encoding for every length")
+        lo, hi = domain.lo, domain.hi
+        if isinstance(excluded, IndexSetV):
+            # |S| < hi - lo leaves a member (S has at most `size` members): the pigeonhole principle.
+            self.vec.require(excluded.size < hi - lo, f"the domain of `{e.func}` at line {e.span.line} may be empty")
+            self.vec.lemma(f"`{e.func}` at line {e.span.line}: a maximum over indices not in a set of fewer "
+                           "members than the range is attained (pigeonhole)")
+        else:
+            self.vec.require(lo < hi, f"the domain of `{e.func}` at line {e.span.line} may be empty")
+
+        def inside(l_: z3.ArithRef) -> z3.BoolRef:
+            parts = [lo <= l_, l_ < hi]
+            if isinstance(excluded, IndexSetV):
+                parts.append(z3.Not(excluded.contains(l_)))
+            return zt.And(parts)
+
+        def body(l_: z3.ArithRef) -> z3.ArithRef:
+            saved = self.env.get(e.var)
+            self.env[e.var] = l_
+            try:
+                return self.arith(e.body)
+            finally:
+                if saved is None:
+                    del self.env[e.var]
+                else:
+                    self.env[e.var] = saved
+
+        probe = body(self.vec.index("l"))
+        return self._extremum(e.func.removeprefix("arg"), body, inside, f"{e.func}@{e.span.line}:",
+                              real=not z3.is_int(probe), argument=e.func.startswith("arg"))
+
+
+def _generic(enc: Encoding, values: ArrayV, e: n.Expr) -> None:
+    """Ties among the ranked values have probability 0: element i is a + c·η[i] with c a nonzero number, η a
+    family with a density read at index i only, and a free of η (ranking.py's docstring)."""
+    i = zt.Int("%generic")
+    term = z3.simplify(z3.Select(values.array, i))
+    parts = term.children() if z3.is_app_of(term, z3.Z3_OP_ADD) else [term]
+    own = []
+    for part in parts:
+        families = _family_reads(part)
+        if families:
+            own.append((part, families))
+    if len(own) == 1:
+        part, families = own[0]
+        if len(families) == 1:
+            (name, index), = families
+            site = enc.mech.site(name)
+            coefficient = _scale_of(part)
+            if site is not None and site.distribution.continuous and index.eq(i) and coefficient:
+                enc.assumptions.add(f"no ties among the noisy values ranked at line {e.span.line} (continuous "
+                                    "noise: probability 0, Theorem 10.1)")
+                return
+    raise EncodingError(f"the values ranked at line {e.span.line} may tie with positive probability (each must "
+                        "be a + c·eta[i] with its own noise member)")
+
+
+def _family_reads(t: z3.ExprRef) -> set[tuple[str, z3.ExprRef]]:
+    """(family, index) of each `select(noise array, index)` in t."""
+    found: set[tuple[str, z3.ExprRef]] = set()
+    todo = [t]
+    while todo:
+        x = todo.pop()
+        if z3.is_select(x) and z3.is_const(x.arg(0)) and x.arg(0).decl().name().startswith("noise:"):
+            found.add((x.arg(0).decl().name()[len("noise:"):], x.arg(1)))
+        todo.extend(x.children())
+    return found
+
+
+def _selects_at(t: z3.ExprRef, index: z3.ExprRef) -> list[z3.ExprRef]:
+    """The arrays that t reads at `index`."""
+    found: dict[int, z3.ExprRef] = {}
+    todo = [t]
+    while todo:
+        x = todo.pop()
+        if z3.is_select(x) and x.arg(1).eq(index):
+            found[x.arg(0).get_id()] = x.arg(0)
+        todo.extend(x.children())
+    return list(found.values())
+
+
+def _scale_of(part: z3.ExprRef) -> bool:
+    """Whether part is c·select(η, i) (or select(η, i)) with c a nonzero number."""
+    if z3.is_select(part):
+        return True
+    if z3.is_app_of(part, z3.Z3_OP_TO_REAL):
+        return _scale_of(part.arg(0))
+    if z3.is_app_of(part, z3.Z3_OP_MUL) and part.num_args() == 2:
+        c, x = part.children()
+        if z3.is_select(c) or z3.is_app_of(c, z3.Z3_OP_TO_REAL):
+            c, x = x, c
+        value = z3.simplify(c)
+        number = z3.is_rational_value(value) or z3.is_int_value(value)
+        return number and _scale_of(x) and \
+            (value.as_fraction() if z3.is_rational_value(value) else value.as_long()) != 0
+    return False
+
+
+# ------------------------------------------------------------------------------------------------- runs
+
+
+class _VectorRun(Run):
+    """A run over symbolic-length lists: the map loop at a symbolic index, the output loop at a symbolic t."""
+
+    def __init__(self, vec: _Vectors, enc: Encoding, inputs: dict[str, Value], arrays: dict[str, z3.ArrayRef],
+                 shift: Callable[[str, z3.ArithRef | None], z3.ArithRef] | None = None, twin: Run | None = None):
+        super().__init__(enc, inputs, twin=twin)
+        self.vec = vec
+        self.arrays = arrays
+        self.vector_shift = shift
+        self.shift = (lambda name, index: shift(name, None)) if shift is not None else None  # scalar draws
+        self.map_index: z3.ArithRef | None = None
+        self.elements: dict[str, Value] = {}
+        self.outer: set[str] = set()
+        """Inside a loop run at a symbolic index: the names defined before it. Assigning one would carry a value
+        from one iteration to the next, which one abstract iteration does not compute."""
+
+    def evaluator(self) -> ExprEval:
+        return _VectorEval(self.vec, self.enc, self.vars, {}, noise=self._noise_read, run=self,
+                           aligned=self.twin is not None)
+
+    def visit_assign(self, s: n.Assign, ctx: None = None) -> None:
+        if s.target in self.outer:
+            raise EncodingError(f"line {s.span.line} carries `{s.target}` from one iteration to the next")
+        if s.index is None:
+            super().visit_assign(s, ctx)
+            return
+        if self.map_index is None or not _term(self.eval(s.index)).eq(self.map_index):
+            raise EncodingError(f"line {s.span.line} assigns a list element other than the map loop's own")
+        self.elements[s.target] = self.eval(s.value)
+
+    def sample(self, s: n.Sample) -> None:
+        site = self.enc.mech.noise_site(s.var)
+        if site.loop is None:
+            super().sample(s)
+            return
+        if self.map_index is None or site.loop.var not in self.vars or \
+                not _term(self.vars[site.loop.var]).eq(self.map_index):
+            raise EncodingError(f"noise {s.var} is drawn outside the map loop")
+        base = z3.Select(self.arrays[s.var], self.map_index)
+        value = base if self.vector_shift is None else base + self.vector_shift(s.var, self.map_index)
+        args = tuple(self.eval(a) for a in s.args)
+        self.current[s.var] = value
+        self.draws.append(Draw(s.var, CURRENT, z3.simplify(self.active), base, s, args, dict(self.vars)))
+
+    def map_loop(self, loop: n.For, index: z3.ArithRef, length: z3.ArithRef) -> None:
+        before = set(self.vars)
+        self.map_index = index
+        self.vars[loop.var] = index
+        self.running.append(zt.BoolVal(True))
+        self.outer = before
+        self.block(loop.body)
+        self.outer = set()
+        if not z3.is_true(z3.simplify(self.running.pop())):
+            raise EncodingError("the map loop may stop early")
+        self.map_index = None
+        for name in set(self.vars) - before:  # the iteration's scalars are not read after it
+            del self.vars[name]
+        for name, value in self.elements.items():
+            if name in before:
+                raise EncodingError(f"line {loop.span.line}: `{name}` is built by the map loop and also before it")
+            self.vars[name] = ArrayV(z3.Lambda([index], _term(value)), length)
+        self.elements = {}
+
+    def output_loop(self, loop: n.For, t: z3.ArithRef) -> tuple[Value, z3.BoolRef]:
+        """One iteration at a symbolic t: its output and whether the loop goes on."""
+        before = set(self.vars)
+        slots, length = self.slots, self.length
+        self.slots, self.length = [], zt.IntVal(0)
+        self.vars[loop.var] = t
+        self.running.append(zt.BoolVal(True))
+        outer = self.active
+        self.outer = before
+        self.block(loop.body)
+        self.outer = set()
+        goes_on = self.running.pop()
+        self.active = outer
+        produced, self.slots, self.length = (self.slots, self.length), slots, length
+        for name in set(self.vars) - before:
+            del self.vars[name]
+        if len(produced[0]) != 1:
+            raise EncodingError(f"the loop at line {loop.span.line} does not output one item per iteration")
+        self.vec.require(produced[1] == z3.If(goes_on, 1, 0),
+                         f"the loop at line {loop.span.line} outputs exactly one item per iteration it completes")
+        return produced[0][0], goes_on
+
+
+# ------------------------------------------------------------------------------------------------- shape
+
+
+@dataclass
+class _Shape:
+    prefix: list[n.Stmt]
+    map_loop: n.For
+    middle: list[n.Stmt]
+    tail: n.For | None
+
+
+def _shape(mech: ResolvedMechanism) -> _Shape:
+    body = list(mech.body)
+    loops = [k for k, s in enumerate(body) if isinstance(s, n.For)]
+    if not loops or len(loops) > 2:
+        raise NotInductive("not a map loop followed by a ranking")
+    first = body[loops[0]]
+    assert isinstance(first, n.For)
+    if not (isinstance(first.lo, n.Number) and first.lo.value == 0 and isinstance(first.hi, n.Call) and
+            first.hi.func == "len" and isinstance(first.hi.args[0], n.ParamRef)):
+        raise NotInductive("the first loop is not `for i in 0 .. len(q)`")
+    if any(not isinstance(s, (n.Assign, n.Sample)) for s in first.body):
+        raise NotInductive("the map loop has branches, outputs or loops")
+    if not any(isinstance(x, n.Call) and x.func in RANKINGS for s in body for x in _stmt_exprs_deep(s)):
+        raise NotInductive("no ranking (top_k, top_k_with_gaps, argmax, argmin)")
+    tail: n.For | None = None
+    if len(loops) == 2:
+        if loops[1] != len(body) - 1:
+            raise NotInductive("statements after the output loop")
+        last = body[-1]
+        assert isinstance(last, n.For)
+        tail = last
+        if any(isinstance(s, (n.For, n.While, n.Sample)) for s in walk_statements(tail.body)):
+            raise NotInductive("the output loop draws noise or nests loops")
+    middle = body[loops[0] + 1: loops[1] if tail is not None else len(body)]
+    prefix = body[:loops[0]]
+    for s in walk_statements(prefix + middle):
+        if isinstance(s, (n.For, n.While)):
+            raise NotInductive("a nested loop")
+    if any(isinstance(s, n.Output) for s in walk_statements(prefix)):
+        raise NotInductive("outputs before the map loop")
+    if any(isinstance(s, n.Sample) for s in walk_statements(middle)):
+        raise NotInductive("noise drawn after the map loop")
+    if any(isinstance(s, n.If) for s in middle):
+        raise NotInductive("a branch between the ranking and the output loop")
+    return _Shape(prefix, first, middle, tail)
+
+
+def _stmt_exprs_deep(s: n.Stmt) -> list[n.Expr]:
+    from .verify import _stmt_exprs
+
+    found = []
+    for t in walk_statements([s]):
+        for e in _stmt_exprs(t):
+            found += list(walk(e))
+    return found
+
+
+# ------------------------------------------------------------------------------------------------ proof
+
+
+def prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Inductive:
+    """The proof for every length of a ranking mechanism; raises NotInductive when the shape does not fit."""
+    try:
+        return _prove(mech, limits, cost_term, support_of)
+    except EncodingError as error:
+        raise NotInductive(str(error)) from None
+
+
+class _Alignment:
+    """ψ over the first run's output of symbolic length."""
+
+    def __init__(self, vec: _Vectors, enc: Encoding, env: dict[str, Value], primed: dict[str, Value],
+                 arrays: dict[str, z3.ArrayRef], out: TailOutput):
+        self.enc, self.arrays = enc, arrays
+        self.env = env
+        self.ev = _VectorEval(vec, enc, env, primed, noise=self._noise, out=out)
+        mech = enc.mech
+        self._cache: dict[tuple[str, int], z3.ArithRef] = {}
+        if mech.alignment is not None:
+            for let in mech.alignment.lets:
+                env[let.name] = self.ev.value(let.value)
+
+    def _noise(self, name: str, index: Value | None, node: n.Expr) -> Value | None:
+        site = self.enc.mech.site(name)
+        if site is None:
+            return None
+        if site.family:
+            if index is None:
+                raise EncodingError(f"the family {name} read without an index")
+            return z3.Select(self.arrays[name], _term(index))
+        return self.enc.noise_symbol(name, None, site.distribution.integer)
+
+    def shift(self, name: str, index: z3.ArithRef | None) -> z3.ArithRef:
+        key = (name, index.get_id() if index is not None else -1)
+        if key in self._cache:
+            return self._cache[key]
+        shift = self.enc.mech.alignment.shift_of(name) if self.enc.mech.alignment else None
+        value: z3.ArithRef
+        if shift is None:
+            value = zt.IntVal(0)
+        elif shift.index_var:
+            assert index is not None, "a family's shift is taken at an index"
+            self.env[shift.index_var] = index
+            try:
+                value = self.ev.arith(shift.shift)
+            finally:
+                del self.env[shift.index_var]
+        else:
+            value = self.ev.arith(shift.shift)
+        self._cache[key] = value
+        return value
+
+    def claim(self) -> z3.ArithRef:
+        return _real(self.ev.arith(self.enc.mech.claim))
+
+
+def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Inductive:
+    shape = _shape(mech)
+    if mech.alignment is None:
+        raise NotInductive("no alignment")
+    enc = Encoding(mech, Encoding.uniform(mech, 0), {})
+    vec = _Vectors(enc)
+    lengths: dict[str, z3.ArithRef] = {}
+    adjacency: list[z3.BoolRef] = []
+    up = zt.Bool("%up")
+    for p in mech.params:
+        if not isinstance(p.type, ListType):
+            continue
+        length = zt.Int(f"len({p.name})")
+        lengths[p.name] = length
+        sort = zt.IntSort() if str(p.type.elem) == "int" else zt.RealSort()
+        here = ArrayV(z3.Array(p.name, zt.IntSort(), sort), length)
+        enc.params[p.name] = here
+        if p.name not in enc.neighbour:
+            continue
+        there = ArrayV(z3.Array(p.name + "'", zt.IntSort(), sort), length)
+        enc.neighbour[p.name] = there
+        j = vec.index("j")
+        a, b = z3.Select(here.array, j), z3.Select(there.array, j)
+        for adj in p.adjacency:
+            if adj.kind == "pointwise":
+                assert adj.bound is not None, "a pointwise clause has a bound"
+                bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound)
+                adjacency.append(_forall(j, z3.Implies(_in(zt.IntVal(0), j, length),
+                                                       z3.If(a >= b, a - b, b - a) <= bound)))
+            elif adj.kind == "monotone":
+                adjacency.append(_forall(j, z3.Implies(_in(zt.IntVal(0), j, length), z3.If(up, a <= b, a >= b))))
+            else:
+                raise NotInductive(f"{adj.kind} adjacency has no encoding here")
+    for p in mech.params:
+        if not isinstance(p.type, ListType):
+            for adj in p.adjacency:
+                assert adj.bound is not None, "a scalar clause has a bound"
+                bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound)
+                here_s, there_s = _term(enc.params[p.name]), _term(enc.neighbour[p.name])
+                adjacency.append(z3.If(here_s >= there_s, here_s - there_s, there_s - here_s) <= bound)
+    loop_list = _loop_list(shape.map_loop)
+    n_ = lengths[loop_list]
+    arrays = {s.name: z3.Array("noise:" + s.name, zt.IntSort(), zt.IntSort() if s.distribution.integer
+                               else zt.RealSort()) for s in mech.noise if s.family}
+    inputs1 = dict(enc.params)
+    inputs2 = {**enc.params, **enc.neighbour}
+
+    def execute(run: _VectorRun, i: z3.ArithRef, t: z3.ArithRef) -> tuple[TailOutput, list[Draw], list[Draw],
+                                                                           z3.BoolRef | None, Value | None]:
+        run.block(shape.prefix)
+        prefix_draws = list(run.draws)
+        run.map_loop(shape.map_loop, i, n_)
+        map_draws = run.draws[len(prefix_draws):]
+        run.block(shape.middle)
+        fixed = tuple(run.slots)
+        if _concrete(run.length) != len(fixed):
+            raise EncodingError("the outputs before the output loop depend on the run")
+        tail_slot, goes_on = (None, None) if shape.tail is None else run.output_loop(shape.tail, t)
+        return (TailOutput(fixed, t if shape.tail else None, tail_slot, zt.IntVal(0)), prefix_draws, map_draws,
+                goes_on, tail_slot)
+
+    i, t = zt.Int("%i"), zt.Int("%t")
+    run1 = _VectorRun(vec, enc, inputs1, arrays)
+    out1, pre_draws1, map_draws1, goes_on1, _ = execute(run1, i, t)
+    bound_k = None
+    if shape.tail is not None:
+        lo = _concrete(_term(run1.eval(shape.tail.lo)))
+        if lo != 0:
+            raise NotInductive("the output loop does not start at 0")
+        bound_k = _term(run1.eval(shape.tail.hi))
+        L = zt.Int("%len_tail")
+        assert goes_on1 is not None
+        t2 = vec.index("t")
+        vec.axioms += [L >= 0, bound_k >= L,
+                       _forall(t2, z3.Implies(_in(zt.IntVal(0), t2, L), z3.substitute(goes_on1, (t, t2)))),
+                       z3.Implies(bound_k > L, z3.Not(z3.substitute(goes_on1, (t, L))))]
+        out1 = replace(out1, tail_length=L)
+        vec.release(out1)
+    constants = {c: run1.vars[c] for c in mech.constants if c in run1.vars}
+    align = _Alignment(vec, enc, {**enc.params, **constants}, dict(enc.neighbour), arrays, out1)
+    first_run = len(vec.axioms)
+    """The definitions of the first run and of the alignment: all that C4c, C4d, C3 and C0 read (a query with
+    fewer assumptions is as sound, and z3 does not wander into the aligned run's quantifiers)."""
+    run2 = _VectorRun(vec, enc, inputs2, arrays, shift=align.shift, twin=run1)
+    out2, pre_draws2, map_draws2, goes_on2, _ = execute(run2, i, t)
+
+    # C4a: the aligned run's rankings and stopping point are the first run's, and the outputs agree.
+    c4a_goals = [g for g, _ in vec.goals]
+    if len(out1.fixed) != len(out2.fixed):
+        raise EncodingError("the two runs output different numbers of items before the output loop")
+    c4a_goals += [equal(a, b) for a, b in zip(out1.fixed, out2.fixed)]
+    if shape.tail is not None:
+        assert goes_on2 is not None and bound_k is not None and out1.tail is not None and out2.tail is not None
+        L = out1.tail_length
+        t3 = vec.index("t")
+        c4a_goals.append(_forall(t3, z3.Implies(_in(zt.IntVal(0), t3, L), zt.And(
+            z3.substitute(goes_on2, (t, t3)), equal(out1.tail_at(t3), out2.tail_at(t3))))))
+        c4a_goals.append(z3.Implies(bound_k > L, z3.Not(z3.substitute(goes_on2, (t, L)))))
+
+    # The assumptions: requires, adjacency, the support of every noise member, the definitions.
+    in_range = _in(zt.IntVal(0), i, n_)
+    support = list(support_of(enc, runs=(run1,)))
+    for d in map_draws1:
+        site = mech.noise_site(d.site)
+        inside = member_support(site.distribution, d.value, d.args)
+        if inside:
+            support.append(_forall(i, z3.Implies(zt.And(in_range, well_formed(enc, d, d.args)), zt.And(inside))))
+    support = [s for s in support if not _mentions(s, i) or z3.is_quantifier(s)]
+    nonnegative = [length >= 0 for length in lengths.values()]
+    base = [enc.requires(), *nonnegative, *adjacency, *support]
+    witness = [enc.requires(), *nonnegative]
+    result = Inductive()
+
+    def valid(goal: z3.BoolRef, extra: tuple[z3.BoolRef, ...] = (), axioms: int | None = None) -> bool:
+        facts = base + vec.axioms[:axioms] + list(extra)
+        return check_valid(facts, goal, limits, satisfiable_if=witness).status == Validity.PROVED
+
+    undefined = [text for cond, text, stated in vec.defined
+                 if check_valid(base + vec.axioms[:stated], cond, limits, satisfiable_if=witness).status !=
+                 Validity.PROVED]
+    if undefined:
+        raise NotInductive("; ".join(undefined))
+    result.proved[ObligationId.C4A, None] = None if valid(zt.And(c4a_goals)) else \
+        "the outputs of the two runs could not be shown equal for every length"
+
+    # C4c: prefix cost + |S|·(gated cost at a member of S) + n·(other cost at an index) <= claim.
+    claim = align.claim()
+    prefix_cost = zt.Sum([z3.If(d.guard, cost_term(enc, mech.noise_site(d.site), d) * _abs(align.shift(d.site, None)),
+                                0) for d in pre_draws1 if mech.noise_site(d.site).distribution.cost is not None]) \
+        if pre_draws1 else zt.RealVal(0)
+    # Each family's gating set: S of a shift `i in S ? e : e0`, else the released indices; a family is gated
+    # when its shift is 0 outside its set (proved for every index), and gated families are summed per set.
+    groups: dict[str, tuple[IndexSetV, str, list[z3.ArithRef]]] = {}
+    dense = []
+    for d in map_draws1:
+        site = mech.noise_site(d.site)
+        if site.distribution.cost is None:
+            continue
+        psi = align.shift(d.site, i)
+        term = cost_term(enc, site, d) * _abs(psi)
+        gate = _gating_set(align, out1, mech.alignment.shift_of(d.site))
+        if gate is not None and valid(z3.Implies(zt.And(in_range, z3.Not(gate[1].contains(i))), psi == 0),
+                                      axioms=first_run):
+            groups.setdefault(gate[0], (gate[1], gate[2], []))[2].append(term)
+        else:
+            dense.append(term)
+    parts = [prefix_cost]
+    extra = []
+    for text, (gate_set, size_text, terms) in groups.items():
+        x = vec.index("x")
+        size = gate_set.size
+        parts.append(z3.If(size > 0, _real(size) * zt.Sum([z3.substitute(t, (i, x)) for t in terms]), 0))
+        extra += [z3.Implies(size > 0, zt.And(gate_set.contains(x), _in(zt.IntVal(0), x, n_)))]
+        vec.lemma(f"cost: only the members in {text} are shifted, at most {size_text} of them, each costing at most "
+                  "the largest share", ObligationId.C4C)
+    if dense:
+        parts.append(z3.If(n_ > 0, _real(n_) * zt.Sum(dense), 0))
+        extra += [z3.Implies(n_ > 0, in_range)]
+        vec.lemma(f"cost: at most len({loop_list}) members shifted, each costing at most the largest share",
+                  ObligationId.C4C)
+    result.proved[ObligationId.C4C, None] = None if valid(zt.Sum(parts) <= claim, tuple(extra), first_run) else \
+        "the aligned cost could not be bounded by the claim for every length"
+
+    # C4d, C3, C0 per draw: the prefix's, and the map loop's at a symbolic index i < n.
+    conditions: list[tuple[ObligationKey, z3.BoolRef]] = []
+    for draws, index in ((pre_draws1, None), (map_draws1, i)):
+        for d in draws:
+            site = mech.noise_site(d.site)
+            psi = _real(align.shift(d.site, index))
+            if mech.alignment.shift_of(d.site) is not None:
+                conditions += [((ObligationId.C4D, None), z3.Implies(d.guard, c))
+                               for c, _ in aligned_in_support(d, psi, site.distribution)]
+            if not site.distribution.lipschitz:
+                conditions.append(((ObligationId.C3, d.site), z3.Implies(d.guard, psi == 0)))
+    for first, second in ((pre_draws1, pre_draws2), (map_draws1, map_draws2)):
+        pair = _Draws(first), _Draws(second)
+        conditions += [((ObligationId.C0, c.draw.site), c.formula)
+                       for c in density_conditions(enc, pair[0], pair[1])]  # type: ignore[arg-type]
+    keys: set[ObligationKey] = {k for k, _ in conditions} | {(ObligationId.C4D, None)} | \
+        {(ObligationId.C3, s.name) for s in mech.noise} | {(ObligationId.C0, s.name) for s in mech.noise}
+    for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
+        formulas = [f for k, f in conditions if k == key]
+        ok = not formulas or valid(zt.And(formulas), (in_range,), first_run)
+        result.proved[key] = None if ok else "not shown for every index"
+    # C2: every sample is drawn on every run (no draw under a branch), so the output determines them.
+    drawn_always = all(z3.is_true(z3.simplify(d.guard)) for d in pre_draws1 + map_draws1)
+    result.proved[ObligationId.C2, None] = None if drawn_always else "a sample is drawn under a branch"
+    acyclic = _acyclic(mech)
+    result.proved[ObligationId.C4B, None] = acyclic
+    lets = {let.name: let.value for let in mech.alignment.lets}
+    if acyclic is None and any(_reads_noise(mech, s.shift, lets) for s in mech.alignment.shifts):
+        vec.lemma("the shifts of the released members read only members outside the released set, whose shifts "
+                  "read no noise (Free Gap Lemma 4's order)", ObligationId.C4B)
+    result.notes = vec.lemmas
+    return result
+
+
+def _gating_set(align: _Alignment, out: TailOutput, shift) -> tuple[str, IndexSetV, str] | None:
+    """The set S of a family shift `i in S ? e : e0` (its text, value and size as text), else the released
+    indices."""
+    if shift is None:
+        return None
+    e = shift.shift
+    if isinstance(e, n.Conditional) and isinstance(e.condition, n.Member) and not e.condition.negated and \
+            isinstance(e.condition.element, n.LocalRef) and e.condition.element.id == shift.index_var:
+        value = _index_set(align.ev.value(e.condition.collection))
+        if value is not None:
+            text = _text(e.condition.collection)
+            return f"`{text}`", value, "len(out)" if "indices(out)" in text else _show(value.size)
+    try:
+        return "`indices(out)`", align.ev._indices(out), "len(out)"
+    except EncodingError:
+        return None
+
+
+def _index_set(v: Value) -> IndexSetV | None:
+    if isinstance(v, IndexSetV):
+        return v
+    if isinstance(v, ListV) and all(z3.is_expr(x) for x in v.items):
+        items = [_term(x) for x in v.items]
+        return IndexSetV(lambda x: zt.Or([x == y for y in items]), zt.IntVal(len(items)))
+    return None
+
+
+def _show(t: z3.ExprRef) -> str:
+    return " ".join(str(z3.simplify(t)).split())
+
+
+@dataclass
+class _Draws:
+    """Draws in the shape `density_conditions` reads (a run's list of draws)."""
+
+    draws: list[Draw]
+
+
+def _abs(x: z3.ArithRef) -> z3.ArithRef:
+    x = _real(x)
+    return z3.If(x >= 0, x, -x)
+
+
+def _mentions(f: z3.ExprRef, symbol: z3.ExprRef) -> bool:
+    todo, seen = [f], set()
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if x.eq(symbol):
+            return True
+        todo.extend(x.children())
+    return False
+
+
+# ------------------------------------------------------------------------------------------- acyclicity
+
+
+def _acyclic(mech: ResolvedMechanism) -> str | None:
+    """None when the reads graph has no cycle at any length by the released-set argument (module docstring),
+    else why not. Scalar shifts must read no noise."""
+    alignment = mech.alignment
+    assert alignment is not None, "checked by _prove"
+    lets = {let.name: let.value for let in alignment.lets}
+    gate: dict[str, str | None] = {}
+    for s in alignment.shifts:
+        if not _reads_noise(mech, s.shift, lets):
+            gate[s.var] = None
+            continue
+        shift = s.shift
+        if s.index_var is None or not isinstance(shift, n.Conditional) or \
+                not isinstance(shift.condition, n.Member) or shift.condition.negated or \
+                not isinstance(shift.condition.element, n.LocalRef) or shift.condition.element.id != s.index_var or \
+                _reads_noise(mech, shift.condition.collection, lets) or _reads_noise(mech, shift.orelse, lets):
+            return f"the shift of {s.var} reads noise outside the released-set pattern (`i in S ? e : e0`)"
+        gate[s.var] = _text(shift.condition.collection)
+    for s in alignment.shifts:
+        collection = gate.get(s.var)
+        if collection is None:
+            continue
+        assert isinstance(s.shift, n.Conditional)
+        reads = _outside_reads(mech, s.shift.then, lets, collection, None)
+        if reads is None:
+            return f"the shift of {s.var} reads noise other than members outside `{collection}`"
+        for family in reads:
+            if family in gate and gate[family] not in (None, collection):
+                return f"the shift of {s.var} reads {family}, whose shift is gated by another set"
+    return None
+
+
+def _reads_noise(mech: ResolvedMechanism, e: n.Expr, lets: dict[str, n.Expr]) -> bool:
+    for x in walk(e):
+        if isinstance(x, n.LetRef) and x.text in lets and _reads_noise(mech, lets[x.text], lets):
+            return True
+    return mech.reads_noise(e)
+
+
+def _outside_reads(mech: ResolvedMechanism, e: n.Expr, lets: dict[str, n.Expr], collection: str,
+                   bound: str | None) -> set[str] | None:
+    """The families e reads, when every noise read is a member `eta[l]` of a comprehension `l not in S` (S
+    written `collection`); None when some read is not."""
+    noise = {s.name for s in mech.noise}
+    if isinstance(e, n.LetRef) and e.text in lets:
+        return _outside_reads(mech, lets[e.text], lets, collection, None)
+    if isinstance(e, n.NoiseRef) and e.id in noise:
+        return None
+    if isinstance(e, n.MemberRef) and e.id in noise:
+        if bound is not None and isinstance(e.index, n.LocalRef) and e.index.id == bound:
+            return {e.id}
+        return None
+    if isinstance(e, n.Comprehension):
+        inner = bound
+        if e.excluded is not None and _text(e.excluded) == collection:
+            inner = e.var
+        found: set[str] = set()
+        for part, scope in ((e.domain, bound), (e.excluded, bound), (e.condition, inner), (e.body, inner)):
+            if part is None:
+                continue
+            sub = _outside_reads(mech, part, lets, collection, scope)
+            if sub is None:
+                return None
+            found |= sub
+        return found
+    found = set()
+    for child in children(e):
+        sub = _outside_reads(mech, child, lets, collection, bound)
+        if sub is None:
+            return None
+        found |= sub
+    return found
+
+
+def _text(e: n.Expr) -> str:
+    from ..unparse import unparse
+
+    return unparse(e)
