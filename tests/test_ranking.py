@@ -192,3 +192,15 @@ def test_a_value_carried_across_iterations_is_declined():
     with pytest.raises(NotInductive, match="carries `c`"):
         _prove(_spec(TOP_K, ("pairs = top_k_with_gaps(noisy, k)", "pairs = top_k_with_gaps(noisy, k)\n  c = 0"),
                      ("output pairs[j]", "c = c + 1\n    output pairs[j]")))
+
+
+def test_vacuous_assumptions_are_not_a_proof():
+    # no neighbour exists (the bound is negative): every query would hold, so the proof says unknown
+    mech = _spec(NOISY_MAX, ("adjacent |q[i] - q'[i]| <= 1", "adjacent |q[i] - q'[i]| <= -1"))
+    with pytest.raises(NotInductive, match="needs a non-empty list"):  # not even the preconditions hold
+        _prove(mech)
+
+
+def test_an_output_index_that_may_be_past_the_end_is_declined():
+    with pytest.raises(NotInductive, match="past its end"):
+        _prove(_spec(TOP_K, ("let I = indices(out)", "let I = indices(out)\n  let z = out[k - 1][0]")))

@@ -71,6 +71,8 @@ class Inductive:
     invariant: list[str] = field(default_factory=list)
     notes: dict[ObligationId, list[str]] = field(default_factory=dict)
     """The lemmas and encodings each obligation's proof relied on (shown with its verdict)."""
+    assumptions: set[str] = field(default_factory=set)
+    """The measure-zero assumptions the proof used (no ties among ranked values), as the encodings word them."""
 
 
 def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
@@ -517,6 +519,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         result.proved[key] = None if ok else "not shown for every iteration"
     result.proved[ObligationId.C2, None] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits,
                                                                support_of, lengths)
+    result.assumptions = set(enc.assumptions)
     return result
 
 

@@ -194,6 +194,16 @@ class _VectorEval(ExprEval):
                                     f"comprehension")
         return super().visit_call(e, ctx)
 
+    def element(self, b: Value, index_node: n.Expr) -> Value:
+        if isinstance(b, TailOutput):
+            # out[j] of an output of symbolic length: only a fixed slot is surely there (the interpreter stops
+            # with index-out-of-range past the end, and C4a includes that the alignment is defined)
+            position = _concrete(self.arith(index_node))
+            if position is None or not 0 <= position < len(b.fixed):
+                raise EncodingError("the alignment reads `out` at an index that may be past its end")
+            return b.fixed[position]
+        return super().element(b, index_node)
+
     # -- rankings ---------------------------------------------------------------------------------
     def _rank(self, e: n.Call, values: ArrayV) -> Value:
         vec = self.vec
@@ -665,6 +675,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     vec = _Vectors(enc)
     lengths: dict[str, z3.ArithRef] = {}
     adjacency: list[z3.BoolRef] = []
+    pointwise = _Pointwise()
     up = zt.Bool("%up")
     for p in mech.params:
         if not isinstance(p.type, ListType):
@@ -684,10 +695,9 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
             if adj.kind == "pointwise":
                 assert adj.bound is not None, "a pointwise clause has a bound"
                 bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound)
-                adjacency.append(_forall(j, z3.Implies(_in(zt.IntVal(0), j, length),
-                                                       z3.If(a >= b, a - b, b - a) <= bound)))
+                pointwise.add(length, j, z3.If(a >= b, a - b, b - a) <= bound)
             elif adj.kind == "monotone":
-                adjacency.append(_forall(j, z3.Implies(_in(zt.IntVal(0), j, length), z3.If(up, a <= b, a >= b))))
+                pointwise.add(length, j, z3.If(up, a <= b, a >= b))
             else:
                 raise NotInductive(f"{adj.kind} adjacency has no encoding here")
     for p in mech.params:
@@ -763,11 +773,13 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         site = mech.noise_site(d.site)
         inside = member_support(site.distribution, d.value, d.args)
         if inside:
-            support.append(_forall(i, z3.Implies(zt.And(in_range, well_formed(enc, d, d.args)), zt.And(inside))))
-    support = [s for s in support if not _mentions(s, i) or z3.is_quantifier(s)]
+            pointwise.add(n_, i, z3.Implies(well_formed(enc, d, d.args), zt.And(inside)))
+    support = [s for s in support if not _mentions(s, i)]
     nonnegative = [length >= 0 for length in lengths.values()]
-    base = [enc.requires(), *nonnegative, *adjacency, *support]
-    witness = [enc.requires(), *nonnegative]
+    base = [enc.requires(), *nonnegative, *adjacency, *support, *pointwise.facts()]
+    witness = [enc.requires(), *nonnegative, *adjacency, *support, *pointwise.instances()]
+    """The final queries ask z3 for a model of these (the definitions are conservative: each has a value in every
+    model of the rest, their preconditions proved first)."""
     result = Inductive()
 
     def valid(goal: z3.BoolRef, extra: tuple[z3.BoolRef, ...] = (), axioms: int | None = None) -> bool:
@@ -851,6 +863,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         vec.lemma("the shifts of the released members read only members outside the released set, whose shifts "
                   "read no noise (Free Gap Lemma 4's order)", ObligationId.C4B)
     result.notes = vec.lemmas
+    result.assumptions = set(enc.assumptions)
     return result
 
 
@@ -883,6 +896,34 @@ def _index_set(v: Value) -> IndexSetV | None:
 
 def _show(t: z3.ExprRef) -> str:
     return " ".join(str(z3.simplify(t)).split())
+
+
+class _Pointwise:
+    """Facts about every index of a list, `∀ x in 0 .. L: body(x)`, where body reads the arrays at x only.
+
+    Their satisfiability (is a proof vacuous?) is asked of one instance per length, at an index w in range (or
+    L = 0): from a model of the instances, arrays constant at their value at w satisfy every ∀. z3 decides the
+    quantifier-free instances at once, where the ∀ forms sent it searching for minutes."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]] = []
+
+    def add(self, length: z3.ArithRef, x: z3.ArithRef, body: z3.BoolRef) -> None:
+        self.items.append((length, x, body))
+
+    def facts(self) -> list[z3.BoolRef]:
+        return [_forall(x, z3.Implies(_in(zt.IntVal(0), x, length), body)) for length, x, body in self.items]
+
+    def instances(self) -> list[z3.BoolRef]:
+        by_length: dict[int, tuple[z3.ArithRef, z3.ArithRef, list[z3.BoolRef]]] = {}
+        for length, x, body in self.items:
+            key = length.get_id()
+            if key not in by_length:
+                by_length[key] = (length, zt.Int(f"%witness_index{len(by_length)}"), [])
+            w = by_length[key][1]
+            by_length[key][2].append(z3.substitute(body, (x, w)))
+        return [zt.Or(length == 0, zt.And(_in(zt.IntVal(0), w, length), *bodies))
+                for length, w, bodies in by_length.values()]
 
 
 @dataclass

@@ -29,7 +29,7 @@ import z3
 
 from .. import nodes as n
 from ..counterexample import Counterexample
-from ..obligations import Obligation, ObligationId, ObligationKey, cost_coefficient
+from ..obligations import Obligation, ObligationId, cost_coefficient
 from ..resolve import ResolvedMechanism, walk
 from ..results import Verdict
 from ..rules import RULES, rule_for
@@ -148,22 +148,32 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     cover = coverage(mech, options.max_length)
     tried = 0
     assumptions: set[str] = set()
-    for lengths in cover.length_choices():
-        for structural in _structural_values(mech, lengths, cover, options.limits):
-            enc = Encoding(mech, lengths, structural)
-            try:
-                if not _feasible(enc, options.limits):
-                    continue
-                _check_length(mech, enc, checked, verdicts, options)
-            except EncodingError as error:
-                for o in checked:
-                    verdicts[id(o)].fail(Status.UNKNOWN, f"{_where(enc)}: {error}")
-            assumptions |= enc.assumptions
-            tried += 1
-    _confirm(mech, [verdicts[id(o)] for o in checked])
-    unbounded = _induction(mech, options, checked, verdicts) \
-        if not cover.everything and not options.distinct_inputs and not options.bounded_only and rule.inductive \
-        else {}
+    # The proofs for every length come first: when one proves every obligation, the bounded check has nothing
+    # to add (it would prove the same obligations on a subset of the inputs). Otherwise the bounded check runs,
+    # and finds each counterexample at the shortest input that has one.
+    from .induction import Inductive
+
+    proof = Inductive()
+    if not cover.everything and not options.distinct_inputs and not options.bounded_only and rule.inductive:
+        proof = _unbounded(mech, options, checked, verdicts)
+        if all(proof.proved.get(o.key, "") is None for o in checked):
+            assumptions |= proof.assumptions
+    unbounded = proof.proved
+    everywhere = bool(checked) and all(o.key in unbounded and unbounded[o.key] is None for o in checked)
+    if not everywhere:
+        for lengths in cover.length_choices():
+            for structural in _structural_values(mech, lengths, cover, options.limits):
+                enc = Encoding(mech, lengths, structural)
+                try:
+                    if not _feasible(enc, options.limits):
+                        continue
+                    _check_length(mech, enc, checked, verdicts, options)
+                except EncodingError as error:
+                    for o in checked:
+                        verdicts[id(o)].fail(Status.UNKNOWN, f"{_where(enc)}: {error}")
+                assumptions |= enc.assumptions
+                tried += 1
+        _confirm(mech, [verdicts[id(o)] for o in checked])
     for o in checked:
         v = verdicts[id(o)]
         if v.status == Status.PROVED:
@@ -171,11 +181,12 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 v.scope = "for all inputs"
             elif o.key in unbounded and unbounded[o.key] is None:
                 v.scope = "for every input length"
+                v.notes += [f"for every length: {note}" for note in proof.notes.get(o.id, [])]
             else:
                 v.status, v.scope = Status.BOUNDED, cover.text()
                 if unbounded.get(o.key):
                     v.notes.append(f"no proof for every length: {unbounded[o.key]}")
-            if not tried:
+            if not tried and not everywhere:
                 v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
             v.notes += sorted(assumptions)
@@ -202,14 +213,13 @@ def _where(enc: Encoding) -> str:
     return ", ".join(parts) or "all inputs"
 
 
-def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
-               verdicts: dict[int, PendingVerdict]) -> dict[ObligationKey, str | None]:
-    """The obligations proved for every length: by induction over the main loop (`induction.py`), or for a
-    mechanism that ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits."""
+def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
+               verdicts: dict[int, PendingVerdict]):
+    """The proof for every length: by induction over the main loop (`induction.py`), or for a mechanism that
+    ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits. Its `proved`
+    maps each obligation to None (proved) or why not."""
     from . import induction, ranking
 
-    if any(verdicts[id(o)].status != Status.PROVED for o in checked):
-        return {}
     start = time.perf_counter()
     reasons = []
     result = None
@@ -223,18 +233,20 @@ def _induction(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     finally:
         elapsed = time.perf_counter() - start
     if result is None:
-        return {o.key: "; ".join(reasons) for o in checked}
+        return induction.Inductive(proved={o.key: "; ".join(reasons) for o in checked})
     if (ObligationId.C4B, None) not in result.proved:
-        result.proved[ObligationId.C4B, None] = None if acyclic.reads_no_noise(mech) else "shifts read noise"
+        no_reads = acyclic.reads_no_noise(mech)
+        result.proved[ObligationId.C4B, None] = None if no_reads else "shifts read noise"
+        if no_reads:
+            result.notes.setdefault(ObligationId.C4B, []).append("no shift reads noise, so every order of the noise "
+                                                                 "is one in which each shift reads only earlier noise")
     share = elapsed / max(1, len(checked))
     for o in checked:
         verdicts[id(o)].seconds += share
-        if o.id in ("C4a", "C4c") and result.invariant:
+        if o.id in ("C4a", "C4c") and result.invariant and result.proved.get(o.key, "") is None:
             verdicts[id(o)].notes.append("loop invariant: " + "; ".join(result.invariant))
             verdicts[id(o)].invariant = tuple(result.invariant)
-        if result.proved.get(o.key, "") is None:
-            verdicts[id(o)].notes += [f"for every length: {note}" for note in result.notes.get(o.id, [])]
-    return result.proved
+    return result
 
 
 def _confirm(mech: ResolvedMechanism, verdicts: list[PendingVerdict]) -> None:
