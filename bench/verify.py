@@ -90,7 +90,7 @@ def scaling(up_to: int) -> None:
             unknown[k] += status == Status.UNKNOWN.value
             cells.append(f"{seconds:6.2f}{status[0]}")
         print(f"{rel!s:58} " + " ".join(cells), flush=True)
-    print(f"{'total (rows that finished)':58} " + " ".join(f"{t:7.1f}" for t in totals))
+    print(f"{'total (the cells that finished)':58} " + " ".join(f"{t:7.1f}" for t in totals))
     print(f"{'unknown verdicts':58} " + " ".join(f"{u:7d}" for u in unknown))
 
 

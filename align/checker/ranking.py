@@ -786,11 +786,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         facts = base + vec.axioms[:axioms] + list(extra)
         return check_valid(facts, goal, limits, satisfiable_if=witness).status == Validity.PROVED
 
-    undefined = [text for cond, text, stated in vec.defined
-                 if check_valid(base + vec.axioms[:stated], cond, limits, satisfiable_if=witness).status !=
-                 Validity.PROVED]
-    if undefined:
-        raise NotInductive("; ".join(undefined))
+    # In the order stated: a later precondition may rest on an earlier definition, which is sound only where
+    # its own precondition holds (and a failed one would leave z3 searching inconsistent axioms)
+    for condition, text, stated in vec.defined:
+        if check_valid(base + vec.axioms[:stated], condition, limits, satisfiable_if=witness).status != \
+                Validity.PROVED:
+            raise NotInductive(text)
     result.proved[ObligationId.C4A, None] = None if valid(zt.And(c4a_goals)) else \
         "the outputs of the two runs could not be shown equal for every length"
 
