@@ -148,46 +148,47 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     cover = coverage(mech, options.max_length)
     tried = 0
     assumptions: set[str] = set()
-    # The proofs for every length come first: when one proves every obligation, the bounded check has nothing
-    # to add (it would prove the same obligations on a subset of the inputs). Otherwise the bounded check runs,
-    # and finds each counterexample at the shortest input that has one.
+    # The proofs for every length come first. The bounded check then runs for the obligations they did not prove
+    # (it would prove the others again on a subset of the inputs), and finds each counterexample at the shortest
+    # input that has one.
     from .induction import Inductive
 
     proof = Inductive()
     if not cover.everything and not options.distinct_inputs and not options.bounded_only and rule.inductive:
         proof = _unbounded(mech, options, checked, verdicts)
-        if all(proof.proved.get(o.key, "") is None for o in checked):
-            assumptions |= proof.assumptions
     unbounded = proof.proved
-    everywhere = bool(checked) and all(o.key in unbounded and unbounded[o.key] is None for o in checked)
-    if not everywhere:
+    everywhere = [o for o in checked if o.key in unbounded and unbounded[o.key] is None]
+    if everywhere:
+        assumptions |= proof.assumptions
+    remaining = [o for o in checked if all(o is not p for p in everywhere)]
+    if remaining:
         for lengths in cover.length_choices():
             for structural in _structural_values(mech, lengths, cover, options.limits):
                 enc = Encoding(mech, lengths, structural)
                 try:
                     if not _feasible(enc, options.limits):
                         continue
-                    _check_length(mech, enc, checked, verdicts, options)
+                    _check_length(mech, enc, remaining, verdicts, options)
                 except EncodingError as error:
-                    for o in checked:
+                    for o in remaining:
                         verdicts[id(o)].fail(Status.UNKNOWN, f"{_where(enc)}: {error}")
                 assumptions |= enc.assumptions
                 tried += 1
-        _confirm(mech, [verdicts[id(o)] for o in checked])
+        _confirm(mech, [verdicts[id(o)] for o in remaining])
     for o in checked:
         v = verdicts[id(o)]
         if v.status == Status.PROVED:
             if cover.everything:
                 v.scope = "for all inputs"
-            elif o.key in unbounded and unbounded[o.key] is None:
+            elif any(o is p for p in everywhere):
                 v.scope = "for every input length"
                 v.notes += [f"for every length: {note}" for note in proof.notes.get(o.id, [])]
             else:
                 v.status, v.scope = Status.BOUNDED, cover.text()
                 if unbounded.get(o.key):
                     v.notes.append(f"no proof for every length: {unbounded[o.key]}")
-            if not tried and not everywhere:
-                v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
+                if not tried:
+                    v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
             v.notes += sorted(assumptions)
     decided = {id(o): decision for o in obs if (decision := rule.decide(mech, o)) is not None}
