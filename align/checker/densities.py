@@ -23,14 +23,14 @@ semantic, not syntactic.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import z3
 
 from . import terms as zt
-from .encode import Draw, Encoding, Run
+from .encode import Draw, Encoding
 
 
 @dataclass(frozen=True)
@@ -112,12 +112,13 @@ def partial_operations(enc: Encoding, terms: tuple) -> list[tuple[z3.BoolRef, st
     return found
 
 
-def density_conditions(enc: Encoding, run1: Run, run2: Run, site: str | None = None) -> list[DensityCondition]:
-    """C0 for every sampling statement of run1 (at `site` only, when given), paired with the same statement
-    of run2 (the aligned run: D' with φ(H), or D' with H when there is no alignment)."""
-    twins = {(d.site, d.index): d for d in run2.draws}
+def density_conditions(enc: Encoding, draws1: Iterable[Draw], draws2: Iterable[Draw],
+                       site: str | None = None) -> list[DensityCondition]:
+    """C0 for every sampling statement of a first run (its `draws1`; at `site` only, when given), paired with
+    the same statement of the aligned run (`draws2`: D' with φ(H), or D' with H when there is no alignment)."""
+    twins = {(d.site, d.index): d for d in draws2}
     result = []
-    for d in run1.draws:
+    for d in draws1:
         if site is not None and d.site != site:
             continue
         twin = twins.get((d.site, d.index))

@@ -395,7 +395,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     entry_cost = _prefix_cost(pre1, probe, cost_term)
     claim = _real(ExprEval(enc, {**enc.params, **constants}, {}).arith(mech.claim))
     nonnegative = [length >= 0 for length in lengths.values()]
-    support = support_of(enc, runs=(pre1, product.run1))
+    support = support_of(enc, draws=pre1.draws + product.run1.draws)
     # Every length that `requires` allows, 0 included: at entry the loop may not run at all.
     entry_base = [enc.requires(), *support, *nonnegative]
     base = [*entry_base, *product.adjacent, product.i >= 0, product.i < product.n]
@@ -509,7 +509,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 conditions.append(((ObligationId.C3, d.site), z3.Implies(d.guard, psi == 0)))
     # C0: the parameters of the prefix's and of the iteration's draws, equal in both runs and well formed.
     for first, aligned in ((pre1, pre2), (product.run1, product.run2)):
-        conditions += [((ObligationId.C0, c.draw.site), c.formula) for c in density_conditions(enc, first, aligned)]
+        conditions += [((ObligationId.C0, c.draw.site), c.formula)
+                       for c in density_conditions(enc, first.draws, aligned.draws)]
     keys: set[ObligationKey] = {k for k, _ in conditions} | {(ObligationId.C4D, None)} | \
         {(ObligationId.C3, s.name) for s in mech.noise} | {(ObligationId.C0, s.name) for s in mech.noise}
     for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):

@@ -79,6 +79,7 @@ from .encode import (
     TailOutput,
     TupV,
     Value,
+    _abs,
     _concrete,
     _real,
     _term,
@@ -94,29 +95,19 @@ NAME = "ranking"
 
 
 @dataclass
-class _Ranked:
-    """What the first run's ranking at one call decided, for the aligned run to be checked against."""
-
-    rank: RankV
-    func: str
-    values: ArrayV
-    node: int
-
-
-@dataclass
 class _Vectors:
     """The quantified facts of one proof: definitions (assumed), the aligned run's relations (C4a goals) and
     the preconditions of the builtins and comprehensions (proved from the assumptions)."""
 
     enc: Encoding
     axioms: list[z3.BoolRef] = field(default_factory=list)
-    goals: list[tuple[z3.BoolRef, str]] = field(default_factory=list)
+    goals: list[z3.BoolRef] = field(default_factory=list)
     defined: list[tuple[z3.BoolRef, str, int]] = field(default_factory=list)
     """(condition, what fails without it, how many axioms were stated before it): a definition that claims a
     value exists (a maximum's witness, a ranking) is sound only where its precondition holds, so each
     precondition is proved from the axioms stated before it, never from its own."""
-    ranked: dict[int, _Ranked] = field(default_factory=dict)
-    by_order: dict[int, RankV] = field(default_factory=dict)
+    ranked: dict[int, RankV] = field(default_factory=dict)
+    """What the first run's ranking at each call (by node) decided, for the aligned run to be checked against."""
     observed: dict[int, z3.ArithRef] = field(default_factory=dict)
     """For a ranking whose indices the output loop releases in order (order[t] at step t < L): L, the length of
     the prefix of the ranking that the output shows (rankings not here are observed whole)."""
@@ -132,17 +123,19 @@ class _Vectors:
             if out.tail is not None and z3.is_expr(out.tail) else None
         if first is None or out.var is None:
             return
-        ranks = [r for r in self.ranked.values() if any(a.eq(r.rank.order) for a in _selects_at(first, out.var))]
+        ranks = [(node, rank) for node, rank in self.ranked.items()
+                 if any(a.eq(rank.order) for a in _selects_at(first, out.var))]
         if len(ranks) != 1:
             return
+        (node, rank), = ranks
         t = self.index("t")
         length = out.tail_length
         self.require(_forall(t, z3.Implies(_in(zt.IntVal(0), t, length), z3.substitute(first, (out.var, t)) ==
-                                           z3.Select(ranks[0].rank.order, t))),
+                                           z3.Select(rank.order, t))),
                      "the output loop releases the ranking's indices in order")
-        if ranks[0].rank.gaps is None:  # gaps read the next index and the best of the rest: observed whole
-            self.observed[ranks[0].node] = length
-        self.released[length.get_id()] = ranks[0].rank
+        if rank.gaps is None:  # gaps read the next index and the best of the rest: observed whole
+            self.observed[node] = length
+        self.released[length.get_id()] = rank
 
     def fresh(self, base: str, sort: z3.SortRef) -> z3.ExprRef:
         self.count += 1
@@ -194,16 +187,6 @@ class _VectorEval(ExprEval):
                                     f"comprehension")
         return super().visit_call(e, ctx)
 
-    def element(self, b: Value, index_node: n.Expr) -> Value:
-        if isinstance(b, TailOutput):
-            # out[j] of an output of symbolic length: only a fixed slot is surely there (the interpreter stops
-            # with index-out-of-range past the end, and C4a includes that the alignment is defined)
-            position = _concrete(self.arith(index_node))
-            if position is None or not 0 <= position < len(b.fixed):
-                raise EncodingError("the alignment reads `out` at an index that may be past its end")
-            return b.fixed[position]
-        return super().element(b, index_node)
-
     # -- rankings ---------------------------------------------------------------------------------
     def _rank(self, e: n.Call, values: ArrayV) -> Value:
         vec = self.vec
@@ -223,15 +206,14 @@ class _VectorEval(ExprEval):
         if not self.aligned:
             _generic(vec.enc, values, e)
             rank = self._relation(e, values, k)
-            vec.ranked[id(e)] = _Ranked(rank, e.func, values, id(e))
-            vec.by_order[rank.order.get_id()] = rank
+            vec.ranked[id(e)] = rank
             vec.lemma(f"`{e.func}` at line {e.span.line}: its defining relation over a list of every length "
                       "(quantified over indices), no ties (continuous noise: probability 0, Theorem 10.1)")
         else:
             first = vec.ranked.get(id(e))
             if first is None:
                 raise EncodingError(f"the ranking at line {e.span.line} is not reached in the first run")
-            rank = self._aligned_rank(e, values, k, first.rank)
+            rank = self._aligned_rank(e, values, k, first)
         if e.func in ("argmax", "argmin"):
             return z3.Select(rank.order, zt.IntVal(0))
         return rank
@@ -250,8 +232,7 @@ class _VectorEval(ExprEval):
                                         z3.Select(v, z3.Select(J, t + 1))))
         above = _forall(l_, z3.Implies(zt.And(outside, length >= 1),
                                        z3.Select(v, l_) < z3.Select(v, z3.Select(J, length - 1))))
-        vec.goals.append((zt.And(ordered, above), f"the aligned run ranks the same indices first at line "
-                                                  f"{e.span.line}"))
+        vec.goals.append(zt.And(ordered, above))
         if shown is None:
             gaps = self._gaps(e, values, k, first) if first.gaps is not None else None
             return replace(first, gaps=gaps)
@@ -715,7 +696,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     inputs2 = {**enc.params, **enc.neighbour}
 
     def execute(run: _VectorRun, i: z3.ArithRef, t: z3.ArithRef) -> tuple[TailOutput, list[Draw], list[Draw],
-                                                                           z3.BoolRef | None, Value | None]:
+                                                                           z3.BoolRef | None]:
         run.block(shape.prefix)
         prefix_draws = list(run.draws)
         run.map_loop(shape.map_loop, i, n_)
@@ -725,12 +706,11 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         if _concrete(run.length) != len(fixed):
             raise EncodingError("the outputs before the output loop depend on the run")
         tail_slot, goes_on = (None, None) if shape.tail is None else run.output_loop(shape.tail, t)
-        return (TailOutput(fixed, t if shape.tail else None, tail_slot, zt.IntVal(0)), prefix_draws, map_draws,
-                goes_on, tail_slot)
+        return TailOutput(fixed, t if shape.tail else None, tail_slot, zt.IntVal(0)), prefix_draws, map_draws, goes_on
 
     i, t = zt.Int("%i"), zt.Int("%t")
     run1 = _VectorRun(vec, enc, inputs1, arrays)
-    out1, pre_draws1, map_draws1, goes_on1, _ = execute(run1, i, t)
+    out1, pre_draws1, map_draws1, goes_on1 = execute(run1, i, t)
     bound_k = None
     if shape.tail is not None:
         lo = _concrete(_term(run1.eval(shape.tail.lo)))
@@ -751,10 +731,10 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     """The definitions of the first run and of the alignment: all that C4c, C4d, C3 and C0 read (a query with
     fewer assumptions is as sound, and z3 does not wander into the aligned run's quantifiers)."""
     run2 = _VectorRun(vec, enc, inputs2, arrays, shift=align.shift, twin=run1)
-    out2, pre_draws2, map_draws2, goes_on2, _ = execute(run2, i, t)
+    out2, pre_draws2, map_draws2, goes_on2 = execute(run2, i, t)
 
     # C4a: the aligned run's rankings and stopping point are the first run's, and the outputs agree.
-    c4a_goals = [g for g, _ in vec.goals]
+    c4a_goals = list(vec.goals)
     if len(out1.fixed) != len(out2.fixed):
         raise EncodingError("the two runs output different numbers of items before the output loop")
     c4a_goals += [equal(a, b) for a, b in zip(out1.fixed, out2.fixed)]
@@ -768,13 +748,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
 
     # The assumptions: requires, adjacency, the support of every noise member, the definitions.
     in_range = _in(zt.IntVal(0), i, n_)
-    support = list(support_of(enc, runs=(run1,)))
+    support = list(support_of(enc, draws=pre_draws1))  # the map loop's, at every index, below
     for d in map_draws1:
         site = mech.noise_site(d.site)
         inside = member_support(site.distribution, d.value, d.args)
         if inside:
             pointwise.add(n_, i, z3.Implies(well_formed(enc, d, d.args), zt.And(inside)))
-    support = [s for s in support if not _mentions(s, i)]
     nonnegative = [length >= 0 for length in lengths.values()]
     base = [enc.requires(), *nonnegative, *adjacency, *support, *pointwise.facts()]
     witness = [enc.requires(), *nonnegative, *adjacency, *support, *pointwise.instances()]
@@ -789,16 +768,16 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     # In the order stated: a later precondition may rest on an earlier definition, which is sound only where
     # its own precondition holds (and a failed one would leave z3 searching inconsistent axioms)
     for condition, text, stated in vec.defined:
-        if check_valid(base + vec.axioms[:stated], condition, limits, satisfiable_if=witness).status != \
-                Validity.PROVED:
+        if not valid(condition, axioms=stated):
             raise NotInductive(text)
     result.proved[ObligationId.C4A, None] = None if valid(zt.And(c4a_goals)) else \
         "the outputs of the two runs could not be shown equal for every length"
 
     # C4c: prefix cost + |S|·(gated cost at a member of S) + n·(other cost at an index) <= claim.
     claim = align.claim()
-    prefix_cost = zt.Sum([z3.If(d.guard, cost_term(enc, mech.noise_site(d.site), d) * _abs(align.shift(d.site, None)),
-                                0) for d in pre_draws1 if mech.noise_site(d.site).distribution.cost is not None]) \
+    prefix_cost = zt.Sum([z3.If(d.guard, cost_term(enc, mech.noise_site(d.site), d) *
+                                _abs(_real(align.shift(d.site, None))), 0)
+                          for d in pre_draws1 if mech.noise_site(d.site).distribution.cost is not None]) \
         if pre_draws1 else zt.RealVal(0)
     # Each family's gating set: S of a shift `i in S ? e : e0`, else the released indices; a family is gated
     # when its shift is 0 outside its set (proved for every index), and gated families are summed per set.
@@ -809,7 +788,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         if site.distribution.cost is None:
             continue
         psi = align.shift(d.site, i)
-        term = cost_term(enc, site, d) * _abs(psi)
+        term = cost_term(enc, site, d) * _abs(_real(psi))
         gate = _gating_set(align, out1, mech.alignment.shift_of(d.site))
         if gate is not None and valid(z3.Implies(zt.And(in_range, z3.Not(gate[1].contains(i))), psi == 0),
                                       axioms=first_run):
@@ -845,9 +824,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
             if not site.distribution.lipschitz:
                 conditions.append(((ObligationId.C3, d.site), z3.Implies(d.guard, psi == 0)))
     for first, second in ((pre_draws1, pre_draws2), (map_draws1, map_draws2)):
-        pair = _Draws(first), _Draws(second)
-        conditions += [((ObligationId.C0, c.draw.site), c.formula)
-                       for c in density_conditions(enc, pair[0], pair[1])]  # type: ignore[arg-type]
+        conditions += [((ObligationId.C0, c.draw.site), c.formula) for c in density_conditions(enc, first, second)]
     keys: set[ObligationKey] = {k for k, _ in conditions} | {(ObligationId.C4D, None)} | \
         {(ObligationId.C3, s.name) for s in mech.noise} | {(ObligationId.C0, s.name) for s in mech.noise}
     for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
@@ -925,31 +902,6 @@ class _Pointwise:
             by_length[key][2].append(z3.substitute(body, (x, w)))
         return [zt.Or(length == 0, zt.And(_in(zt.IntVal(0), w, length), *bodies))
                 for length, w, bodies in by_length.values()]
-
-
-@dataclass
-class _Draws:
-    """Draws in the shape `density_conditions` reads (a run's list of draws)."""
-
-    draws: list[Draw]
-
-
-def _abs(x: z3.ArithRef) -> z3.ArithRef:
-    x = _real(x)
-    return z3.If(x >= 0, x, -x)
-
-
-def _mentions(f: z3.ExprRef, symbol: z3.ExprRef) -> bool:
-    todo, seen = [f], set()
-    while todo:
-        x = todo.pop()
-        if x.get_id() in seen:
-            continue
-        seen.add(x.get_id())
-        if x.eq(symbol):
-            return True
-        todo.extend(x.children())
-    return False
 
 
 # ------------------------------------------------------------------------------------------- acyclicity

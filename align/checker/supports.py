@@ -7,6 +7,7 @@ Both read the distribution's one support declaration (`Distribution.values`), as
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import z3
@@ -17,10 +18,10 @@ from .densities import well_formed
 from .encode import AlignmentEval, Draw, Encoding, Run, _real
 
 
-def noise_support(enc: Encoding, prefix: str = "", runs: tuple[Run, ...] = ()) -> list[z3.BoolRef]:
+def noise_support(enc: Encoding, prefix: str = "", draws: Iterable[Draw] = ()) -> list[z3.BoolRef]:
     """Each noise symbol lies in its distribution's support (`Distribution.values`): the bounds that are
-    constants for every symbol, and those that are parameters (Uniform's a and b, Point's v) for the draws
-    of `runs`, where the parameters are known, under the draw's guard.
+    constants for every symbol, and those that are parameters (Uniform's a and b, Point's v) for `draws`
+    (of some runs), where the parameters are known, under the draw's guard.
 
     Noise with a density takes the value of a bound of its support with probability 0, so its bounds are
     strict here (Theorem 10.1 lets a proof ignore sets of noise of probability 0): u ~ TruncNormal(mu,
@@ -35,16 +36,15 @@ def noise_support(enc: Encoding, prefix: str = "", runs: tuple[Run, ...] = ()) -
             if not isinstance(bound, Param):
                 value = zt.RealVal(bound)
                 parts.append(_compare(symbol, value, inclusive))
-    for run in runs:
-        for d in run.draws:
-            dist = run.enc.mech.noise_site(d.site).distribution
-            args = [_real(a) for a in d.args]
-            inside = [_compare(_real(d.value), args[bound.index], inclusive) for bound, inclusive in _bounds(dist)
-                      if isinstance(bound, Param) and bound.index < len(args)]
-            if inside:
-                # only where the parameters make a density: Uniform(1, 0) has no values, and assuming it had
-                # would leave no model at all (C0 refutes such parameters)
-                parts.append(z3.Implies(zt.And(d.guard, well_formed(run.enc, d, d.args)), zt.And(inside)))
+    for d in draws:
+        dist = enc.mech.noise_site(d.site).distribution
+        args = [_real(a) for a in d.args]
+        inside = [_compare(_real(d.value), args[bound.index], inclusive) for bound, inclusive in _bounds(dist)
+                  if isinstance(bound, Param) and bound.index < len(args)]
+        if inside:
+            # only where the parameters make a density: Uniform(1, 0) has no values, and assuming it had
+            # would leave no model at all (C0 refutes such parameters)
+            parts.append(z3.Implies(zt.And(d.guard, well_formed(enc, d, d.args)), zt.And(inside)))
     return parts
 
 

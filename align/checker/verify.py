@@ -54,6 +54,7 @@ from .encode import (
     _real,
     tag_name,
 )
+from .induction import Inductive
 from .solver import Answer, Limits, Satisfiability, Validity, check_valid, fresh_context, satisfiable
 from .supports import member as _member
 from .supports import noise_support, support_conditions
@@ -151,16 +152,13 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     # The proofs for every length come first. The bounded check then runs for the obligations they did not prove
     # (it would prove the others again on a subset of the inputs), and finds each counterexample at the shortest
     # input that has one.
-    from .induction import Inductive
-
     proof = Inductive()
     if not cover.everything and not options.distinct_inputs and not options.bounded_only and rule.inductive:
         proof = _unbounded(mech, options, checked, verdicts)
     unbounded = proof.proved
-    everywhere = [o for o in checked if o.key in unbounded and unbounded[o.key] is None]
-    if everywhere:
+    remaining = [o for o in checked if unbounded.get(o.key, "") is not None]
+    if len(remaining) < len(checked):
         assumptions |= proof.assumptions
-    remaining = [o for o in checked if all(o is not p for p in everywhere)]
     if remaining:
         for lengths in cover.length_choices():
             for structural in _structural_values(mech, lengths, cover, options.limits):
@@ -180,7 +178,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
         if v.status == Status.PROVED:
             if cover.everything:
                 v.scope = "for all inputs"
-            elif any(o is p for p in everywhere):
+            elif unbounded.get(o.key, "") is None:
                 v.scope = "for every input length"
                 v.notes += [f"for every length: {note}" for note in proof.notes.get(o.id, [])]
             else:
@@ -215,7 +213,7 @@ def _where(enc: Encoding) -> str:
 
 
 def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
-               verdicts: dict[int, PendingVerdict]):
+               verdicts: dict[int, PendingVerdict]) -> Inductive:
     """The proof for every length: by induction over the main loop (`induction.py`), or for a mechanism that
     ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits. Its `proved`
     maps each obligation to None (proved) or why not."""
@@ -234,7 +232,7 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     finally:
         elapsed = time.perf_counter() - start
     if result is None:
-        return induction.Inductive(proved={o.key: "; ".join(reasons) for o in checked})
+        return Inductive(proved={o.key: "; ".join(reasons) for o in checked})
     if (ObligationId.C4B, None) not in result.proved:
         no_reads = acyclic.reads_no_noise(mech)
         result.proved[ObligationId.C4B, None] = None if no_reads else "shifts read noise"
@@ -394,7 +392,7 @@ Check = Callable[[_Query, Obligation, PendingVerdict], "tuple[Answer, Describe] 
 
 
 def _check_c0(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
-    densities = density_conditions(q.enc, q.run1, q.run2, o.site)
+    densities = density_conditions(q.enc, q.run1.draws, q.run2.draws, o.site)
     if not densities:
         return None
     answer = check_valid(q.assumptions(), zt.And([c.formula for c in densities]), q.limits)
@@ -462,7 +460,7 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
     inputs.update(enc.neighbour)
     run2 = Run(enc, inputs, shift=align.shift, twin=run1).execute()
     differ = [_inputs_differ(enc)] if options.distinct_inputs else []
-    query = _Query(mech, enc, run1, run2, align, [enc.adjacency(), *noise_support(enc, runs=(run1,)), *differ],
+    query = _Query(mech, enc, run1, run2, align, [enc.adjacency(), *noise_support(enc, draws=run1.draws), *differ],
                    options.limits)
 
     def record(o: Obligation, answer: Answer, seconds: float, describe: Describe) -> None:
