@@ -22,9 +22,10 @@ of Lemma 1: the claim must be at least ε = ln(E[u] / M'_u(-Δq)) (Theorem 4.1, 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
@@ -140,9 +141,16 @@ class Obligation:
 
     id: ObligationId
     span: Span
-    details: tuple[str, ...]
+    describe: Callable[[], tuple[str, ...]] = field(compare=False, repr=False)
+    """Computes `details` when a report shows them (C3 and C4c simplify cost coefficients with sympy, which
+    `align check --output-format concise` and the checker's own use of the obligations never need)."""
     site: str | None = None
     """For C0 and C3: the noise variable the obligation is about."""
+
+    @cached_property
+    def details(self) -> tuple[str, ...]:
+        """What exactly the obligation requires of this mechanism, one line each."""
+        return self.describe()
 
     @property
     def kind(self) -> ObligationKind:
@@ -329,16 +337,14 @@ def _noise_read(e: n.Expr, noise: set[str]) -> list[str]:
 
 def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
     """Lemma 1's conditions (and C0) for this mechanism, in report order (`rules.Lemma1`)."""
-    from .symbolic import show
-
     node = mech.node
     align_span = mech.alignment.node.span if mech.alignment else node.name_span
     claim_span = mech.claim.span
     loops = [s for s in walk_statements(mech.body) if isinstance(s, n.For)]
     breaks = [s for s in walk_statements(mech.body) if isinstance(s, n.Break)]
     result: list[Obligation] = list(density_obligations(mech))
-    result.append(Obligation(ObligationId.C1, node.name_span, (
-        f"{len(loops)} `for` loop(s) over bounded ranges and no `while`: termination holds by construction",)))
+    result.append(Obligation(ObligationId.C1, node.name_span, _given(
+        f"{len(loops)} `for` loop(s) over bounded ranges and no `while`: termination holds by construction")))
 
     c2 = []
     for site in mech.noise:
@@ -351,21 +357,14 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
             c2.append(f"{site.display} is drawn {where}, unconditionally")
     for b in breaks:
         c2.append(f"`break` at line {b.span.line}: whether the loop stops must be output-determined")
-    result.append(Obligation(ObligationId.C2, node.name_span, tuple(c2) or ("no noise is drawn",)))
-
-    for site in mech.noise:
-        summary = summarize_site(mech, site)
-        if site.distribution.lipschitz:
-            detail = f"{site.display} ~ {summary.distribution_text}: c = {summary.cost_text}"
-        else:
-            detail = (f"{site.display} ~ {summary.distribution_text} is not Lipschitz: its shift must be provably 0"
-                      f" ({summary.shift_text})")
-        result.append(Obligation(ObligationId.C3, site.span, (detail,), site=site.name))
+    result.append(Obligation(ObligationId.C2, node.name_span, _given(*c2 or ("no noise is drawn",))))
+    result.extend(Obligation(ObligationId.C3, site.span, partial(_lipschitz_details, mech, site), site=site.name)
+                  for site in mech.noise)
 
     outputs = [s for s in walk_statements(mech.body) if isinstance(s, n.Output)]
-    result.append(Obligation(ObligationId.C4A, align_span, tuple(
+    result.append(Obligation(ObligationId.C4A, align_span, _given(*[
         f"line {o.span.line}: output {unparse(o.value)} equal on (D, H) and (D', φ(H)), reached by the same branches"
-        for o in outputs) or ("the mechanism outputs nothing",)))
+        for o in outputs] or ("the mechanism outputs nothing",))))
 
     noise_names = {s.name for s in mech.noise}
     shifts = mech.alignment.shifts if mech.alignment else ()
@@ -379,20 +378,8 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         c4b.append(f"shift of {s.var} reads {reads_text}")
     c4b.append("an order of the noise variables must exist in which each shift reads only earlier ones, and "
                "conditions on noise inside shifts must be output-determined")
-    result.append(Obligation(ObligationId.C4B, align_span, tuple(c4b)))
-
-    terms = []
-    for site in mech.noise:
-        shift = mech.alignment.shift_of(site.name) if mech.alignment else None
-        if shift is None:
-            continue
-        c = cost_coefficient(site)
-        c_text = show(c) if c is not None else f"c[{site.name}]"
-        term = f"{_factor(c_text)}·|{unparse(shift.shift)}|"
-        terms.append(f"Σ_{site.loop.var} {term}" if site.loop is not None else term)
-    total = " + ".join(terms) if terms else "0"
-    result.append(Obligation(ObligationId.C4C, claim_span, (f"{total} <= {unparse(mech.claim)}",
-                                                 "summed over the samples actually drawn on each path")))
+    result.append(Obligation(ObligationId.C4B, align_span, _given(*c4b)))
+    result.append(Obligation(ObligationId.C4C, claim_span, partial(_cost_details, mech)))
 
     c4d = []
     for site in mech.noise:
@@ -408,16 +395,47 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
             why = "is integer-valued" if site.distribution.integer else "costs c per unit only for whole shifts"
             c4d.append(f"{_parenthesized(shift.shift)} is an integer ({site.distribution.name} {why})")
     result.append(Obligation(ObligationId.C4D, align_span,
-                             tuple(c4d) or ("no shifted noise has a restricted support",)))
+                             _given(*c4d or ("no shifted noise has a restricted support",))))
 
     reads: list[str] = []
     if mech.alignment:
         for item in (*(s.shift for s in shifts), *(let.value for let in mech.alignment.lets)):
             reads.extend(r for r in _out_reads(item) if r not in reads)
-    result.append(Obligation(ObligationId.C5, align_span, (
+    result.append(Obligation(ObligationId.C5, align_span, _given(
         "the alignment reads the output only through: " + (", ".join(reads) if reads else "nothing"),
         "(resolution already rejects any read of a continuous part of `out`)")))
     return tuple(result)
+
+
+def _given(*details: str) -> Callable[[], tuple[str, ...]]:
+    """Details computed already (cheap: no sympy)."""
+    return lambda: details
+
+
+def _lipschitz_details(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, ...]:
+    """C3's detail: the site's cost coefficient (sympy), or why its shift must be 0."""
+    summary = summarize_site(mech, site)
+    if site.distribution.lipschitz:
+        return (f"{site.display} ~ {summary.distribution_text}: c = {summary.cost_text}",)
+    return (f"{site.display} ~ {summary.distribution_text} is not Lipschitz: its shift must be provably 0"
+            f" ({summary.shift_text})",)
+
+
+def _cost_details(mech: ResolvedMechanism) -> tuple[str, ...]:
+    """C4c's details: the cost sum with each site's coefficient (sympy)."""
+    from .symbolic import show
+
+    terms = []
+    for site in mech.noise:
+        shift = mech.alignment.shift_of(site.name) if mech.alignment else None
+        if shift is None:
+            continue
+        c = cost_coefficient(site)
+        c_text = show(c) if c is not None else f"c[{site.name}]"
+        term = f"{_factor(c_text)}·|{unparse(shift.shift)}|"
+        terms.append(f"Σ_{site.loop.var} {term}" if site.loop is not None else term)
+    total = " + ".join(terms) if terms else "0"
+    return f"{total} <= {unparse(mech.claim)}", "summed over the samples actually drawn on each path"
 
 
 def density_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
@@ -431,7 +449,7 @@ def density_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         details = [f"{site.display} ~ {dist}: its parameters are {reads.text()}",
                    "well formed for every value `requires` allows: " + (", ".join(requirements) or "no condition") +
                    ", and every division, ln and sqrt in them defined"]
-        result.append(Obligation(ObligationId.C0, site.span, tuple(details), site=site.name))
+        result.append(Obligation(ObligationId.C0, site.span, _given(*details), site=site.name))
     return tuple(result)
 
 
@@ -456,4 +474,4 @@ def mixture_obligation(mech: ResolvedMechanism) -> Obligation:
             f"{s.display} ~ {s.distribution.name}({', '.join(unparse(a) for a in s.args)})" for s in mixing))
     details.append(f"claim: {unparse(mech.claim)} (Theorem 4.1 for one mixing variable, Corollary 4.2 for a linear "
                    "combination of independent ones)")
-    return Obligation(ObligationId.MIX, mech.claim.span, tuple(details))
+    return Obligation(ObligationId.MIX, mech.claim.span, _given(*details))
