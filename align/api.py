@@ -74,9 +74,10 @@ def check(spec: str | os.PathLike[str], *, mechanism: str | None = None) -> Reso
 
 @_api
 def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_length: int | None = None,
-           timeout: float | None = None) -> MechanismVerdict:
+           timeout: float | None = None, every_obligation: bool = False) -> MechanismVerdict:
     """Discharge every obligation (`align verify`): each obligation's verdict and the status of the whole
-    (refuted < unknown < bounded < proved; bounded is not a proof)."""
+    (refuted < unknown < bounded < proved; bounded is not a proof). `every_obligation`: after a refutation,
+    check the others up to `max_length` too (`--every-obligation`)."""
     from .checker.verify import Options
     from .diagnostics import diag
     from .limits import MAX_BOUNDED_LENGTH
@@ -87,7 +88,7 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
     from dataclasses import replace
 
     _, source, mech = _load(spec, mechanism)
-    return replace(verify_mechanism(mech, Options.of(max_length, timeout)), source=source)
+    return replace(verify_mechanism(mech, Options.of(max_length, timeout, every_obligation)), source=source)
 
 
 @_api

@@ -288,6 +288,38 @@ def test_distinct_inputs_finds_counterexamples_with_another_neighbour():
         assert pairs and all(d != d2 for d, d2 in pairs), name
 
 
+def test_a_refutation_stops_the_bounded_check_after_its_length_unless_every_obligation_is_asked():
+    # noisy_max_alignment_empty_max: C4a is refuted at length 1. The others are then checked up to length 1 only,
+    # and say so; --every-obligation checks them up to --max-length. The refutation itself is the same.
+    mech = resolve(parse_source(read_source(str(SPECS / "incorrect" / "noisy_max_alignment_empty_max.dp")))).mechanisms[0]
+    stopped = {v.obligation.name: v for v in verify_mechanism(mech, Options(max_length=3))}
+    every = {v.obligation.name: v for v in verify_mechanism(mech, Options(max_length=3, every_obligation=True))}
+    assert stopped["C4a"].status == every["C4a"].status == "refuted"
+    assert stopped["C4a"].counterexample == every["C4a"].counterexample
+    for name in ("C0(eta)", "C2", "C4b", "C4c", "C4d"):
+        assert stopped[name].status == every[name].status == "bounded", name
+        assert stopped[name].scope == "for lengths <= 1" and every[name].scope == "for lengths <= 3", name
+        assert any(note.startswith("checked no further: C4a is refuted") for note in stopped[name].notes), name
+        assert not any(note.startswith("checked no further") for note in every[name].notes), name
+    # lengths 0 and 1 are always checked: at length 0 the loop's noise xi is never drawn, and its C0 (theta = 1
+    # makes eps1 = 0) is refuted at length 1, after C0(eta) at length 0
+    closed = resolve(parse_source(read_source(str(SPECS / "incorrect" / "svt_gap_theta_closed.dp")))).mechanisms[0]
+    statuses = {v.obligation.name: v.status for v in verify_mechanism(closed)}
+    assert statuses["C0(eta)"] == statuses["C0(xi)"] == "refuted"
+
+
+def test_the_every_obligation_flag_reaches_the_checker(monkeypatch: pytest.MonkeyPatch):
+    import align.checker.verify as checker
+
+    seen = []
+    real = checker.verify_mechanism
+    monkeypatch.setattr(checker, "verify_mechanism", lambda mech, options: seen.append(options) or real(mech, options))
+    spec = str(SPECS / "freegap" / "example1_laplace.dp")
+    for flags, expected in (([], False), (["--every-obligation"], True)):
+        assert main(["verify", *flags, spec], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+        assert seen.pop().every_obligation is expected
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["gamma", "uniform", "trunc_gaussian", "ensemble", "bernoulli", "point_mass"])
 def test_the_mixture_rules_quadrature_cross_check_agrees_with_the_closed_form(name: str):

@@ -61,6 +61,9 @@ from .supports import noise_support, support_conditions
 from .verdicts import PendingVerdict
 
 DEFAULT_MAX_LENGTH = 3
+_LENGTHS_BEFORE_STOPPING = 1
+"""A refutation stops the bounded check only after lengths 0 .. 1: at length 0 a loop's body never runs, and a
+per-site obligation of noise drawn in the loop would be reported as checked when nothing was drawn."""
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,17 @@ class Options:
     """Look only for counterexamples with D != D' (and skip the unbounded proofs): the input pairs that
     `align test` takes from the checker (stats/lrtest.checker_pairs). Not for verdicts: an alignment that
     breaks already at D = D' is refuted all the same."""
+    every_obligation: bool = False
+    """After a refutation, go on checking the other obligations up to `max_length`. By default the bounded
+    check stops after the length at which the first refutation was found: the verdict is refuted whatever the
+    others are, and they are reported for the lengths checked so far (`align verify --every-obligation`)."""
 
     @staticmethod
-    def of(max_length: int | None = None, timeout: float | None = None) -> Options:
+    def of(max_length: int | None = None, timeout: float | None = None, every_obligation: bool = False) -> Options:
         """Options as the command line and the API take them: the timeout in seconds (at least 1 ms)."""
         return Options(max_length=DEFAULT_MAX_LENGTH if max_length is None else max_length,
-                       limits=Limits() if timeout is None else Limits(timeout_ms=max(1, int(timeout * 1000))))
+                       limits=Limits() if timeout is None else Limits(timeout_ms=max(1, int(timeout * 1000))),
+                       every_obligation=every_obligation)
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     checked = [o for o in obs if o.id in rule.bounded and all(o is not c for c in constructive)]
     cover = coverage(mech, options.max_length)
     tried = 0
+    tried_up_to = 0
     assumptions: set[str] = set()
     # The proofs for every length come first. The bounded check then runs for the obligations they did not prove
     # (it would prove the others again on a subset of the inputs), and finds each counterexample at the shortest
@@ -159,8 +168,17 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     remaining = [o for o in checked if unbounded.get(o.key, "") is not None]
     if len(remaining) < len(checked):
         assumptions |= proof.assumptions
+    stopped: tuple[int, Obligation] | None = None
+    """(the longest length checked, the refuted obligation) when a refutation ended the bounded check early."""
     if remaining:
         for lengths in cover.length_choices():
+            longest = max(lengths.values(), default=0)
+            refuted = [o for o in remaining if verdicts[id(o)].status == Status.REFUTED]
+            if (refuted and longest > max(tried_up_to, _LENGTHS_BEFORE_STOPPING)
+                    and not (options.every_obligation or options.distinct_inputs)):
+                stopped = tried_up_to, refuted[0]
+                break
+            tried_up_to = longest
             for structural in _structural_values(mech, lengths, cover, options.limits):
                 enc = Encoding(mech, lengths, structural)
                 try:
@@ -182,7 +200,12 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 v.scope = "for every input length"
                 v.notes += [f"for every length: {note}" for note in proof.notes.get(o.id, [])]
             else:
-                v.status, v.scope = Status.BOUNDED, cover.text()
+                v.status = Status.BOUNDED
+                v.scope = cover.text() if stopped is None else replace(cover, max_length=stopped[0]).text()
+                if stopped is not None:
+                    v.notes.append(f"checked no further: {stopped[1].name} is refuted at that length, so the "
+                                   "verdict is refuted whatever this obligation is (`align verify "
+                                   "--every-obligation` checks it up to --max-length)")
                 if unbounded.get(o.key):
                     v.notes.append(f"no proof for every length: {unbounded[o.key]}")
                 if not tried:

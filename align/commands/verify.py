@@ -43,6 +43,10 @@ def add_proof_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"wall-clock safety net of each solver query (default {DEFAULT_TIMEOUT_MS // 1000}); "
                              "the limit that decides is z3's deterministic resource limit (rlimit "
                              f"{DEFAULT_RLIMIT:,}), so verdicts do not depend on the machine's speed or load")
+    parser.add_argument("--every-obligation", action="store_true",
+                        help="after a refutation, go on checking the other obligations up to --max-length (by "
+                             "default the bounded check stops after the length of the first refutation: the "
+                             "verdict is refuted whatever the others are)")
     parser.add_argument("--confirm", action="store_true",
                         help="when an obligation is refuted, run `align test` on the counterexample's input pair "
                              "(and StatDP's patterns) to tell a broken proof from a broken mechanism")
@@ -61,7 +65,7 @@ def proof_options(args: argparse.Namespace) -> Options:
         raise UsageError(f"--max-length must be between 1 and {MAX_BOUNDED_LENGTH}")
     if args.confirm_samples < 1:
         raise UsageError("--confirm-samples must be at least 1")
-    return Options.of(max_length, timeout)
+    return Options.of(max_length, timeout, args.every_obligation)
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
