@@ -291,7 +291,8 @@ def test_distinct_inputs_finds_counterexamples_with_another_neighbour():
 def test_a_refutation_stops_the_bounded_check_after_its_length_unless_every_obligation_is_asked():
     # noisy_max_alignment_empty_max: C4a is refuted at length 1. The others are then checked up to length 1 only,
     # and say so; --every-obligation checks them up to --max-length. The refutation itself is the same.
-    mech = resolve(parse_source(read_source(str(SPECS / "incorrect" / "noisy_max_alignment_empty_max.dp")))).mechanisms[0]
+    path = SPECS / "incorrect" / "noisy_max_alignment_empty_max.dp"
+    mech = resolve(parse_source(read_source(str(path)))).mechanisms[0]
     stopped = {v.obligation.name: v for v in verify_mechanism(mech, Options(max_length=3))}
     every = {v.obligation.name: v for v in verify_mechanism(mech, Options(max_length=3, every_obligation=True))}
     assert stopped["C4a"].status == every["C4a"].status == "refuted"
@@ -325,8 +326,10 @@ def test_the_every_obligation_flag_reaches_the_checker(monkeypatch: pytest.Monke
 def test_the_mixture_rules_quadrature_cross_check_agrees_with_the_closed_form(name: str):
     """The R²DP cross-check recomputes the output density's ratio by quadrature of scipy's densities, independently
     of the closed-form MGFs, at parameter points that satisfy `requires` (among them Gamma shapes below 1, whose
-    density is infinite at 0): it must agree with Theorem 4.1's ε far inside the 1e-6 the verdict allows."""
-    from align.checker.mixture import Mixture, _at, _numeric_sup
+    density is infinite at 0): it must agree with Theorem 4.1's ε far inside the 1e-6 the verdict allows. The
+    quick evaluation the cross-check uses first agrees with the error-controlled one (at the sixth point of the
+    truncated Gaussian, fixed-precision mpmath loses every digit: erf near 1 at 280 digits)."""
+    from align.checker.mixture import Mixture, _at, _at_quickly, _numeric_sup
 
     mech = resolve(parse_source(read_source(str(SPECS / "r2dp" / f"{name}.dp")))).mechanisms[0]
     mix = Mixture(mech)
@@ -334,5 +337,19 @@ def test_the_mixture_rules_quadrature_cross_check_agrees_with_the_closed_form(na
     points = _sample_parameters(mech, 6)
     assert len(points) == 6
     for point in points:
-        exact = _at(rule, {symbol(k): v for k, v in point.items()}, 20)
+        subs = {symbol(k): v for k, v in point.items()}
+        exact = _at(rule, subs, 20)
         assert abs(_numeric_sup(mix, point) - exact) <= 1e-9 * max(1.0, abs(exact)), point
+        assert abs(_at_quickly(rule, subs) - exact) <= 1e-12 * max(1.0, abs(exact)), point
+
+
+def test_a_cross_check_disagreement_is_evaluated_again_before_it_is_reported(monkeypatch: pytest.MonkeyPatch):
+    # the quick evaluation is not error-controlled: a wrong value from it must not make the verdict unknown
+    from align.checker import mixture
+    from align.rules import obligations
+
+    mech = resolve(parse_source(read_source(str(SPECS / "r2dp" / "gamma.dp")))).mechanisms[0]
+    monkeypatch.setattr(mixture, "_at_quickly", lambda e, subs: 1e6)
+    verdict = mixture.verify(mech, next(o for o in obligations(mech) if o.id == ObligationId.MIX))
+    assert verdict.status == "proved"
+    assert not any("DISAGREE" in note for note in verdict.notes)

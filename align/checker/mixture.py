@@ -260,6 +260,19 @@ def _at(e: sympy.Expr, subs: dict, digits: int) -> float:
     return real
 
 
+def _at_quickly(e: sympy.Expr, subs: dict) -> float:
+    """`e` at a point of floats, for the cross-check only: the floats (exact at 30 digits) are put into the
+    formula and the number is evaluated, 5-10 times faster than `_at`'s `evalf(subs=...)` on the R²DP
+    truncated Gaussian (0.1 s instead of 0.8 s a point). The arithmetic done while substituting is not
+    error-controlled, so a disagreement is checked again with `_at` before it is reported; a refutation never
+    rests on this evaluation."""
+    value = e.xreplace({k: sympy.Float(v, 30) for k, v in subs.items()}).evalf(20)
+    real, imaginary = (float(x) for x in value.as_real_imag())
+    if abs(imaginary) > 1e-15 * (1 + abs(real)):
+        raise ValueError(f"{show(e)} is not real at this point")
+    return real
+
+
 def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
     """MIX: the claim is at least the rule's ε (Theorem 4.1, Corollary 4.2), with sympy, then cross-checked."""
     start = time.perf_counter()
@@ -320,11 +333,14 @@ def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
         subs = {symbol(k): v for k, v in point.items()}
         try:
             numeric = _numeric_sup(mix, point)
-            symbolic = _at(rule, subs, 20)
+            symbolic = _at_quickly(rule, subs)
+            agree = abs(numeric - symbolic) <= 1e-6 * max(1.0, abs(symbolic))
+            if not agree:  # before saying so, the evaluation that controls its error
+                symbolic = _at(rule, subs, 20)
+                agree = abs(numeric - symbolic) <= 1e-6 * max(1.0, abs(symbolic))
         except (ValueError, ZeroDivisionError, OverflowError) as error:
             verdict.notes.append(f"numerical cross-check failed at {point}: {error}")
             continue
-        agree = abs(numeric - symbolic) <= 1e-6 * max(1.0, abs(symbolic))
         verdict.notes.append(
             f"cross-check at {', '.join(f'{k}={v:.4g}' for k, v in point.items())}: sup_x ln density ratio = "
             f"{numeric:.8g}, rule = {symbolic:.8g}" + ("" if agree else "  (DISAGREE)"))
