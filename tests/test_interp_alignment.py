@@ -129,6 +129,15 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     # found by bench/soundness.py: a list built under a `break` on the data; an alignment that reads past `out`
     "incorrect/top1_list_built_under_break.dp": [({"q": [1, 0, 0], "eps": 1}, {"q": [0, 1, 1]})],
     "incorrect/sparse_alignment_reads_past_output.dp": _svt({"c": 2, "eps": 1}),
+    # the ranking encoding's hypotheses: the aligned run must be asked to rank like the first; a carried running
+    # sum; k = len(q) (not a mechanism there: the interpreter stops, so it is sampled at k < len(q))
+    "incorrect/noisy_max_unshifted_alignment.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, -1, -1]}),
+                                                   ({"q": Q, "eps": 1}, {"q": ALTERNATE})],
+    "incorrect/noisy_max_running_sum.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 1, 1]}),
+                                           ({"q": Q, "eps": 1}, {"q": DOWN})],
+    "incorrect/top_k_gap_k_equals_length.dp": [({"q": [3, 1, 4], "k": 2, "eps": 1}, {"q": [4, 2, 5]})],
+    "counting/partial_sums.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]}),
+                                 ({"q": Q, "eps": 1}, {"q": [Q[0] + 0.5] + Q[1:4] + [Q[4] - 0.5] + Q[5:]})],
 }
 """Bounded specs with a violation beyond the bound (noisy_answers_*, repeated_answer_loop_bound) are sampled
 within it (lengths <= 3, m <= 4), where the alignment holds."""
