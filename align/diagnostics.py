@@ -209,7 +209,7 @@ CODES: Mapping[str, Code] = _registry(
          "An indexed assignment replaces an entry or appends one at the end; it cannot leave a gap."),
     Code("math-domain", "{operation} is undefined: {detail}",
          "A function or power was applied outside its domain: ln of a non-positive number, sqrt of a negative one, ..."),
-    Code("division-by-zero", "division by zero: {detail}", "The divisor of `/` was 0."),
+    Code("division-by-zero", "division by zero: {detail}", "The divisor of `/`, `//` or `%` was 0."),
     Code("integer-overflow", "integer overflow: {detail}",
          "An integer result left the 64-bit range the interpreter computes in. The language's integers are exact "
          "(the checker reasons about them exactly), so the interpreter stops rather than wrap around."),

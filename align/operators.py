@@ -5,7 +5,10 @@ numbers (the interpreters), z3 and sympy terms (the checker, reports). `+ - *` a
 in all of them, so their record holds the one function (`apply`) that every back end calls. `/` and `^` need
 each domain's care (division by zero, z3's integer division, the domain of a power: docs/language.md section
 6), so their `apply` is None and each back end implements them; `==`/`!=` on tuples, tags and lists compare
-structurally in each back end. The resolver reads the typing rule from the record.
+structurally in each back end. `//` and `%` are the integer operations (both operands int): Python's floor
+quotient and the remainder with the sign of the divisor, so `apply` serves Python and numpy integers, exact
+fractions and sympy; z3's integer division is Euclidean, so the checker builds the floor from it, and every back
+end refuses a zero divisor. The resolver reads the typing rule from the record.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class Operator:
     """The result is real even for int operands (`/` and `^`); otherwise int op int is int."""
     domain: str | None = None
     """Where the operation is defined, when not everywhere (evaluation outside it is an error)."""
+    integer: bool = False
+    """Both operands must be int, and the result is int (`//`, `%`)."""
 
 
 OPERATORS: dict[str, Operator] = {o.symbol: o for o in (
@@ -44,6 +49,9 @@ OPERATORS: dict[str, Operator] = {o.symbol: o for o in (
     Operator("-", OperatorKind.ARITHMETIC, "difference", operator.sub),
     Operator("*", OperatorKind.ARITHMETIC, "product", operator.mul),
     Operator("/", OperatorKind.ARITHMETIC, "quotient", None, real_result=True, domain="divisor != 0"),
+    Operator("//", OperatorKind.ARITHMETIC, "floor quotient", operator.floordiv, domain="divisor != 0", integer=True),
+    Operator("%", OperatorKind.ARITHMETIC, "remainder, with the sign of the divisor", operator.mod,
+             domain="divisor != 0", integer=True),
     Operator("^", OperatorKind.ARITHMETIC, "power", None, real_result=True,
              domain="not 0 to a negative power; a negative base needs a whole exponent"),
     Operator("<", OperatorKind.ORDER, "less than", operator.lt),
@@ -55,8 +63,14 @@ OPERATORS: dict[str, Operator] = {o.symbol: o for o in (
 )}
 
 RING_OPERATIONS: dict[str, Callable[[Any, Any], Any]] = {
-    s: o.apply for s, o in OPERATORS.items() if o.kind is OperatorKind.ARITHMETIC and o.apply is not None}
+    s: o.apply for s, o in OPERATORS.items()
+    if o.kind is OperatorKind.ARITHMETIC and o.apply is not None and not o.integer}
 """`+ - *`: the arithmetic that means the same in every domain."""
+
+INTEGER_OPERATIONS: dict[str, Callable[[Any, Any], Any]] = {
+    s: o.apply for s, o in OPERATORS.items() if o.integer and o.apply is not None}
+"""`//` and `%` on ints, as Python computes them (z3 needs its own floor: `checker/encode.py`); the divisor must
+not be 0."""
 
 ORDERS: dict[str, Callable[[Any, Any], Any]] = {
     s: o.apply for s, o in OPERATORS.items() if o.kind is OperatorKind.ORDER and o.apply is not None}

@@ -50,7 +50,7 @@ from .limits import (
     MAX_SAMPLING_SITES,
     MAX_SOURCE_BYTES,
 )
-from .operators import RING_OPERATIONS
+from .operators import INTEGER_OPERATIONS, RING_OPERATIONS
 from .span import Source, Span
 
 _GRAMMAR = os.path.join(os.path.dirname(__file__), "grammar.lark")
@@ -335,10 +335,14 @@ class _Build(Transformer):
 
     @staticmethod
     def _arith(op: str, a: Fraction, b: Fraction) -> Fraction | None:
-        """a op b exactly (op one of + - * /), or None for a division by zero, which is left to the later
-        stages as written. Both operands obey the limits, so this costs microseconds."""
+        """a op b exactly (op one of + - * / // %), or None for a division by zero, or `//` and `%` on a
+        non-integer, which are left to the later stages as written (the resolver refuses real operands of
+        `//` and `%`). Both operands obey the limits, so this costs microseconds."""
         if op in RING_OPERATIONS:
             return RING_OPERATIONS[op](a, b)
+        if op in INTEGER_OPERATIONS:
+            whole = a.denominator == 1 and b.denominator == 1 and b != 0
+            return Fraction(INTEGER_OPERATIONS[op](a.numerator, b.numerator)) if whole else None
         return a / b if b != 0 else None
 
     def _power(self, node: n.Binary, a: Fraction, k: Fraction) -> Fraction | None:
@@ -417,8 +421,11 @@ class _Build(Transformer):
             x, y = self._magnitude(left), self._magnitude(right)
             if x is None or y is None:
                 return node
+            if node.op not in _FLOAT_OPERATIONS:  # `//` or `%` of a constant that is not rational: a type error
+                return node
             return self._fold_approximate(node, lambda: _FLOAT_OPERATIONS[node.op](x, y))
-        integer = node.op in RING_OPERATIONS and id(left) in self._integers and id(right) in self._integers
+        integer = (node.op in RING_OPERATIONS or node.op in INTEGER_OPERATIONS) and id(left) in self._integers \
+            and id(right) in self._integers
         return self._fold(node, self._arith(node.op, a, b), integer)
 
     @v_args(meta=True)

@@ -12,7 +12,7 @@ import sympy
 
 from . import nodes as n
 from .distributions import normal_cdf, normal_pdf
-from .operators import RING_OPERATIONS
+from .operators import INTEGER_OPERATIONS, RING_OPERATIONS
 from .unparse import unparse
 from .visitor import ExprVisitor
 
@@ -82,6 +82,8 @@ class _ToSympy(ExprVisitor[sympy.Expr, Bindings]):
         left, right = e.left.accept(self, bindings), e.right.accept(self, bindings)
         if e.op in RING_OPERATIONS:
             return RING_OPERATIONS[e.op](left, right)
+        if e.op in INTEGER_OPERATIONS:  # floor(left / right) and Mod, with Python's signs
+            return INTEGER_OPERATIONS[e.op](left, right)
         if e.op == "/":
             return left / right
         return left ** right

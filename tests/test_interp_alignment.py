@@ -136,6 +136,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/noisy_max_running_sum.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 1, 1]}),
                                            ({"q": Q, "eps": 1}, {"q": DOWN})],
     "incorrect/top_k_gap_k_equals_length.dp": [({"q": [3, 1, 4], "k": 2, "eps": 1}, {"q": [4, 2, 5]})],
+    "counting/periodic_counts.dp": [({"q": [0, 0, 0, 0, 0], "m": 2, "eps": 1}, {"q": [1, 0, 0, 0, 0]}),
+                                    ({"q": Q, "m": 3, "eps": 1}, {"q": [Q[0] - 0.5] + Q[1:6] + [Q[6] + 0.5] + Q[7:]})],
     "counting/partial_sums.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]}),
                                  ({"q": Q, "eps": 1}, {"q": [Q[0] + 0.5] + Q[1:4] + [Q[4] - 0.5] + Q[5:]})],
 }

@@ -26,7 +26,7 @@ import z3
 from .. import nodes as n
 from ..builtins import implemented
 from ..limits import MAX_UNROLL
-from ..operators import ORDERS, RING_OPERATIONS
+from ..operators import INTEGER_OPERATIONS, ORDERS, RING_OPERATIONS
 from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
 from ..visitor import IRVisitor, StmtVisitor
@@ -600,6 +600,8 @@ class ExprEval(IRVisitor[Value, None]):
         a, b = self.arith(e.left), self.arith(e.right)
         if e.op in RING_OPERATIONS:
             return RING_OPERATIONS[e.op](a, b)
+        if e.op in INTEGER_OPERATIONS:
+            return floor_quotient(a, b) if e.op == "//" else a - b * floor_quotient(a, b)
         if e.op == "/":
             return _real(a) / _real(b)
         exponent = _concrete(b)
@@ -1177,6 +1179,13 @@ class Run(StmtVisitor[None, None]):
 
 
 # -------------------------------------------------------------------------------------------- alignment
+
+
+def floor_quotient(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    """a // b as Python computes it, floor(a / b), on z3 integers. z3's integer division is Euclidean (the
+    remainder is never negative): the floor for a positive divisor, and for a negative one the floor is
+    (-a) div (-b). The divisor 0 is left unspecified, as z3 leaves it; the interpreter refuses it."""
+    return z3.If(b > 0, a / b, (-a) / (-b))
 
 
 class AlignmentEval:

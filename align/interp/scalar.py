@@ -30,7 +30,7 @@ from scipy import special
 from .. import nodes as n
 from ..builtins import implemented
 from ..limits import MAX_LOOP_ITERATIONS
-from ..operators import COMPARISONS, RING_OPERATIONS
+from ..operators import COMPARISONS, INTEGER_OPERATIONS, RING_OPERATIONS
 from ..resolve import NoiseSite, ResolvedMechanism
 from ..unparse import unparse
 from ..visitor import IRVisitor, StmtVisitor
@@ -303,11 +303,14 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
                 exact = RING_OPERATIONS[e.op](int(a), int(b))
                 return self._integer(exact, e, f"`{unparse(e)}` with {a} {e.op} {b}")
             return RING_OPERATIONS[e.op](a, b)
-        if e.op == "/":
+        if e.op == "/" or e.op in INTEGER_OPERATIONS:
             if b == 0:
                 raise fail("division-by-zero", e.span,
-                           detail=f"`{unparse(e.left)} / {unparse(e.right)}` with {unparse(e.right)} = 0")
-            return a / b
+                           detail=f"`{unparse(e.left)} {e.op} {unparse(e.right)}` with {unparse(e.right)} = 0")
+            if e.op == "/":
+                return a / b
+            exact = INTEGER_OPERATIONS[e.op](int(a), int(b))
+            return self._integer(exact, e, f"`{unparse(e)}` with {a} {e.op} {b}")
         fa, fb = float(a), float(b)
         if fa == 0 and fb < 0:
             raise fail("math-domain", e.span, operation="`^`", detail=f"0 ^ {format_value(fb)} divides by zero")

@@ -30,7 +30,7 @@ from typing import Any
 from .. import nodes as n
 from ..diagnostics import SpecError
 from ..limits import MAX_NESTING_DEPTH
-from ..operators import RING_OPERATIONS
+from ..operators import INTEGER_OPERATIONS, RING_OPERATIONS
 from ..parse import checked_number, exact_text, parse_expression, read_json
 from ..resolve import ResolvedParam
 from ..span import Span
@@ -108,6 +108,10 @@ def _literal(e: n.Expr) -> Any:
         if all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in (a, b)):
             if e.op in RING_OPERATIONS:
                 return RING_OPERATIONS[e.op](a, b)
+            if e.op in INTEGER_OPERATIONS and all(isinstance(x, int) for x in (a, b)):
+                if b == 0:
+                    raise ValueError("division by zero")
+                return INTEGER_OPERATIONS[e.op](a, b)
             if e.op == "/":
                 if b == 0:
                     raise ValueError("division by zero")

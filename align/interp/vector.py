@@ -28,7 +28,7 @@ from scipy import special
 from .. import nodes as n
 from ..builtins import implemented
 from ..limits import MAX_ARRAY_CELLS, MAX_LIST_NESTING, MAX_LOOP_ITERATIONS
-from ..operators import COMPARISONS, RING_OPERATIONS
+from ..operators import COMPARISONS, INTEGER_OPERATIONS, RING_OPERATIONS
 from ..resolve import NoiseSite, ResolvedMechanism
 from ..types import BOOL, INT, REAL, ListType, Type
 from ..unparse import unparse
@@ -597,10 +597,16 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
                            "range"))
                 return Num(result)
             return Num(RING_OPERATIONS[e.op](a, b))
-        if e.op == "/":
-            self.check(b == 0, m, "division-by-zero", e.span,
-                       lambda k: dict(detail=f"`{unparse(e.left)} / {unparse(e.right)}` with {unparse(e.right)} = 0"))
-            return Num(np.true_divide(a, b, dtype=np.float64))
+        if e.op == "/" or e.op in INTEGER_OPERATIONS:
+            self.check(b == 0, m, "division-by-zero", e.span, lambda k: dict(
+                detail=f"`{unparse(e.left)} {e.op} {unparse(e.right)}` with {unparse(e.right)} = 0"))
+            if e.op == "/":
+                return Num(np.true_divide(a, b, dtype=np.float64))
+            # int64: only the lowest int64 divided by -1 leaves the range (numpy would wrap it)
+            self.check((a == np.iinfo(np.int64).min) & (b == -1), m, "integer-overflow", e.span, lambda k: dict(
+                detail=f"`{unparse(e)}` with {_fmt(_at(a, k))} {e.op} -1 is outside the 64-bit range"))
+            safe = np.where(b == 0, 1, b)  # lanes outside the mask may divide by 0: never read
+            return Num(INTEGER_OPERATIONS[e.op](a, safe).astype(np.int64))
         fa, fb = a.astype(np.float64), b.astype(np.float64)
         self.check((fa == 0) & (fb < 0), m, "math-domain", e.span, lambda k: dict(
             operation="`^`", detail=f"0 ^ {_fmt(_at(fb, k))} divides by zero"))

@@ -571,6 +571,10 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         return RANGE
 
     def visit_binary(self, e: n.Binary, ctx: None = None) -> Type:
+        if OPERATORS[e.op].integer:
+            self.expect(e.left, INT, f"left operand of `{e.op}`")
+            self.expect(e.right, INT, f"right operand of `{e.op}`")
+            return INT
         left = self.expect_numeric(e.left, f"left operand of `{e.op}`")
         right = self.expect_numeric(e.right, f"right operand of `{e.op}`")
         if OPERATORS[e.op].real_result:
