@@ -226,6 +226,10 @@ CODES: Mapping[str, Code] = _registry(
          "`align test` generates pairs of private inputs of length --length; choose another --length, or give D and D' with --arg and --neighbour."),
     Code("plot-needs-matplotlib", "--plot needs matplotlib, which is not installed: pip install 'align[plot]' (or pip install matplotlib)",
          "`align test --plot FILE.png` draws the figure with matplotlib, an optional extra; install it, or leave out --plot."),
+    Code("executor-needs-dask", "--executor {executor} needs Dask's distributed, which is not installed: pip install 'align[dask]'",
+         "`align test --executor dask` runs the sampling on a Dask cluster through `distributed`, an optional extra; install it, or use --executor local or processes."),
+    Code("executor-unreachable", "no Dask scheduler answered at {address}: {reason}",
+         "`align test --executor dask://HOST:PORT` connects to a running scheduler (`dask scheduler`, with workers that have align installed); check the address, or use --executor dask for a local cluster."),
 )
 
 

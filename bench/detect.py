@@ -1,6 +1,7 @@
 """Benchmark: `align test` on every spec expected to violate its claim, one process, fixed seed.
 
-    python bench/detect.py [--seed S] [--samples N] [--jobs J] [--compare]
+    python bench/detect.py [--seed S] [--samples N] [--jobs J] [--executor WHERE] [--compare]
+    python bench/detect.py --executors [--jobs J]
 
 One row per spec of specs/incorrect/ with `# expect: violation`, searched as `align test` does by default
 (the checker's counterexample pairs first, then StatDP's patterns): samples drawn (selection and test, D and D'),
@@ -11,6 +12,12 @@ A confirmed violation whose bound is below its claim (the decision and the bound
 `INCONSISTENT`; by construction it never is. The arguments per spec are those of
 tests/test_align_test.py (chosen so that the spec's documented witness applies). Target: every spec
 confirmed, each within 10 s on 2 cores.
+
+--executor runs the searches where `align test --executor` would (local, processes, dask, dask://HOST:PORT; by
+default a pool of --jobs processes when J > 1). --executors measures instead the sampling throughput of one
+fixed search (SVT without query noise, every round run, no early stop) in this process, in a pool of --jobs
+processes and on a Dask LocalCluster of --jobs worker processes (the time to start a pool or a cluster not
+counted), and prints samples/s with the ratio to this process; the counts are the same on all three.
 
 --compare adds the comparison of docs/testing.md: at claimed eps = 0.1, the strongest epsilon lower bound
 found with every round run (no early stop), for the three mechanisms whose bounds StatDP and DP-Sniper
@@ -23,7 +30,6 @@ import argparse
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from align.expectations import read_expectations, read_test_arguments
 from align.parse import read_source
 from align.pipeline import load_mechanism
+from align.stats.executors import EXECUTORS, kind_of, open_executor
 from align.stats.lrtest import Finding, Result, search
 
 
@@ -86,8 +93,40 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--compare", action="store_true")
     parser.add_argument("--compare-samples", type=int, default=1_024_000)
+    parser.add_argument("--executor", metavar="WHERE")
+    parser.add_argument("--executors", action="store_true")
     options = parser.parse_args()
-    executor = ProcessPoolExecutor(options.jobs) if options.jobs > 1 else None
+    if options.executor is not None and kind_of(options.executor) is None:
+        parser.error(f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT")
+    if options.executors:
+        throughput(options.jobs, options.seed)
+        return
+    with open_executor(options.executor, options.jobs) as executor:
+        detect(options, executor)
+
+
+def throughput(jobs: int, seed: int) -> None:
+    """Samples per second of one fixed search on each kind of executor (see the module's text)."""
+    mech = _ref("svt_stoddard_no_query_noise")
+    rows = []
+    for where in ("local", "processes", "dask"):
+        with open_executor(where, jobs) as executor:
+            search(mech, {"T": 0.5, "eps": 0.5}, length=5, samples=2_000, seed=seed, executor=executor,
+                   patterns=True, stop_early=False)  # warm-up: workers import align and build their caches
+            start = time.perf_counter()
+            r = search(mech, {"T": 0.5, "eps": 0.5}, length=5, samples=128_000, seed=seed, executor=executor,
+                       stop_early=False)
+            rows.append((where, r.samples, time.perf_counter() - start, [(f.c1, f.c2) for f in r.findings]))
+    base = rows[0][1] / rows[0][2]
+    print(f"{'executor':12} {'jobs':>4} {'samples':>10} {'seconds':>8} {'samples/s':>11} {'x local':>8}  counts")
+    for where, samples, seconds, counts in rows:
+        same = "same" if counts == rows[0][3] else "DIFFERENT"
+        workers = 1 if where == "local" else jobs
+        print(f"{where:12} {workers:>4} {samples:>10} {seconds:>8.2f} {samples / seconds:>11.0f} "
+              f"{samples / seconds / base:>8.2f}  {same}")
+
+
+def detect(options: argparse.Namespace, executor) -> None:
     print(f"{'spec':40} {'samples':>10} {'seconds':>8} {'p (adj.)':>10} {'claim':>6} {'eps >=':>8} {'strongest':>9}  "
           f"verdict")
     times, detected = [], 0
@@ -114,8 +153,6 @@ def main() -> None:
             print(f"{name:32} {true:>5} {sniper:>10} {statdp:>8} {_bound(s):>8} {r.samples:>10} "
                   f"{time.perf_counter() - start:>7.1f}  {s.event.text} ({s.c1}/{s.n1} vs {s.c2}/{s.n2}{proved}; "
                   f"sampling bound {s.epsilon_lower_bound:.2f})", flush=True)
-    if executor is not None:
-        executor.shutdown()
     print(f"detected: {detected}/{len(VIOLATIONS)} median s: {statistics.median(times):.2f}")
 
 

@@ -53,6 +53,11 @@ def add_arguments(test: Any) -> None:
     test.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     test.add_argument("--jobs", type=int, default=1, metavar="J",
                       help="worker processes (default 1); the result does not depend on it")
+    test.add_argument("--executor", metavar="WHERE",
+                      help="where the sampling runs: local (this process), processes (a pool of --jobs processes; "
+                           "the default when --jobs > 1), dask (a local Dask cluster of --jobs worker processes) or "
+                           "dask://HOST:PORT (a running Dask scheduler); the counts do not depend on it. Dask needs "
+                           "pip install 'align[dask]'")
     test.add_argument("--plot", metavar="FILE.png",
                       help="also draw the p-value against the test eps (alpha and the claimed eps marked) and the "
                            "eps lower bound per input pair into FILE.png (needs matplotlib: pip install "
@@ -62,11 +67,14 @@ def add_arguments(test: Any) -> None:
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..pipeline import read, resolve_source, select
     from ..results import TestReport
+    from ..stats.executors import EXECUTORS, kind_of, open_executor
     from ..stats.lrtest import Pair, counterexample_pair, search
     from .run import read_pairs
 
     if args.length < 1 or args.samples < 1 or args.jobs < 1:
         raise UsageError("--length, --samples and --jobs must be at least 1")
+    if args.executor is not None and kind_of(args.executor) is None:
+        raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT")
     if not 0 < args.alpha < 1:
         raise UsageError("--alpha must be between 0 and 1")
     source = None
@@ -97,20 +105,11 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             extra.append(pair)
             public = {**ce_public, **public}
         started = time.perf_counter()
-        executor = None
-        if args.jobs > 1:
-            from concurrent.futures import ProcessPoolExecutor
-
-            executor = ProcessPoolExecutor(args.jobs)
-        try:
-            with _progress(renderer.stderr) as progress:
-                result = search(mech, public, length=args.length, samples=args.samples,
-                                alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
-                                patterns=not (d or neighbour), progress=progress,
-                                checker=not (d or neighbour or getattr(args, "no_checker", False)))
-        finally:
-            if executor is not None:
-                executor.shutdown()
+        with open_executor(args.executor, args.jobs) as executor, _progress(renderer.stderr) as progress:
+            result = search(mech, public, length=args.length, samples=args.samples,
+                            alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
+                            patterns=not (d or neighbour), progress=progress,
+                            checker=not (d or neighbour or getattr(args, "no_checker", False)))
         report = TestReport(args.file, mech, result, time.perf_counter() - started, dict(public))
         if plot:
             from ..stats.plot import write_plot
