@@ -11,7 +11,8 @@ or None for this process, and closes what it started.
   closed after it (its dashboard on a free port: `dashboard_address=None` does not turn it off in distributed
   2026.8, and the default port 8787 may be taken); `dask://HOST:PORT` (or `tcp://HOST:PORT`): the Dask
   scheduler at that address, whose workers must have align installed. Both through
-  `distributed.Client.get_executor()`; `pip install 'align[dask]'`.
+  `distributed.Client.get_executor(pure=False)` (with the default `pure=True`, Dask tokenizes every unit, the
+  whole resolved mechanism, to name its task); `pip install 'align[dask]'`.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def _dask(text: str, jobs: int) -> Iterator[Executor | None]:
                 client = stack.enter_context(Client(address, timeout=CONNECT_TIMEOUT))
             except OSError as error:
                 raise SpecError([diag("executor-unreachable", None, address=address, reason=str(error))]) from None
-        yield client.get_executor()
+        yield client.get_executor(pure=False)
 
 
 EXECUTORS: dict[str, ExecutorKind] = {k.name: k for k in (
