@@ -248,7 +248,7 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     try:
         for strategy in (induction, ranking):
             try:
-                result = strategy.prove(mech, _unbounded_limits(options.limits), _cost_term, noise_support)
+                result = strategy.prove(mech, options.limits, _cost_term, noise_support)
                 break
             except induction.NotInductive as error:
                 reasons.append(f"{strategy.NAME}: {error}")
@@ -473,17 +473,6 @@ resolution rejects what would break them) or have a rule of their own (MIX: `mix
 BY_CONSTRUCTION = frozenset({ObligationId.C1, ObligationId.C5})
 assert set(Z3_CHECKS) | BY_CONSTRUCTION | {ObligationId.MIX} == set(ObligationId), "an obligation has no check"
 assert all(rule.bounded <= set(Z3_CHECKS) for rule in RULES), "a rule's bounded obligation has no z3 check"
-
-
-def _unbounded_limits(limits: Limits) -> Limits:
-    """The limits of the proofs for every length: a quarter of the bounded check's rlimit (5 million steps by
-    default). Their successful queries take at most 1.3 million steps in the corpus (Algorithm 6); a goal that
-    fails there is a quantified formula z3 cannot refute, and ran to the whole rlimit (8-10 s for a Noisy Top-K
-    with a wrong claim) before the bounded check found the counterexample in a fraction of a second."""
-    return replace(limits, rlimit=max(1, limits.rlimit // _UNBOUNDED_SHARE))
-
-
-_UNBOUNDED_SHARE = 4
 
 
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],
