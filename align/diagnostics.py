@@ -155,6 +155,8 @@ CODES: Mapping[str, Code] = _registry(
     # -- clauses -------------------------------------------------------------------------------------------
     Code("missing-privacy-claim", "mechanism `{name}` has no `privacy` clause",
          "The claimed budget is part of the specification: `privacy eps`."),
+    Code("example-item", "`{item}` in the example clause: {reason}",
+         "The `example` clause gives constant values of public parameters (`eps = 1, T = 0.5`) and lengths of private lists (`len(q) = 5`), for `align run` and `align test`."),
     Code("duplicate-clause", "second `{clause}` clause for `{name}`", "Each mechanism has at most one privacy clause and one distance clause of each kind per parameter."),
     Code("adjacency-mismatch", "{message}", "An adjacency clause compares a parameter with its own neighbour, at the same index."),
     # -- everything else -----------------------------------------------------------------------------------

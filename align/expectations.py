@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from . import nodes as n
 from .diagnostics import SpecError
@@ -73,43 +72,3 @@ def read_expectations(source: Source) -> tuple[Expectation, ...]:
                 raise ExpectationError(f"{span}: `{kind}` takes nothing after it")
             result.append(Expectation(kind, None, None, span))
     return tuple(result)
-
-
-_ARGS_LINE = re.compile(r"^\s*#\s*test-args:\s*(?P<body>.*?)\s*$")
-
-
-def _number(text: str) -> int | float:
-    return int(text) if re.fullmatch(r"-?[0-9]+", text.strip()) else float(text)
-
-
-@dataclass(frozen=True)
-class TestArguments:
-    """`# test-args: eps=0.5 T=1 length=5`: the public arguments and list length under which `align test`
-    is run on this spec (by the test suite and the benchmarks), as `align test --arg eps=0.5 ... --length 5`."""
-
-    public: dict[str, Any]
-    """Numbers, and lists of numbers for public list parameters (`r=[]`, `w=[1,2]`: no spaces)."""
-    length: int
-
-
-def read_test_arguments(source: Source) -> TestArguments | None:
-    for number, line in enumerate(source.text.splitlines(), start=1):
-        match = _ARGS_LINE.match(line)
-        if not match:
-            continue
-        public: dict[str, Any] = {}
-        length = 5
-        for item in match.group("body").split():
-            name, _, text = item.partition("=")
-            try:
-                value: Any = _number(text) if not text.startswith("[") else \
-                    [_number(x) for x in text.strip("[]").split(",") if x.strip()]
-            except ValueError:
-                raise ExpectationError(f"{source.path}:{number}: `{item}` is not name=number or name=[numbers]") \
-                    from None
-            if name == "length":
-                length = int(value)
-            else:
-                public[name] = value
-        return TestArguments(public, length)
-    return None

@@ -24,8 +24,8 @@ from .resolve import RESERVED as RESERVED_NAMES
 __all__ = ["AlignLexer"]
 
 DECLARATIONS = ("mechanism", "alignment", "let")
-KEYWORDS = ("adjacent", "requires", "privacy", "monotone", "sum", "if", "else", "for", "while", "break", "output",
-            "invariant")
+KEYWORDS = ("adjacent", "requires", "privacy", "example", "monotone", "sum", "if", "else", "for", "while", "break",
+            "output", "invariant")
 """Clause and statement keywords (`while` is parsed only to be rejected, but it is still a keyword)."""
 WORD_OPERATORS = ("and", "or", "not", "in", "is")
 """`in` serves both `for i in a .. b` and membership `x in S`."""

@@ -578,6 +578,19 @@ class Adjacency:
 
 
 @dataclass(frozen=True)
+class Example:
+    """One item of the `example` clause: `eps = 1` (a public parameter's value) or `len(q) = 5` (a private list's
+    length, `length` True; `func` is the name written before the parenthesis, which resolution checks is `len`)."""
+
+    name: str
+    name_span: Span
+    value: Expr
+    span: Span
+    length: bool = False
+    func: str = ""
+
+
+@dataclass(frozen=True)
 class Mechanism:
     name: str
     name_span: Span
@@ -588,6 +601,8 @@ class Mechanism:
     """The claimed budget; more than one element is an error reported by resolution."""
     body: tuple[Stmt, ...]
     span: Span
+    examples: tuple[Example, ...] = ()
+    """The `example` clause: values of public parameters and lengths of private lists for `align run`/`test`."""
 
 
 # ------------------------------------------------------------------------------------------- alignment

@@ -143,6 +143,7 @@ class _Build(Transformer):
         adjacency: list[n.Adjacency] = []
         requires: list[n.Expr] = []
         privacy: list[n.Expr] = []
+        examples: list[n.Example] = []
         body: tuple = ()
         for c in rest:
             if isinstance(c, tuple) and c and c[0] == "adjacent":
@@ -151,10 +152,12 @@ class _Build(Transformer):
                 requires.extend(c[1])
             elif isinstance(c, tuple) and c and c[0] == "privacy":
                 privacy.append(c[1])
+            elif isinstance(c, tuple) and c and c[0] == "example":
+                examples.extend(c[1])
             elif isinstance(c, list):
                 body = tuple(c)
         return n.Mechanism(str(name), self._tok(name), params, tuple(adjacency), tuple(requires),
-                           tuple(privacy), body, self._span(meta))
+                           tuple(privacy), body, self._span(meta), tuple(examples))
 
     @v_args(meta=True)
     def param(self, meta, children):
@@ -174,6 +177,19 @@ class _Build(Transformer):
 
     def privacy_clause(self, children):
         return ("privacy", children[0])
+
+    def example_clause(self, children):
+        return ("example", children)
+
+    @v_args(meta=True)
+    def example_value(self, meta, children):
+        name, value = children
+        return n.Example(str(name), self._tok(name), value, self._span(meta))
+
+    @v_args(meta=True)
+    def example_length(self, meta, children):
+        func, name, value = children
+        return n.Example(str(name), self._tok(name), value, self._span(meta), length=True, func=str(func))
 
     @v_args(meta=True)
     def adj_pointwise(self, meta, children):

@@ -250,10 +250,17 @@ def unparse_mechanism(m: n.Mechanism) -> str:
     if m.requires:
         lines.append(f"{_INDENT}requires " + ", ".join(unparse_source(r) for r in m.requires))
     lines += [f"{_INDENT}privacy {unparse_source(p)}" for p in m.privacy]
+    if m.examples:
+        lines.append(f"{_INDENT}example " + ", ".join(unparse_example(x) for x in m.examples))
     lines.append("{")
     lines += unparse_statements(m.body)
     lines.append("}")
     return "\n".join(lines)
+
+
+def unparse_example(x: n.Example) -> str:
+    """One item of the `example` clause: `eps = 1` or `len(q) = 5`."""
+    return f"{x.func}({x.name}) = {unparse_source(x.value)}" if x.length else f"{x.name} = {unparse_source(x.value)}"
 
 
 def unparse_alignment(a: n.Alignment) -> str:
@@ -278,7 +285,7 @@ def unparse_spec(spec: n.SpecFile, header: str = "") -> str:
     """A whole `.dp` file: every mechanism, then every alignment block, in their order in `spec`.
 
     Comments are not part of the tree, so they are lost; `header` (lines without their `# `) is written at the
-    top as comments, e.g. a spec's `# expect:` and `# test-args:` lines or what a mutation changed.
+    top as comments, e.g. a spec's `# expect:` lines or what a mutation changed.
     """
     parts = ["\n".join(f"# {line}".rstrip() for line in header.splitlines())] if header else []
     parts += [unparse_mechanism(m) for m in spec.mechanisms]

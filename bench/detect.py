@@ -35,7 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from align.expectations import read_expectations, read_test_arguments
+from align.expectations import read_expectations
+from align.interp.values import example_arguments, example_length
 from align.parse import read_source
 from align.pipeline import load_mechanism
 from align.stats.executors import EXECUTORS, kind_of, open_executor
@@ -43,13 +44,13 @@ from align.stats.lrtest import Finding, Result, search
 
 
 def _violations() -> dict[str, tuple[dict, int]]:
-    """spec name -> (public arguments, length), from the `# test-args:` line of every violating spec."""
+    """spec name -> (public arguments, length), from the `example` clause of every violating spec."""
     found = {}
     for path in sorted((ROOT / "specs" / "incorrect").glob("*.dp")):
         source = read_source(str(path))
         if any(e.kind == "violation" for e in read_expectations(source)):
-            args = read_test_arguments(source)
-            found[path.stem] = (args.public, args.length)
+            mech = load_mechanism(str(path)).node
+            found[path.stem] = (example_arguments(mech), example_length(mech))
     return found
 
 

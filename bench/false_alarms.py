@@ -10,7 +10,7 @@ small samples (one round of --samples per input). Prints one row per spec (runs,
 adjusted p-value seen) and last the line `false alarms: X/Y (rate R, alpha A)`. The search's family-wise error is
 <= alpha per run, so the expected number of alarms is at most alpha x runs.
 
-The public arguments per spec come from its `# test-args:` line (thresholds near the generated queries so
+The public arguments per spec come from its `example` clause (thresholds near the generated queries so
 that both branches run, theta = 1/2 so that budget splits are exact in binary).
 Runs are spread over --jobs processes (default 2); results do not depend on it.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from align.expectations import read_test_arguments
+from align.interp.values import example_arguments, example_length
 from align.parse import read_source
 from align.pipeline import load_mechanism
 from align.stats.lrtest import search
@@ -35,12 +35,12 @@ from align.stats.lrtest import search
 
 # spec (under specs/) -> (public arguments, private list length)
 def _arguments() -> dict[str, tuple[dict, int]]:
-    """spec -> (public arguments, length), from the `# test-args:` line of each spec."""
+    """spec -> (public arguments, length), from the `example` clause of each spec."""
     found = {}
     for path in sorted((ROOT / "specs").rglob("*.dp")):
-        args = read_test_arguments(read_source(str(path)))
-        if args is not None:
-            found[str(path.relative_to(ROOT / "specs"))] = (args.public, args.length)
+        mech = load_mechanism(str(path)).node
+        if mech.examples:
+            found[str(path.relative_to(ROOT / "specs"))] = (example_arguments(mech), example_length(mech))
     return found
 
 
@@ -49,7 +49,7 @@ ARGS = _arguments()
 
 def expected_proved() -> dict[str, str]:
     """spec path (relative to specs/) -> its first mechanism, for every `# expect: proved` spec."""
-    from align.parse import parse_source, read_source
+    from align.parse import parse_source
     from align.resolve import resolve
 
     found = {}

@@ -16,7 +16,7 @@ their alignment wrong.
 Each mutant goes through `align verify` (in-process, through the command line, JSON output). For every mutant
 it proves — overall status `proved`, or `bounded` / a proof whose scope says "for lengths <= N", counted as
 proved within that bound — three empirical checks run with the reference interpreter, at list lengths the
-proof covers (N for a bounded proof; 3 and the spec's `# test-args` length, 5, for a proof for every length):
+proof covers (N for a bounded proof; 3 and the length of the spec's `example` clause, 5, for a proof for every length):
 
 1. `align run --check-alignment` on adversarial pairs (every entry up, down, alternating, one dominant entry),
    with a fixed seed: a failing sample is a counterexample to C2, C3, C4a, C4c or C4d;
@@ -72,7 +72,8 @@ from typing import Any
 
 from align import nodes as n
 from align.cli import main as align_main
-from align.expectations import read_expectations, read_test_arguments
+from align.expectations import read_expectations
+from align.interp.values import example_arguments, example_length
 from align.parse import parse_source, read_source
 from align.span import Source, Span
 from align.unparse import unparse, unparse_spec
@@ -81,22 +82,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SAVE_DIR = ROOT / "bench" / "soundness_unsound"
 
-# Public arguments for the R²DP specs, which have no `# test-args` line (their values are the ones the specs'
-# comments check numerically).
-R2DP_ARGS: dict[str, dict[str, int | float]] = {
-    "r2dp/bernoulli.dp": {"p": 0.5, "b0": 1, "b1": 2, "dq": 1},
-    "r2dp/ensemble.dp": {},
-    "r2dp/gamma.dp": {"k": 2, "theta": 0.5, "dq": 1},
-    "r2dp/point_mass.dp": {"b0": 1, "dq": 1},
-    "r2dp/trunc_gaussian.dp": {"mu": 1, "sigma": 0.5, "a": 0, "b": 3, "dq": 1},
-    "r2dp/uniform.dp": {"a": 0.5, "b": 2, "dq": 1},
-}
-
 QUICK_SPECS = ("freegap/example1_laplace.dp", "freegap/example2_noisy_threshold.dp", "r2dp/point_mass.dp")
 """The `--quick` subset: these specs, the first place of every operator."""
 
 UNBOUNDED_LENGTHS = (3,)
-"""Lengths checked for a proof for every length, besides the spec's `# test-args` length."""
+"""Lengths checked for a proof for every length, besides the length of the spec's `example` clause."""
 
 
 # ------------------------------------------------------------------------------------------------ subjects
@@ -110,9 +100,9 @@ class Subject:
     """Path relative to specs/."""
     tree: n.SpecFile
     public: dict[str, int | float]
-    """The public arguments (`# test-args`, or R2DP_ARGS)."""
+    """The public arguments (the spec's `example` clause)."""
     length: int
-    """The list length of `# test-args` (5 when absent)."""
+    """The list length of the `example` clause (5 when absent)."""
 
 
 def subjects() -> list[Subject]:
@@ -123,11 +113,11 @@ def subjects() -> list[Subject]:
         source = read_source(str(path))
         kinds = {e.kind for e in read_expectations(source)}
         spec = str(path.relative_to(ROOT / "specs"))
-        if not kinds & {"proved", "bounded"} and not ("mixture-rule" in kinds and spec in R2DP_ARGS):
+        if not kinds & {"proved", "bounded"} and not ("mixture-rule" in kinds and spec.startswith("r2dp/")):
             continue
-        args = read_test_arguments(source)
-        public = dict(args.public) if args is not None else dict(R2DP_ARGS[spec])
-        found.append(Subject(spec, parse_source(source), public, args.length if args is not None else 5))
+        tree = parse_source(source)
+        mech = tree.mechanisms[0]
+        found.append(Subject(spec, tree, example_arguments(mech), example_length(mech)))
     return found
 
 
@@ -824,9 +814,7 @@ def mutants_of(subject: Subject, operators: list[str] | None = None, first_only:
             if body in seen:
                 continue
             seen.add(body)
-            args = " ".join(f"{k}={v}" for k, v in subject.public.items())
-            header = (f"soundness mutant of specs/{subject.spec}\noperator: {op.name}: {op.doc}\n"
-                      f"mutation: {place}\ntest-args: {args} length={subject.length}")
+            header = f"soundness mutant of specs/{subject.spec}\noperator: {op.name}: {op.doc}\nmutation: {place}"
             found.append(Mutant(subject.spec, op.name, number, place, unparse_spec(tree, header), subject.public,
                                 subject.length))
             number += 1

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from align.cli import main
-from align.expectations import read_expectations, read_test_arguments
+from align.expectations import read_expectations
+from align.interp.values import example_arguments, example_length
 from align.parse import read_source
 from align.pipeline import load_mechanism
 from align.render.text import result_text
@@ -31,13 +32,13 @@ pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slo
 ROOT = Path(__file__).resolve().parent.parent
 INCORRECT = ROOT / "specs" / "incorrect"
 
-# spec -> (public arguments, list length), from each spec's `# test-args:` line. k = 1 and theta = 1/4 with
+# spec -> (public arguments, list length), from each spec's `example` clause. k = 1 and theta = 1/4 with
 # eps = 2 for the SVT-with-Gap variants: five BOTs before the released value then cost 5 * 3/4 = 3.75 > 2
 # (theta = 1/4 keeps eps0, eps1 exact in binary, so `cost > eps - eps1` does not trip on rounding).
 def _test_arguments(path: Path) -> tuple[dict, int]:
-    args = read_test_arguments(read_source(str(path)))
-    assert args is not None, f"{path} has no `# test-args:` line"
-    return args.public, args.length
+    mech = load_mechanism(str(path))
+    assert mech.node.examples, f"{path} has no `example` clause"
+    return example_arguments(mech.node), example_length(mech.node)
 
 
 VIOLATIONS = {p.stem: _test_arguments(p) for p in sorted(INCORRECT.glob("*.dp"))
@@ -210,9 +211,13 @@ def test_cli_given_pair_and_no_violation():
     assert code == 0 and "no violation found" in out
 
 
-def test_cli_errors():
+def test_cli_errors(tmp_path):
     path = str(INCORRECT / "histogram_lap_eps.dp")
-    code, out, err = _run("test", path)
+    # a public parameter with neither --arg nor an example (the clause removed)
+    bare = tmp_path / "bare.dp"
+    bare.write_text("\n".join(line for line in Path(path).read_text().splitlines()
+                              if not line.startswith("  example ")))
+    code, out, err = _run("test", str(bare))
     assert code == 2 and out == "" and "missing-argument" in err
     code, _, err = _run("test", path, "--arg", "eps=0.5", "--arg", "q=[0]")
     assert code == 2 and "error[usage]" in err

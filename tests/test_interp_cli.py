@@ -102,7 +102,7 @@ def test_check_alignment_passes_on_a_proved_spec():
     ([SVT, "--arg", "q"], 2, "error[usage]"),
     ([SVT, *SVT_ARGS, "--arg", "eps=abc"], 2, "error[invalid-argument]"),
     ([SVT, *SVT_ARGS, "--arg", "eps=-1"], 2, "error[requires-violated]"),
-    ([SVT, *SVT_ARGS[:-2]], 2, "error[missing-argument]"),
+    (["specs/r2dp/ensemble.dp"], 2, "error[missing-argument]"),  # private q: no example gives a private value
     ([SVT, *SVT_ARGS, "--check-alignment"], 2, "error[missing-argument]"),
     ([SVT, *SVT_ARGS, "--check-alignment", "--neighbour", "q=[5,1,4]"], 2, "error[not-adjacent]"),
     (["specs/r2dp/gamma.dp", "--arg", "q=0", "--arg", "k=2", "--arg", "theta=1", "--arg", "dq=1",
@@ -166,3 +166,25 @@ def test_malformed_counterexamples_are_diagnostics(tmp_path: Path, content: str,
         load(str(path))
     d = info.value.diagnostics[0]
     assert d.code == "counterexample-format" and reason in d.message
+
+
+def test_the_example_clause_supplies_what_arg_does_not():
+    # alg2's clause: T = 1, k = 2, eps = 1, theta = 0.5, len(q) = 5; --arg overrides one value at a time
+    code, out, _ = run(SVT, "--arg", "q=[3,1,4]", "--samples", "10", "--output-format", "json")
+    assert code == 0
+    assert json.loads(out)["args"] == {"q": [3.0, 1.0, 4.0], "T": 1.0, "k": 2, "eps": 1.0, "theta": 0.5}
+    code, out, _ = run(SVT, "--arg", "q=[3,1,4]", "--arg", "k=1", "--samples", "10", "--output-format", "json")
+    assert json.loads(out)["args"]["k"] == 1
+    # without the clause every public parameter still needs --arg
+    code, _, err = run("specs/r2dp/ensemble.dp", "--samples", "10")
+    assert code == 2 and "error[" in err
+
+
+def test_align_test_takes_the_example_values_and_length():
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["test", "specs/incorrect/svt_lee_clifton.dp", "--samples", "4000", "--output-format", "json"],
+                out, err)
+    report = json.loads(out.getvalue())
+    assert code == 1 and report["violation"], err.getvalue()
+    # svt_lee_clifton's clause: T = 0, c = 1, eps = 1, len(q) = 10
+    assert len(report["witness"]["d"]["q"]) == 10

@@ -135,7 +135,7 @@ def test_a_proof_has_lemma_1s_structure(svt):
     assert _sections(md) == ["The mechanism", "Parameters and neighbouring inputs", "The proof rule",
                              "Noise sites and the alignment", "The cost sum", "The alignment is acyclic",
                              "The loop invariant", "The obligations", "Conclusion"]
-    assert "  6  mechanism svt_gap(" in md and " 30    xi[i]' = xi[i] +" in md  # numbered listing, alignment too
+    assert "  5  mechanism svt_gap(" in md and " 30    xi[i]' = xi[i] +" in md  # numbered listing, alignment too
     assert "Lemma 1 (Free Gap, Section 4)" in md
     assert "N_{TOP} \\epsilon_{1} + \\epsilon_{0}" in md  # the cost sum, typeset by sympy
     assert "`aligned_cost <= claim`" in md  # the invariant's conjuncts

@@ -44,7 +44,7 @@ def test_a_proof_renders(tmp_path: Path):
     result = align.verify(SVT)
     with open_page(out, screenshot=tmp_path / "svt.png") as page:
         _common(page, len(result.verdicts))
-        assert page.evaluate("document.querySelectorAll('pre.listing div[id^=L]').length") == 26  # lines 6..31
+        assert page.evaluate("document.querySelectorAll('pre.listing div[id^=L]').length") == 27  # lines 5..31
         assert page.evaluate("document.querySelector('.callout.good').textContent").startswith("Verdict: proved")
     assert (tmp_path / "svt.png").stat().st_size > 10_000
 

@@ -71,8 +71,9 @@ def test_the_corpus_round_trip_covers_the_whole_corpus():
 
 def test_a_header_becomes_comments_and_changes_nothing_else():
     tree = parse_source(read_source(str(ROOT / "specs/freegap/example1_laplace.dp")))
-    text = unparse_spec(tree, header="expect: proved\ntest-args: eps=1 length=1")
-    assert text.startswith("# expect: proved\n# test-args: eps=1 length=1\n\nmechanism laplace_salary_sum(")
+    text = unparse_spec(tree, header="expect: proved\nmutation: none")
+    assert text.startswith("# expect: proved\n# mutation: none\n\nmechanism laplace_salary_sum(")
+    assert "\n  example eps = 1\n" in text
     assert without_spans(parse_source(Source("x.dp", text))) == without_spans(tree)
 
 

@@ -54,6 +54,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..interp.replay import replay
     from ..interp.runner import DEFAULT_CHUNK, prepare_arguments
+    from ..interp.values import example_arguments
     from ..pipeline import read, resolve_source, select
     from ..results import SampleRun
 
@@ -71,7 +72,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             result = replay(mech, args.file, raw_args, noise, raw_neighbour if args.aligned else None)
             renderer.replay(result)
             return result.exit_code
-        values = prepare_arguments(mech, read_pairs(args.arg, "--arg"))
+        values = prepare_arguments(mech, {**example_arguments(mech.node), **read_pairs(args.arg, "--arg")})
         renderer.samples(SampleRun(args.file, mech, values, args.samples, args.seed,
                                    args.chunk_size or DEFAULT_CHUNK))
         return ExitCode.OK
@@ -120,6 +121,7 @@ def read_pairs(items: list[str], option: str) -> dict[str, Any]:
 
 def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict]:
     from ..counterexample import Counterexample
+    from ..interp.values import example_arguments
     from ..parse import read_bytes, read_json
 
     raw_args: dict[str, Any] = {}
@@ -146,7 +148,7 @@ def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict
         else:
             raise SpecError([diag("counterexample-format", None, path=args.noise_file,
                                   reason="expected a JSON object")])
-    raw_args.update(read_pairs(args.arg, "--arg"))
+    raw_args = {**example_arguments(mech.node), **raw_args, **read_pairs(args.arg, "--arg")}
     raw_neighbour.update(read_pairs(args.neighbour, "--neighbour"))
     noise.update(read_pairs(args.noise, "--noise"))
     return raw_args, raw_neighbour, noise
@@ -159,9 +161,11 @@ def _check_alignment(mech: ResolvedMechanism, args: Any, renderer: Renderer) -> 
     from ..counterexample import save
     from ..interp.alignment import check_alignment
     from ..interp.runner import DEFAULT_CHUNK, prepare_arguments, prepare_neighbour
+    from ..interp.values import example_arguments
+
     if mech.alignment is None:
         raise SpecError([diag("no-alignment", mech.node.name_span, mechanism=mech.name, what="--check-alignment")])
-    values = prepare_arguments(mech, read_pairs(args.arg, "--arg"))
+    values = prepare_arguments(mech, {**example_arguments(mech.node), **read_pairs(args.arg, "--arg")})
     neighbour = prepare_neighbour(mech, values, read_pairs(args.neighbour, "--neighbour"))
     report = check_alignment(mech, values, neighbour, args.samples, args.seed, args.chunk_size or DEFAULT_CHUNK,
                              spec=args.file)

@@ -44,8 +44,9 @@ def add_arguments(test: Any) -> None:
                       help="do not add the pairs of the checker's counterexamples (by default `align verify` runs "
                            "first, lengths <= 3, and each refuted obligation's (D, D') is tried before the "
                            "patterns)")
-    test.add_argument("--length", type=int, default=5, metavar="L",
-                      help="length of the generated private lists (default 5)")
+    test.add_argument("--length", type=int, default=None, metavar="L",
+                      help="length of the generated private lists (default: the longest `len(q) = N` of the "
+                           "spec's `example` clause, else 5)")
     test.add_argument("--samples", type=int, default=64_000, metavar="N",
                       help="largest number of samples per input and round (default 64000; rounds double from "
                            "2000)")
@@ -65,13 +66,14 @@ def add_arguments(test: Any) -> None:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
+    from ..interp.values import example_arguments, example_length
     from ..pipeline import read, resolve_source, select
     from ..results import TestReport
     from ..stats.executors import EXECUTORS, kind_of, open_executor
     from ..stats.lrtest import Pair, counterexample_pair, search
     from .run import read_pairs
 
-    if args.length < 1 or args.samples < 1 or args.jobs < 1:
+    if (args.length is not None and args.length < 1) or args.samples < 1 or args.jobs < 1:
         raise UsageError("--length, --samples and --jobs must be at least 1")
     if args.executor is not None and kind_of(args.executor) is None:
         raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT")
@@ -90,7 +92,8 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         given = read_pairs(args.arg, "--arg")
         neighbour = read_pairs(args.neighbour, "--neighbour")
         private = {p.name for p in mech.params if not p.public}
-        public = {k: v for k, v in given.items() if k not in private}
+        public = {**example_arguments(mech.node), **{k: v for k, v in given.items() if k not in private}}
+        length = args.length if args.length is not None else example_length(mech.node)
         d = {k: v for k, v in given.items() if k in private}
         extra: list[Pair] = []
         if d or neighbour:
@@ -106,7 +109,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             public = {**ce_public, **public}
         started = time.perf_counter()
         with open_executor(args.executor, args.jobs) as executor, _progress(renderer.stderr) as progress:
-            result = search(mech, public, length=args.length, samples=args.samples,
+            result = search(mech, public, length=length, samples=args.samples,
                             alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
                             patterns=not (d or neighbour), progress=progress,
                             checker=not (d or neighbour or getattr(args, "no_checker", False)))

@@ -91,6 +91,29 @@ def to_json(v: Any) -> Any:
 # ---------------------------------------------------------------------------------------------- arguments
 
 
+DEFAULT_TEST_LENGTH = 5
+"""The length of the private lists `align test` generates when neither --length nor an example gives one."""
+
+
+def example_arguments(mech: n.Mechanism) -> dict[str, Any]:
+    """The public values of the mechanism's `example` clause (`eps = 1, T = 0.5`), as `--arg eps=1 --arg T=0.5`
+    gives them (ints, floats, lists of them): `align run` and `align test` use them for every public parameter not
+    given with --arg."""
+    return {ex.name: _plain(_literal(ex.value)) for ex in mech.examples if not ex.length}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return float(v) if isinstance(v, Fraction) else v
+
+
+def example_length(mech: n.Mechanism) -> int:
+    """The length of the private lists that `align test` generates: the longest `len(q) = N` of the `example`
+    clause, else DEFAULT_TEST_LENGTH."""
+    return max((int(_literal(ex.value)) for ex in mech.examples if ex.length), default=DEFAULT_TEST_LENGTH)
+
+
 def _literal(e: n.Expr) -> Any:
     """The exact value of a literal expression: numbers (as Fraction/int), booleans, lists and arithmetic on them."""
     if isinstance(e, n.Number):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Code, Diagnostic
 from ..span import Source
-from ..unparse import unparse
+from ..unparse import unparse, unparse_example
 from . import Renderer
 from .common import PLAIN, Style, adjacency_text, proof_rule, render_diagnostic, requires_text, verdict_summary
 
@@ -35,6 +35,9 @@ def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
     if mech.requires:
         out.append("  requires     " + ", ".join(unparse(r) for r in mech.requires))
     out.append("  privacy      " + unparse(mech.claim))
+    if node.examples:
+        out.append("  example      " + ", ".join(unparse_example(x) for x in node.examples) +
+                   "  (align run and align test use these unless --arg or --length says otherwise)")
     out.append("  proof rule   " + proof_rule(mech))
     out.append("  output       " + str(mech.output_type))
     out.append("  sampling sites")

@@ -182,6 +182,60 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             self.error("missing-privacy-claim", self.mech.name_span, name=self.mech.name)
         for extra in self.mech.privacy[1:]:
             self.error("duplicate-clause", extra.span, clause="privacy", name=self.mech.name)
+        self.resolve_examples(types)
+
+    def resolve_examples(self, types: dict[str, Type]) -> None:
+        """The `example` clause: each public parameter at most once with a constant of its type, each private
+        list's length at most once as a constant int >= 0 (`len(q) = 5`)."""
+        seen: dict[tuple[str, bool], Span] = {}
+        for ex in self.mech.examples:
+            what = f"len({ex.name})" if ex.length else ex.name
+            if ex.length and ex.func != "len":
+                self.error("example-item", ex.span, item=f"{ex.func}({ex.name})",
+                           reason="an example gives a public parameter's value (`eps = 1`) or a private list's "
+                                  "length (`len(q) = 5`)")
+                continue
+            if ex.name not in types:
+                self.error("undefined-name", ex.name_span, name=ex.name,
+                           hint=" (an example names a parameter)" + did_you_mean(ex.name, types))
+                continue
+            param = self.params[ex.name]
+            if (ex.name, ex.length) in seen:
+                self.error("duplicate-clause", ex.span, Note(seen[ex.name, ex.length], "first example here"),
+                           clause=f"example of {what}", name=self.mech.name)
+                continue
+            seen[ex.name, ex.length] = ex.span
+            if ex.length and (param.public or not isinstance(param.type, ListType)):
+                self.error("example-item", ex.span, item=what,
+                           reason=f"only a private list's length is an example; give `{ex.name}` its value "
+                                  f"(`{ex.name} = ...`)" if param.public else f"`{ex.name}` is not a list")
+                continue
+            if not ex.length and not param.public:
+                self.error("example-item", ex.span, item=what,
+                           reason=f"`{ex.name}` is private: `align test` generates its values and `align run` "
+                                  "takes them from --arg" + (f"; give its length, `len({ex.name}) = 5`"
+                                                             if isinstance(param.type, ListType) else ""))
+                continue
+            reads = sorted(free_names(ex.value))
+            if reads:
+                self.error("example-item", ex.value.span, item=what,
+                           reason=f"an example is a constant, and this one reads `{reads[0]}`")
+                continue
+            self.env = Env("requires")
+            self.public_context = "an example"
+            if ex.length:
+                self.expect(ex.value, INT, f"example of {what}")
+                if (isinstance(ex.value, n.Unary) and ex.value.op == "-") or \
+                        (isinstance(ex.value, n.Number) and ex.value.value < 0):
+                    self.error("example-item", ex.value.span, item=what, reason="a length is at least 0")
+            elif isinstance(param.type, ListType):
+                if not isinstance(ex.value, n.ListLit):
+                    self.mismatch(ex.value.span, f"example of {what}", str(param.type), self.value(ex.value))
+                else:
+                    for item in ex.value.items:
+                        self.expect(item, param.type.elem, f"example of {what}")
+            else:
+                self.expect(ex.value, param.type, f"example of {what}")
 
     def private_constants(self) -> set[str]:
         """Constants whose value depends on a private parameter (other than through its length)."""
