@@ -119,7 +119,9 @@ def _events_holding(mech, outputs, positions: int, rng: np.random.Generator, cou
 def test_an_event_a_sample_falls_in_is_never_proved_impossible(path):
     mech = _mech(path)
     public = example_arguments(mech.node)
-    pairs = valid_pairs(mech, public, input_pairs(mech, public, min(example_length(mech.node), 4)))
+    # lengths up to 4 keep z3's queries small; a spec whose `requires` needs longer lists takes its own length
+    pairs = valid_pairs(mech, public, input_pairs(mech, public, min(example_length(mech.node), 4))) or \
+        valid_pairs(mech, public, input_pairs(mech, public, example_length(mech.node)))
     rng = np.random.default_rng(20261129)
     checked = 0
     for pair in (pairs[0], pairs[-1]):
