@@ -408,8 +408,9 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
 
 
 def _given(*details: str) -> Callable[[], tuple[str, ...]]:
-    """Details computed already (cheap: no sympy)."""
-    return lambda: details
+    """Details computed already (cheap: no sympy). A `partial`, not a lambda: obligations, and the verdicts that
+    hold them, pickle (process pools, Dask)."""
+    return partial(tuple, details)
 
 
 def _lipschitz_details(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, ...]:

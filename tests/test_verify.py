@@ -309,6 +309,21 @@ def test_a_refutation_stops_the_bounded_check_after_its_length_unless_every_obli
     assert statuses["C0(eta)"] == statuses["C0(xi)"] == "refuted"
 
 
+def test_obligations_and_verdicts_pickle():
+    # details are computed lazily (sympy only when shown); the verdicts still cross process boundaries
+    import pickle
+
+    from align.pipeline import verify
+    from align.rules import obligations
+
+    mech = resolve(parse_source(read_source(str(SPECS / "incorrect" / "histogram_lap_eps.dp")))).mechanisms[0]
+    obs = obligations(mech)
+    again = pickle.loads(pickle.dumps(obs))
+    assert again == obs and [o.details for o in again] == [o.details for o in obs]
+    result = verify(mech)
+    assert pickle.loads(pickle.dumps(result)).status == result.status == "refuted"
+
+
 def test_the_every_obligation_flag_reaches_the_checker(monkeypatch: pytest.MonkeyPatch):
     import align.checker.verify as checker
 
