@@ -589,6 +589,11 @@ class Example:
     length: bool = False
     func: str = ""
 
+    @property
+    def label(self) -> str:
+        """The item's left side as written: `eps`, or `len(q)`."""
+        return f"{self.func}({self.name})" if self.length else self.name
+
 
 @dataclass(frozen=True)
 class Mechanism:

@@ -260,7 +260,7 @@ def unparse_mechanism(m: n.Mechanism) -> str:
 
 def unparse_example(x: n.Example) -> str:
     """One item of the `example` clause: `eps = 1` or `len(q) = 5`."""
-    return f"{x.func}({x.name}) = {unparse_source(x.value)}" if x.length else f"{x.name} = {unparse_source(x.value)}"
+    return f"{x.label} = {unparse_source(x.value)}"
 
 
 def unparse_alignment(a: n.Alignment) -> str:

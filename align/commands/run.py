@@ -54,7 +54,6 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..interp.replay import replay
     from ..interp.runner import DEFAULT_CHUNK, prepare_arguments
-    from ..interp.values import example_arguments
     from ..pipeline import read, resolve_source, select
     from ..results import SampleRun
 
@@ -72,7 +71,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             result = replay(mech, args.file, raw_args, noise, raw_neighbour if args.aligned else None)
             renderer.replay(result)
             return result.exit_code
-        values = prepare_arguments(mech, {**example_arguments(mech.node), **read_pairs(args.arg, "--arg")})
+        values = prepare_arguments(mech, _arguments(mech, args))
         renderer.samples(SampleRun(args.file, mech, values, args.samples, args.seed,
                                    args.chunk_size or DEFAULT_CHUNK))
         return ExitCode.OK
@@ -100,6 +99,13 @@ def _check_usage(args: Any) -> None:
         raise UsageError("--counterexample-out goes with --check-alignment")
     if args.neighbour and not (args.aligned or args.check_alignment):
         raise UsageError("--neighbour is used by --aligned and --check-alignment")
+
+
+def _arguments(mech: ResolvedMechanism, args: Any) -> dict[str, Any]:
+    """The run's arguments: the spec's `example` values, overridden by each `--arg`."""
+    from ..interp.values import example_arguments
+
+    return {**example_arguments(mech.node), **read_pairs(args.arg, "--arg")}
 
 
 def read_pairs(items: list[str], option: str) -> dict[str, Any]:
@@ -161,11 +167,10 @@ def _check_alignment(mech: ResolvedMechanism, args: Any, renderer: Renderer) -> 
     from ..counterexample import save
     from ..interp.alignment import check_alignment
     from ..interp.runner import DEFAULT_CHUNK, prepare_arguments, prepare_neighbour
-    from ..interp.values import example_arguments
 
     if mech.alignment is None:
         raise SpecError([diag("no-alignment", mech.node.name_span, mechanism=mech.name, what="--check-alignment")])
-    values = prepare_arguments(mech, {**example_arguments(mech.node), **read_pairs(args.arg, "--arg")})
+    values = prepare_arguments(mech, _arguments(mech, args))
     neighbour = prepare_neighbour(mech, values, read_pairs(args.neighbour, "--neighbour"))
     report = check_alignment(mech, values, neighbour, args.samples, args.seed, args.chunk_size or DEFAULT_CHUNK,
                              spec=args.file)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Code, Diagnostic, ExitCode
 from ..span import Source
-from ..unparse import unparse, unparse_example
+from ..unparse import unparse
 from . import Renderer
 from .common import adjacency_text, proof_rule
 
@@ -57,7 +57,7 @@ def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
                        for p in mech.params],
         "requires": [unparse(r) for r in mech.requires],
         "privacy": unparse(mech.claim),
-        "example": {unparse_example(x).partition(" = ")[0]: unparse(x.value) for x in mech.node.examples},
+        "example": {x.label: unparse(x.value) for x in mech.node.examples},
         "proof_rule": proof_rule(mech),
         "output_type": str(mech.output_type),
         "sampling_sites": sites,

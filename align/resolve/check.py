@@ -189,9 +189,9 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         list's length at most once as a constant int >= 0 (`len(q) = 5`)."""
         seen: dict[tuple[str, bool], Span] = {}
         for ex in self.mech.examples:
-            what = f"len({ex.name})" if ex.length else ex.name
+            what = ex.label
             if ex.length and ex.func != "len":
-                self.error("example-item", ex.span, item=f"{ex.func}({ex.name})",
+                self.error("example-item", ex.span, item=what,
                            reason="an example gives a public parameter's value (`eps = 1`) or a private list's "
                                   "length (`len(q) = 5`)")
                 continue
