@@ -273,6 +273,11 @@ def _at_quickly(e: sympy.Expr, subs: dict) -> float:
     return real
 
 
+def _agree(numeric: float, symbolic: float) -> bool:
+    """The cross-check's tolerance: the two values of ε agree to 1e-6 (relative above 1)."""
+    return abs(numeric - symbolic) <= 1e-6 * max(1.0, abs(symbolic))
+
+
 def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
     """MIX: the claim is at least the rule's ε (Theorem 4.1, Corollary 4.2), with sympy, then cross-checked."""
     start = time.perf_counter()
@@ -334,10 +339,9 @@ def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
         try:
             numeric = _numeric_sup(mix, point)
             symbolic = _at_quickly(rule, subs)
-            agree = abs(numeric - symbolic) <= 1e-6 * max(1.0, abs(symbolic))
-            if not agree:  # before saying so, the evaluation that controls its error
+            if not _agree(numeric, symbolic):  # before saying so, the evaluation that controls its error
                 symbolic = _at(rule, subs, 20)
-                agree = abs(numeric - symbolic) <= 1e-6 * max(1.0, abs(symbolic))
+            agree = _agree(numeric, symbolic)
         except (ValueError, ZeroDivisionError, OverflowError) as error:
             verdict.notes.append(f"numerical cross-check failed at {point}: {error}")
             continue
