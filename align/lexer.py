@@ -24,8 +24,8 @@ from .resolve import RESERVED as RESERVED_NAMES
 __all__ = ["AlignLexer"]
 
 DECLARATIONS = ("mechanism", "alignment", "let")
-KEYWORDS = ("adjacent", "requires", "privacy", "example", "monotone", "sum", "if", "else", "for", "while", "break",
-            "output", "invariant")
+KEYWORDS = ("adjacent", "requires", "privacy", "example", "monotone", "sum", "count", "if", "else", "for", "while",
+            "break", "output", "invariant")
 """Clause and statement keywords (`while` is parsed only to be rejected, but it is still a keyword)."""
 WORD_OPERATORS = ("and", "or", "not", "in", "is")
 """`in` serves both `for i in a .. b` and membership `x in S`."""
@@ -33,8 +33,8 @@ CONSTANTS = ("true", "false")
 TYPES = ("real", "int", "bool")
 DISTRIBUTION_NAMES = tuple(DISTRIBUTIONS)
 BUILTINS = tuple(sorted(set(BUILTIN_ARITY) | COMPREHENSIONS))
-"""Builtin functions and comprehensions, from builtins.py (`sum` is a builtin when called, a keyword
-in `adjacent sum |...|`)."""
+"""Builtin functions and comprehensions, from builtins.py (`sum` and `count` are builtins when called, keywords
+in `adjacent sum |...|` and `adjacent count q[i] != q'[i] <= c`)."""
 RESERVED = tuple(sorted(RESERVED_NAMES))
 """Names the language defines: the output sequence and, in invariants, the aligned run's cost so far."""
 
@@ -61,8 +61,9 @@ class AlignLexer(RegexLexer):
             # Primed names (`q'`, `m'`, `eta'`) before anything that could take their first part.
             (_IDENT + "'", Name.Variable),
             (r"(real|int|bool)" + _END + r"(?:\[\])?", Keyword.Type),
-            # `sum(...)` is a comprehension; `sum |q[i] - q'[i]| <= 1` is the L1 adjacency keyword.
-            (r"sum(?=[ \t\f\r\n\v]*\()", Name.Builtin),
+            # `sum(...)` and `count(...)` are builtins; `sum |q[i] - q'[i]| <= 1` and `count q[i] != q'[i] <= 1`
+            # are adjacency keywords.
+            (r"(?:sum|count)(?=[ \t\f\r\n\v]*\()", Name.Builtin),
             (words(CONSTANTS, suffix=_END), Keyword.Constant),
             (words(WORD_OPERATORS, suffix=_END), Operator.Word),
             (words(DECLARATIONS, suffix=_END), Keyword.Declaration),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
+from .adjacency import ADJACENCY, AdjacencyKind, AdjacencyRule
 from .span import Source, Span
 from .types import Type
 
@@ -564,17 +565,21 @@ class Param:
 class Adjacency:
     """One clause of the neighbouring relation D ~ D'."""
 
-    kind: str
-    """`pointwise` (|q[i] - q'[i]| <= c), `l1` (sum |q[i] - q'[i]| <= c), `scalar` (|x - x'| <= c) or `monotone`."""
+    kind: AdjacencyKind
+    """Which relation (align/adjacency.py has one record per kind)."""
     var: str
     var_span: Span
     bound: Expr | None
-    """The bound c; None for `monotone`."""
+    """The bound c; None for the kinds without one (`monotone`, `q'[i] >= q[i]`)."""
     span: Span
     primed_var: str = ""
     """The name written on the primed side (must equal `var`)."""
     index_vars: tuple[str, str] = ("", "")
-    """The index names written on both sides (pointwise and l1)."""
+    """The index names written on both sides (the list clauses that name an index)."""
+
+    @property
+    def rule(self) -> AdjacencyRule:
+        return ADJACENCY[self.kind]
 
 
 @dataclass(frozen=True)

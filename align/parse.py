@@ -39,6 +39,7 @@ from lark.exceptions import (
 )
 
 from . import nodes as n
+from .adjacency import AdjacencyKind
 from .diagnostics import Diagnostic, SpecError, diag, os_reason
 from .limits import (
     MAX_CONSTANT_BITS,
@@ -194,25 +195,45 @@ class _Build(Transformer):
     @v_args(meta=True)
     def adj_pointwise(self, meta, children):
         var, i, primed, j, bound = children
-        return n.Adjacency("pointwise", str(var), self._tok(var), bound, self._span(meta),
+        return n.Adjacency(AdjacencyKind.POINTWISE, str(var), self._tok(var), bound, self._span(meta),
                            primed_var=str(primed)[:-1], index_vars=(str(i), str(j)))
 
     @v_args(meta=True)
     def adj_l1(self, meta, children):
         var, i, primed, j, bound = children
-        return n.Adjacency("l1", str(var), self._tok(var), bound, self._span(meta),
+        return n.Adjacency(AdjacencyKind.L1, str(var), self._tok(var), bound, self._span(meta),
+                           primed_var=str(primed)[:-1], index_vars=(str(i), str(j)))
+
+    @v_args(meta=True)
+    def adj_count(self, meta, children):
+        var, i, primed, j, bound = children
+        return n.Adjacency(AdjacencyKind.COUNT, str(var), self._tok(var), bound, self._span(meta),
                            primed_var=str(primed)[:-1], index_vars=(str(i), str(j)))
 
     @v_args(meta=True)
     def adj_scalar(self, meta, children):
         var, primed, bound = children
-        return n.Adjacency("scalar", str(var), self._tok(var), bound, self._span(meta),
+        return n.Adjacency(AdjacencyKind.SCALAR, str(var), self._tok(var), bound, self._span(meta),
                            primed_var=str(primed)[:-1])
 
     @v_args(meta=True)
     def adj_monotone(self, meta, children):
         (var,) = children
-        return n.Adjacency("monotone", str(var), self._tok(var), None, self._span(meta), primed_var=str(var))
+        return n.Adjacency(AdjacencyKind.MONOTONE, str(var), self._tok(var), None, self._span(meta),
+                           primed_var=str(var))
+
+    def _one_sided(self, kind: AdjacencyKind, meta, children) -> n.Adjacency:
+        primed, j, var, i = children  # q'[j] >= q[i]
+        return n.Adjacency(kind, str(var), self._tok(var), None, self._span(meta), primed_var=str(primed)[:-1],
+                           index_vars=(str(i), str(j)))
+
+    @v_args(meta=True)
+    def adj_increasing(self, meta, children):
+        return self._one_sided(AdjacencyKind.INCREASING, meta, children)
+
+    @v_args(meta=True)
+    def adj_decreasing(self, meta, children):
+        return self._one_sided(AdjacencyKind.DECREASING, meta, children)
 
     # -- statements -------------------------------------------------------------------------------------
     def block(self, children):

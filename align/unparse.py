@@ -225,20 +225,10 @@ def unparse_statements(body: tuple[n.Stmt, ...], depth: int = 1) -> list[str]:
 
 
 def unparse_adjacency(a: n.Adjacency) -> str:
-    """One clause of an `adjacent` line."""
-    if a.kind == "monotone":
-        return f"monotone {a.var}"
+    """One clause of an `adjacent` line, as written (resolution reports a clause whose two sides differ)."""
     bound = unparse_source(a.bound) if a.bound is not None else ""
-    primed = a.primed_var or a.var  # as written: resolution reports a clause whose two sides differ
-    if a.kind == "scalar":
-        return f"|{a.var} - {primed}'| <= {bound}"
     i, j = (index or "i" for index in a.index_vars)
-    clause = f"|{a.var}[{i}] - {primed}'[{j}]| <= {bound}"
-    if a.kind == "l1":
-        return "sum " + clause
-    if a.kind == "pointwise":
-        return clause
-    raise TypeError(f"unparse: unexpected adjacency kind {a.kind!r} (this is probably a bug in align)")
+    return a.rule.text(a.var, bound, primed=a.primed_var, indices=(i, j))
 
 
 def unparse_mechanism(m: n.Mechanism) -> str:

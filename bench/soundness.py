@@ -71,6 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from align import nodes as n
+from align.adjacency import AdjacencyKind, PythonOps
 from align.cli import main as align_main
 from align.expectations import read_expectations
 from align.interp.values import example_arguments, example_length
@@ -615,9 +616,9 @@ def widen_adjacency(spec: n.SpecFile) -> Iterator[Mutation]:
     for mpath in _mechanism_paths(spec):
         mech = get_at(spec, mpath)
         for k, adj in enumerate(mech.adjacency):
-            if adj.kind == "monotone":
+            if adj.bound is None:  # `monotone q`, `q'[i] >= q[i]`: a restriction; without it, more pairs
                 mutated = replace_at(spec, (*mpath, "adjacency"), mech.adjacency[:k] + mech.adjacency[k + 1:])
-                yield _describe(adj, f"monotone {adj.var}", "(removed)"), mutated
+                yield _describe(adj, adj.rule.text(adj.var), "(removed)"), mutated
             elif adj.bound is not None:
                 new = binary("*", num(2), adj.bound)
                 yield (_describe(adj, f"<= {unparse(adj.bound)}", f"<= {unparse(new)}"),
@@ -734,7 +735,8 @@ def _add_list_param(spec: n.SpecFile, mpath: TreePath, private: bool) -> tuple[n
     params = (*mech.params, n.Param(extra, n.TypeExpr("real", True, _SPAN), _SPAN))
     mech = dataclasses.replace(mech, params=params)
     if private:
-        clause = n.Adjacency("pointwise", extra, _SPAN, num(1), _SPAN, primed_var=extra, index_vars=("i", "i"))
+        clause = n.Adjacency(AdjacencyKind.POINTWISE, extra, _SPAN, num(1), _SPAN, primed_var=extra,
+                             index_vars=("i", "i"))
         mech = dataclasses.replace(mech, adjacency=(*mech.adjacency, clause))
     return replace_at(spec, mpath, mech), extra
 
@@ -919,10 +921,7 @@ def input_pairs(mech: n.Mechanism, public: dict[str, Any], length: int) -> list[
     clauses: dict[str, dict[str, Any]] = {}
     for adj in mech.adjacency:
         c = clauses.setdefault(adj.var, {})
-        if adj.kind == "monotone":
-            c["monotone"] = True
-        else:
-            c[adj.kind] = _evaluate(adj.bound, public) if adj.bound is not None else None
+        c[adj.kind] = _evaluate(adj.bound, public) if adj.bound is not None else True
     literals = sorted({float(x.value) for _, cmp in walk(mech.body) if isinstance(cmp, n.Compare)
                        for x in cmp.operands if isinstance(x, n.Number) and x.value != 0})
     patterns: dict[str, list[tuple[str, Any, Any]]] = {}
@@ -931,7 +930,7 @@ def input_pairs(mech: n.Mechanism, public: dict[str, Any], length: int) -> list[
             continue
         c = clauses[p.name]
         if not p.type.is_list:
-            bound = c.get("scalar") or 1.0
+            bound = c.get(AdjacencyKind.SCALAR) or 1.0
             bases = [0.0, *literals][:2]
             patterns[p.name] = [(f"{p.name} {b:g}{sign}{bound:g}", _typed([b], p.type.base)[0],
                                  _typed([b + (bound if sign == "+" else -bound)], p.type.base)[0])
@@ -939,24 +938,28 @@ def input_pairs(mech: n.Mechanism, public: dict[str, Any], length: int) -> list[
             continue
         L = length
         const, digits = [1.0] * L, [float(_DIGITS[k % 10]) for k in range(L)]
-        if "l1" in c and "pointwise" not in c:
-            bound = c["l1"] or 1.0
+        if AdjacencyKind.L1 in c and AdjacencyKind.POINTWISE not in c:
+            bound = c[AdjacencyKind.L1] or 1.0
             found = [("first up", const, [const[0] + bound, *const[1:]]),
                      ("last down", digits, [*digits[:-1], digits[-1] - bound])]
             if p.type.base != "int":
                 found.append(("split", const, [const[0] + bound / 2, *const[1:-1], const[-1] - bound / 2]
                               if L > 1 else [const[0] + bound]))
         else:
-            bound = c.get("pointwise") or 1.0
+            bound = c.get(AdjacencyKind.POINTWISE) or 1.0
             const = [bound] * L
             digits = [d * bound for d in digits]
             found = [("all up", const, [v + bound for v in const]), ("all down", digits, [v - bound for v in digits])]
             dominant = [L * bound] + [0.0] * (L - 1)
-            if c.get("monotone"):
+            if c.get(AdjacencyKind.MONOTONE):
                 found.append(("one dominant, all up", dominant, [v + bound for v in dominant]))
             else:
                 found.append(("alternating", digits, [v + (bound if k % 2 else -bound) for k, v in enumerate(digits)]))
                 found.append(("one dominant", dominant, [dominant[0] - bound] + [bound] * (L - 1)))
+        # Keep the pairs every clause admits (one-sided and count clauses rule some out).
+        found = [(label, d, d2) for label, d, d2 in found
+                 if all(c[a.kind] is None or a.rule.violation(PythonOps(1e-9), d, d2, c[a.kind]) is None
+                        for a in mech.adjacency if a.var == p.name)]
         patterns[p.name] = [(label, _typed(d, p.type.base), _typed(d2, p.type.base)) for label, d, d2 in found]
     if not patterns:
         return []

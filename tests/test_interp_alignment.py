@@ -156,6 +156,21 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
                                     ({"q": Q, "m": 3, "eps": 1}, {"q": [Q[0] - 0.5] + Q[1:6] + [Q[6] + 0.5] + Q[7:]})],
     "counting/partial_sums.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]}),
                                  ({"q": Q, "eps": 1}, {"q": [Q[0] + 0.5] + Q[1:4] + [Q[4] - 0.5] + Q[5:]})],
+    # `count` adjacency: m entries move by c each, in both directions.
+    "counting/partition_histogram.dp": [({"q": Q, "eps": 1, "c": 2, "m": 2}, {"q": [Q[0] + 2, Q[1] - 2] + Q[2:]}),
+                                        ({"q": Q, "eps": 1, "c": 2, "m": 3}, {"q": Q[:7] + [x + 2 for x in Q[7:]]})],
+    "incorrect/partition_histogram_ignores_partitions.dp": [({"q": Q, "eps": 1, "c": 2, "m": 2},
+                                                             {"q": [Q[0] + 2, Q[1] + 2] + Q[2:]})],
+    # one-sided adjacency: neighbours on the admitted side only.
+    "counting/one_sided_histogram.dp": [({"q": Q, "eps": 1}, {"q": [Q[0] - 1] + Q[1:]}),
+                                        ({"q": Q, "eps": 1}, {"q": Q[:9] + [Q[9] - 0.5]})],
+    "incorrect/one_sided_histogram_wrong_side.dp": [({"q": Q, "eps": 1}, {"q": [Q[0] + 1] + Q[1:]})],
+    "dworkroth/noisy_max_counting_add.dp": [({"q": Q, "eps": 1}, {"q": UP}),
+                                            ({"q": DOMINANT, "eps": 1}, {"q": DOMINANT_UP}),
+                                            ({"q": Q, "eps": 1}, {"q": [x + (k % 2) for k, x in enumerate(Q)]})],
+    "dworkroth/noisy_max_counting_remove.dp": [({"q": Q, "eps": 1}, {"q": DOWN}),
+                                               ({"q": DOMINANT, "eps": 1}, {"q": DOMINANT_DOWN}),
+                                               ({"q": Q, "eps": 1}, {"q": [x - (k % 2) for k, x in enumerate(Q)]})],
 }
 """Bounded specs with a violation beyond the bound (noisy_answers_*, repeated_answer_loop_bound) are sampled
 within it (lengths <= 3, m <= 4), where the alignment holds."""

@@ -422,24 +422,25 @@ class Encoding:
         return apply
 
     def adjacency(self) -> z3.BoolRef:
-        """The neighbouring relation D ~ D' from the `adjacent` clauses."""
+        """The neighbouring relation D ~ D' from the `adjacent` clauses (align/adjacency.py): every entry
+        satisfies the entry relation, and the measure's total is at most the bound."""
         parts = []
         for p in self.mech.params:
             for adj in p.adjacency:
                 here, there = self.params[p.name], self.neighbour[p.name]
                 bound = ExprEval(self, self.params, {}).value(adj.bound) if adj.bound is not None else None
-                if adj.kind == "scalar":
-                    parts.append(_abs(_term(here) - _term(there)) <= bound)
-                    continue
-                # The other clauses are on list parameters (resolve/check.py), whose symbols `_symbol` makes ListVs.
-                assert isinstance(here, ListV) and isinstance(there, ListV)
-                pairs = list(zip(here.items, there.items))
-                if adj.kind == "pointwise":
-                    parts += [_abs(a - b) <= bound for a, b in pairs]
-                elif adj.kind == "l1":
-                    parts.append(zt.Sum([_abs(a - b) for a, b in pairs] or [zt.IntVal(0)]) <= bound)
-                elif adj.kind == "monotone":
-                    parts.append(zt.Or(zt.And([a <= b for a, b in pairs]), zt.And([a >= b for a, b in pairs])))
+                rule = adj.rule
+                if rule.on_list:
+                    # List clauses are on list parameters (resolve/check.py), whose symbols `_symbol` makes ListVs.
+                    assert isinstance(here, ListV) and isinstance(there, ListV)
+                    pairs = list(zip(here.items, there.items))
+                else:
+                    pairs = [(_term(here), _term(there))]
+                up = zt.Bool(f"%up({p.name})")
+                if rule.entry is not None:
+                    parts += [rule.entry(Z3_OPS, a, b, bound, up) for a, b in pairs]
+                if rule.measure is not None:
+                    parts.append(zt.Sum([rule.measure(Z3_OPS, a, b) for a, b in pairs] or [zt.IntVal(0)]) <= bound)
         return zt.And(parts)
 
     def requires(self) -> z3.BoolRef:
@@ -449,6 +450,36 @@ class Encoding:
 
 def _abs(x: z3.ArithRef) -> z3.ArithRef:
     return z3.If(x >= 0, x, -x)
+
+
+class _Z3Ops:
+    """align/adjacency.py's relations over z3 terms. Two spellings of |x - y|, equal in value: the bounded
+    encoding's and the one the proofs for every length were tuned with (the quantified queries' times depend
+    on the exact terms, docs/checker.md)."""
+
+    def __init__(self, split: bool):
+        self.split = split
+
+    def distance(self, x: z3.ArithRef, y: z3.ArithRef) -> z3.ArithRef:
+        return z3.If(x >= y, x - y, y - x) if self.split else _abs(x - y)
+
+    def le(self, x: z3.ArithRef, y: z3.ArithRef) -> z3.BoolRef:
+        return x <= y
+
+    def ge(self, x: z3.ArithRef, y: z3.ArithRef) -> z3.BoolRef:
+        return x >= y
+
+    def either(self, up: z3.BoolRef, then: z3.BoolRef, otherwise: z3.BoolRef) -> z3.BoolRef:
+        return z3.If(up, then, otherwise)
+
+    def differs(self, x: z3.ArithRef, y: z3.ArithRef) -> z3.ArithRef:
+        return z3.If(x == y, 0, 1)
+
+
+Z3_OPS = _Z3Ops(split=False)
+"""For the bounded encoding."""
+Z3_SPLIT_OPS = _Z3Ops(split=True)
+"""For the proofs for every length (induction.py, ranking.py)."""
 
 
 # --------------------------------------------------------------------------------------- expression eval

@@ -38,6 +38,7 @@ from . import terms as zt
 from .densities import density_conditions
 from .encode import (
     CURRENT,
+    Z3_SPLIT_OPS,
     Encoding,
     EncodingError,
     ExprEval,
@@ -92,8 +93,8 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
         raise NotInductive("the loop builds a list")
     for p in mech.params:
         for adj in p.adjacency:
-            if adj.kind == "l1" and p.name != _loop_list(loop):
-                raise NotInductive("L1 adjacency on a list the loop does not run over")
+            if adj.rule.measure is not None and p.name != _loop_list(loop):
+                raise NotInductive(f"`{adj.rule.total_text(p.name)}` is bounded on a list the loop does not run over")
     return prefix, loop
 
 
@@ -176,13 +177,11 @@ class _Product:
                 if not p.public:
                     there = _scalar(f"{p.name}'[{name}#j]", p.type.elem)
                     primed[p.name] = LoopList(there, self.lengths[p.name], j)
+                    # The entry relations only: dropping the measures' totals assumes less (sound).
                     for adj in p.adjacency:
-                        if adj.kind == "pointwise":
-                            assert adj.bound is not None, "only a monotone clause has no bound"
-                            bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound)
-                            self.enc.side.append(z3.If(here >= there, here - there, there - here) <= bound)
-                        elif adj.kind == "monotone":
-                            self.enc.side.append(z3.If(self.monotone, here <= there, here >= there))
+                        if adj.rule.entry is not None:
+                            self.enc.side.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj),
+                                                                self.monotone))
             else:
                 env[p.name] = self.enc.params[p.name]
                 if p.name in self.enc.neighbour:
@@ -204,17 +203,16 @@ class _Product:
                     there = _scalar(f"{p.name}'[i]", p.type.elem)
                     inputs2[p.name] = LoopList(there, self.lengths[p.name], self.i)
                     for adj in p.adjacency:
-                        bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound) \
-                            if adj.bound is not None else None
-                        if adj.kind == "pointwise":
-                            adjacent.append(z3.If(here >= there, here - there, there - here) <= bound)
-                        elif adj.kind == "monotone":
-                            adjacent.append(z3.If(self.monotone, here <= there, here >= there))
-                        elif adj.kind == "l1":
-                            assert bound is not None, "an L1 clause has a bound"
-                            used = zt.Real(f"%used({p.name})")
-                            step = _real(z3.If(here >= there, here - there, there - here))
-                            self.used[p.name] = (used, step, _real(bound))
+                        bound = self._bound(adj)
+                        if adj.rule.entry is not None:
+                            adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, bound, self.monotone))
+                        if adj.rule.measure is not None:
+                            # The total so far is carried across iterations: what is left bounds this entry.
+                            assert bound is not None, "a clause with a measure has a bound"
+                            total = adj.rule.total_text(p.name)
+                            used = zt.Real(f"%used({total})")
+                            step = _real(adj.rule.measure(Z3_SPLIT_OPS, here, there))
+                            self.used[total] = (used, step, _real(bound))
                             adjacent += [used >= 0, used + step <= bound]
                 else:
                     inputs2[p.name] = inputs1[p.name]
@@ -222,12 +220,13 @@ class _Product:
                 inputs1[p.name] = value
                 inputs2[p.name] = self.enc.neighbour.get(p.name, value)
                 for adj in p.adjacency:
-                    if adj.kind == "scalar":
-                        assert adj.bound is not None, "only a monotone clause has no bound"
-                        bound = ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound)
-                        here, there = _term(value), _term(inputs2[p.name])
-                        adjacent.append(z3.If(here >= there, here - there, there - here) <= bound)
+                    assert adj.rule.entry is not None and adj.rule.measure is None, "a scalar clause relates one value"
+                    here, there = _term(value), _term(inputs2[p.name])
+                    adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj), self.monotone))
         return inputs1, inputs2, adjacent
+
+    def _bound(self, adj: n.Adjacency) -> z3.ExprRef | None:
+        return ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound) if adj.bound is not None else None
 
     def iteration_cost(self, cost_term) -> z3.ArithRef:
         terms = []
@@ -440,11 +439,11 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                                    lambda s, x=x, t=t, o=offset: s["s1"][x] == s["g"][t] + o))
                 candidates.append((f"number of {t} outputs so far <= {x}", lambda s, x=x, t=t: s["g"][t] <= s["s1"][x]))
     candidates.append(("aligned_cost <= claim", lambda s: s["acost"] <= claim))
-    # L1 adjacency: the budget is spent in proportion to the distance used so far,
+    # A clause with a measure (L1, count): the budget is spent in proportion to the measure used so far,
     # B·(aligned_cost - its value at entry) <= (claim - its value at entry)·used.
     for q, (_, _, bound) in product.used.items():
-        candidates.append((f"aligned_cost <= (its value at entry) + (claim - its value at entry)·d/B, d = the L1 "
-                           f"distance of {q} so far",
+        candidates.append((f"aligned_cost <= (its value at entry) + (claim - its value at entry)·d/B, d = "
+                           f"{q} so far",
                            lambda s, q=q, b=bound: b * (s["acost"] - entry_cost) <= (claim - entry_cost) * s["u"][q]))
     candidates.append(("aligned_cost <= its value at entry", lambda s: s["acost"] <= entry_cost))
     for s in walk_statements(loop.body):
@@ -674,11 +673,11 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.Ar
         param = mech.param(base.id)
         if partner is None or param is None or not param.adjacency:
             return None
-        adj = next((a for a in param.adjacency if a.kind in ("pointwise", "scalar")), None)
+        adj = next((a for a in param.adjacency if a.rule.bounds_entries and a.rule.measure is None), None)
         if adj is None:
             return None
         used.add(partner)
-        assert adj.bound is not None, "pointwise and scalar clauses have a bound"
+        assert adj.bound is not None, "a clause that bounds every entry has a bound"
         total = total + _real(ExprEval(product.enc, dict(product.enc.params), {}).arith(adj.bound))
     return total
 

@@ -20,6 +20,7 @@ from typing import Any
 import sympy
 
 from .. import nodes as n
+from ..adjacency import AdjacencyKind
 from ..counterexample import Counterexample
 from ..distributions import Mixing
 from ..obligations import Obligation, ObligationId
@@ -91,7 +92,7 @@ class Mixture:
         if len(outputs) != 1:
             raise NotAMixture("the mechanism must output exactly one value, q + w")
         private = [p for p in mech.params if not p.public]
-        if len(private) != 1 or private[0].adjacency[0].kind != "scalar":
+        if len(private) != 1 or private[0].adjacency[0].kind != AdjacencyKind.SCALAR:
             raise NotAMixture("the rule needs one private scalar q with `adjacent |q - q'| <= Δ`")
         self.q = private[0].name
         bound = private[0].adjacency[0].bound

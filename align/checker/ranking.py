@@ -66,6 +66,7 @@ from . import terms as zt
 from .densities import density_conditions, well_formed
 from .encode import (
     CURRENT,
+    Z3_SPLIT_OPS,
     ArrayV,
     Draw,
     Encoding,
@@ -673,21 +674,19 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         j = vec.index("j")
         a, b = z3.Select(here.array, j), z3.Select(there.array, j)
         for adj in p.adjacency:
-            if adj.kind == "pointwise":
-                assert adj.bound is not None, "a pointwise clause has a bound"
-                bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound)
-                pointwise.add(length, j, z3.If(a >= b, a - b, b - a) <= bound)
-            elif adj.kind == "monotone":
-                pointwise.add(length, j, z3.If(up, a <= b, a >= b))
-            else:
-                raise NotInductive(f"{adj.kind} adjacency has no encoding here")
+            # The entry relation holds at every index (quantified); a total over the list has no encoding here.
+            if adj.rule.measure is not None:
+                raise NotInductive(f"`{adj.rule.total_text(p.name)}` has no encoding over a list of every length")
+            assert adj.rule.entry is not None, "a clause without a measure relates the entries"
+            bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound) if adj.bound is not None else None
+            pointwise.add(length, j, adj.rule.entry(Z3_SPLIT_OPS, a, b, bound, up))
     for p in mech.params:
         if not isinstance(p.type, ListType):
             for adj in p.adjacency:
-                assert adj.bound is not None, "a scalar clause has a bound"
+                assert adj.rule.entry is not None and adj.bound is not None, "a scalar clause has a bound"
                 bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound)
                 here_s, there_s = _term(enc.params[p.name]), _term(enc.neighbour[p.name])
-                adjacency.append(z3.If(here_s >= there_s, here_s - there_s, there_s - here_s) <= bound)
+                adjacency.append(adj.rule.entry(Z3_SPLIT_OPS, here_s, there_s, bound, up))
     loop_list = _loop_list(shape.map_loop)
     n_ = lengths[loop_list]
     arrays = {s.name: z3.Array("noise:" + s.name, zt.IntSort(), zt.IntSort() if s.distribution.integer

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from .. import nodes as n
+from ..adjacency import PythonOps
 from ..resolve import ResolvedMechanism
 from ..unparse import unparse
 from .errors import RunError, fail
@@ -66,39 +66,19 @@ def prepare_neighbour(mech: ResolvedMechanism, args: Mapping[str, Any], raw: Map
             continue
         x, y = args[p.name], neighbour[p.name]
         for adj in p.adjacency:
-            text = _adjacency_text(adj)
+            bound_text = unparse(adj.bound) if adj.bound is not None else ""
+            text = adj.rule.text(p.name, bound_text)
             if isinstance(x, list) and len(x) != len(y):
                 raise fail("not-adjacent", adj.span, clause=text,
                            detail=f": len({p.name}') = {len(y)} but len({p.name}) = {len(x)} (lengths are public)")
-            if adj.kind == "monotone":
-                if not (all(a >= b for a, b in zip(x, y)) or all(a <= b for a, b in zip(x, y))):
-                    raise fail("not-adjacent", adj.span, clause=text,
-                               detail=f": {p.name}' is neither everywhere >= nor everywhere <= {p.name}")
-                continue
-            assert adj.bound is not None, "only a monotone clause has no bound"
-            bound = float(it.ev(adj.bound))
-            slack = 1e-9 * (1 + abs(bound))
-            if adj.kind == "scalar" and abs(x - y) > bound + slack:
+            bound = float(it.ev(adj.bound)) if adj.bound is not None else None
+            slack = 1e-9 * (1 + abs(bound)) if bound is not None else 0.0
+            problem = adj.rule.violation(PythonOps(slack), x, y, bound)
+            if problem is not None:
                 raise fail("not-adjacent", adj.span, clause=text,
-                           detail=f": |{p.name} - {p.name}'| = {format_value(abs(x - y))} > {format_value(bound)}")
-            if adj.kind == "pointwise":
-                for k, (a, b) in enumerate(zip(x, y)):
-                    if abs(a - b) > bound + slack:
-                        raise fail("not-adjacent", adj.span, clause=text, detail=(
-                            f": |{p.name}[{k}] - {p.name}'[{k}]| = {format_value(abs(a - b))} > {format_value(bound)}"))
-            if adj.kind == "l1":
-                total = sum(abs(a - b) for a, b in zip(x, y))
-                if total > bound + slack:
-                    raise fail("not-adjacent", adj.span, clause=text, detail=(
-                        f": sum |{p.name}[i] - {p.name}'[i]| = {format_value(total)} > {format_value(bound)}"))
+                           detail=": " + problem.describe(p.name, format_value,
+                                                             format_value(bound) if bound is not None else ""))
     return neighbour
-
-
-def _adjacency_text(adj: n.Adjacency) -> str:
-    bound = unparse(adj.bound) if adj.bound is not None else ""
-    name = adj.var
-    return {"pointwise": f"|{name}[i] - {name}'[i]| <= {bound}", "l1": f"sum |{name}[i] - {name}'[i]| <= {bound}",
-            "scalar": f"|{name} - {name}'| <= {bound}", "monotone": f"monotone {name}"}[adj.kind]
 
 
 def arg_trees(mech: ResolvedMechanism, args: Mapping[str, Any]) -> dict[str, Any]:

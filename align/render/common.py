@@ -106,16 +106,8 @@ def adjacency_text(mech: ResolvedMechanism, name: str) -> str:
     param = mech.param(name)
     if param is None or param.public:
         return "public (equal on D and D')"
-    parts = []
-    for adj in param.adjacency:
-        bound = unparse(adj.bound) if adj.bound is not None else ""
-        parts.append({
-            "pointwise": f"|{name}[i] - {name}'[i]| <= {bound}",
-            "l1": f"sum |{name}[i] - {name}'[i]| <= {bound}",
-            "scalar": f"|{name} - {name}'| <= {bound}",
-            "monotone": f"monotone {name}",
-        }[adj.kind])
-    return ", ".join(parts)
+    return ", ".join(adj.rule.text(name, unparse(adj.bound) if adj.bound is not None else "")
+                     for adj in param.adjacency)
 
 
 def proof_rule(mech: ResolvedMechanism) -> str:
@@ -138,9 +130,18 @@ _SUMMARY = {
 }
 
 
-def verdict_summary(status: str, scope: str) -> str:
-    """The verdict line's text: it names one scope, the one the whole verdict has."""
-    return _SUMMARY[str(status)].format(scope=scope)
+def verdict_summary(status: str, scope: str, mech: ResolvedMechanism | None = None) -> str:
+    """The verdict line's text: it names one scope, the one the whole verdict has, and for a one-sided
+    neighbouring relation, the side the bound is for."""
+    text = _SUMMARY[str(status)].format(scope=scope)
+    if mech is not None and mech.one_sided and str(status) in ("proved", "bounded"):
+        text += f"; one-sided: for neighbours with {one_sided_text(mech)} only (the reverse bound is not claimed)"
+    return text
+
+
+def one_sided_text(mech: ResolvedMechanism) -> str:
+    """The one-sided clauses of a mechanism, as written (`q'[i] <= q[i]`)."""
+    return ", ".join(a.rule.text(p.name) for p in mech.params for a in p.adjacency if a.rule.one_sided)
 
 
 def finding_lines(v: Verdict) -> list[str]:

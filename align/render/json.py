@@ -77,6 +77,7 @@ def verdicts_json(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
         "proof_rule": proof_rule(mech),
         "status": str(status),
         "scope": scope or None,
+        "one_sided": mech.one_sided,
         "obligations": [{**_obligation_json(v.obligation), "status": str(v.status), "scope": v.scope,
                          "reason": v.reason, "seconds": round(v.seconds, 4), "notes": v.notes,
                          "counterexample": v.counterexample.to_json() if v.counterexample is not None else None}

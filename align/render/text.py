@@ -97,7 +97,7 @@ def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
         if str(v.status) == "refuted" and v.counterexample is not None:
             out += ["  " + " " * 10 + " " + line for line in counterexample_lines(v.counterexample)]
     total = sum(v.seconds for v in verdicts)
-    out.append(f"  verdict      {_status(style, status).strip()} — {verdict_summary(status, scope)}  "
+    out.append(f"  verdict      {_status(style, status).strip()} — {verdict_summary(status, scope, mech)}  "
                f"{style.dim(f'{total:.2f}s')}")
     return "\n".join(out)
 

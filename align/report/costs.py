@@ -239,7 +239,7 @@ def _difference_bound(mech: ResolvedMechanism, name: str) -> sympy.Expr | None:
     param = mech.param(name)
     if param is None or param.public:
         return None
-    bounds = [a.bound for a in param.adjacency if a.kind in ("pointwise", "l1", "scalar") and a.bound is not None]
+    bounds = [a.bound for a in param.adjacency if a.rule.bounds_entries and a.bound is not None]
     if not bounds:
         return None
     try:

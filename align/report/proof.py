@@ -151,7 +151,7 @@ def _tone(status: Status) -> Tone:
 def _summary(result: MechanismVerdict) -> str:
     from ..render.common import verdict_summary
 
-    return verdict_summary(str(result.status), result.scope)
+    return verdict_summary(str(result.status), result.scope, result.mechanism)
 
 
 def _formula(e) -> Inline:

@@ -151,16 +151,16 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
                                    f"`{adj.index_vars[1]}`; use one index")
                 continue
             t = types[adj.var]
-            wants_list = adj.kind in ("pointwise", "l1", "monotone")
+            wants_list = adj.rule.on_list
             if wants_list and not (isinstance(t, ListType) and is_numeric(t.elem)):
-                self.mismatch(adj.var_span, f"`{adj.kind}` adjacency", "a numeric list (real[] or int[])", t)
+                self.mismatch(adj.var_span, f"`{adj.kind.value}` adjacency", "a numeric list (real[] or int[])", t)
                 continue
             if not wants_list and not is_numeric(t):
                 self.mismatch(adj.var_span, "scalar adjacency", "real or int", t)
                 continue
             if (adj.var, adj.kind) in kinds_seen:
                 self.error("duplicate-clause", adj.span, Note(kinds_seen[(adj.var, adj.kind)], "first clause here"),
-                           clause=f"{adj.kind} adjacency", name=adj.var)
+                           clause=f"{adj.kind.value} adjacency", name=adj.var)
                 continue
             kinds_seen[(adj.var, adj.kind)] = adj.span
             by_param[adj.var].append(adj)

@@ -124,6 +124,12 @@ class ResolvedMechanism:
         return site
 
     @property
+    def one_sided(self) -> bool:
+        """Whether the neighbouring relation is one-sided (a `q'[i] >= q[i]` or `q'[i] <= q[i]` clause): the claim
+        then bounds P[M(D) in E] by P[M(D') in E] only, not the reverse (align/adjacency.py)."""
+        return any(a.rule.one_sided for p in self.params for a in p.adjacency)
+
+    @property
     def output_tags(self) -> frozenset[str]:
         return self.output_type.tags if isinstance(self.output_type, TagType) else frozenset()
 

@@ -355,11 +355,14 @@ def key_text(layout: Layout, describe: DiscreteKeys, row: np.ndarray) -> str:
 
 def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1: np.ndarray,
                keys2: np.ndarray, reals2: np.ndarray, top: int, eps: float,
-               claim1: np.ndarray | None = None, claim2: np.ndarray | None = None) -> list[Candidate]:
+               claim1: np.ndarray | None = None, claim2: np.ndarray | None = None,
+               both_directions: bool = True) -> list[Candidate]:
     """The `top` best candidates (by selection score, both directions) from selection samples of D and D'.
 
     `claim1`, `claim2`: for a claim that reads the output, the claim at each selection sample's output; each
-    event is then ranked against (and its Candidate carries) the largest claim over the samples in it."""
+    event is then ranked against (and its Candidate carries) the largest claim over the samples in it.
+    `both_directions=False`: only P[M(D) in E] > e^eps P[M(D') in E] is a violation (a one-sided neighbouring
+    relation claims nothing about the reverse)."""
     n1, n2 = keys1.shape[0], keys2.shape[0]
     positions = layout.positions
     # Events are built only when chosen: a selection sample has tens of thousands of candidates (every
@@ -492,10 +495,11 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
     # (bounds.epsilon_lower_bound, on the fresh Poissonised sample)
     forward = separate_epsilon_lower_bound(c1a, n1, c2a, n2, SELECTION_DELTA)
     backward = separate_epsilon_lower_bound(c2a, n2, c1a, n1, SELECTION_DELTA)
-    bounds = np.concatenate([forward, backward])
+    bounds = np.concatenate([forward, backward if both_directions else np.full_like(backward, -np.inf)])
     # the p-value at the claimed eps finds events whose loss exceeds the claim; the bound finds the strongest
     # loss (often a rarer event): both kinds are kept
-    pvalues = np.concatenate([p_values(c1a, n1, c2a, n2, eps), p_values(c2a, n2, c1a, n1, eps)])
+    reverse = p_values(c2a, n2, c1a, n1, eps) if both_directions else np.ones(size)
+    pvalues = np.concatenate([p_values(c1a, n1, c2a, n2, eps), reverse])
     by_p = np.lexsort((-bounds, pvalues))
     by_bound = np.argsort(-bounds, kind="stable")
     chosen: list[Candidate] = []

@@ -3,7 +3,8 @@
 For each round k (sizes n_k = base * 2^k, up to `samples`) and each input pair (D, D'):
 
 1. selection: draw n_k samples of M(D) and of M(D') and rank candidate events (events.py) by a
-   Clopper–Pearson lower bound on the loss, in both directions (so each pair is tried in both orders);
+   Clopper–Pearson lower bound on the loss, in both directions (so each pair is tried in both orders; only
+   D before D' when the neighbouring relation is one-sided, `ResolvedMechanism.one_sided`);
 2. test: on FRESH samples (independent seeds; Poissonised sizes N ~ Poisson(n_k), see bounds.py) count the
    `top` best events and compute the exact p-value of H0: P[M(D) in E] <= e^eps P[M(D') in E].
 
@@ -57,15 +58,24 @@ class Pair:
     d_prime: Mapping[str, Any]
 
 
-def _pattern_lists(length: int, c: float, l1: bool) -> list[tuple[str, list[float], list[float]]]:
-    """StatDP's patterns (Ding et al., CCS 2018, Section 5.1) with the adjacency bound c as the unit change."""
+def _pattern_lists(length: int, c: float, sparse: bool,
+                   changes: int | None = None) -> list[tuple[str, list[float], list[float]]]:
+    """StatDP's patterns (Ding et al., CCS 2018, Section 5.1) with the adjacency bound c as the unit change;
+    `sparse`: the clauses limit how many entries change (L1, count), so the patterns change one or two;
+    `changes`: a `count` clause lets that many entries change (by c each), and the patterns move them all."""
     n, h = length, length // 2 if length > 1 else 1
     base = [c] * n
-    if l1:
+    if sparse:
         result = [("one above", base, [2 * c] + base[1:]), ("last above", base, base[:-1] + [2 * c]),
                   ("zeros, one above", [0.0] * n, [c] + [0.0] * (n - 1))]
         if n >= 2:
             result.append(("split", base, [1.5 * c, 1.5 * c] + base[2:]))
+        m = min(n, changes or 0)
+        if m >= 2:
+            result = [(f"{m} above", base, [2 * c] * m + base[m:]), (f"{m} below", base, [0.0] * m + base[m:]),
+                      (f"zeros, {m} above", [0.0] * n, [c] * m + [0.0] * (n - m)),
+                      (f"{m} alternating", base, [2 * c if k % 2 else 0.0 for k in range(m)] + base[m:]),
+                      *result]
         return result
     result = [
         ("one above", base, [2 * c] + base[1:]),
@@ -93,12 +103,18 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
     private = [p for p in mech.params if not p.public]
     per_param: dict[str, list[tuple[str, Any, Any]]] = {}
     for p in private:
-        bounds = [(a.kind, float(it.ev(a.bound))) for a in p.adjacency if a.bound is not None]
-        kind, c = min(bounds, key=lambda kc: kc[1]) if bounds else ("pointwise", 1.0)
+        # The unit change: the tightest bound on each entry's change (1 when no clause bounds it).
+        c = min((float(it.ev(a.bound)) for a in p.adjacency if a.rule.bounds_entries and a.bound is not None),
+                default=1.0)
         is_int = (p.type.elem if isinstance(p.type, ListType) else p.type) == INT
         cast = round if is_int else float  # round(float) is an int
         if isinstance(p.type, ListType):
-            rows = _pattern_lists(length, c, l1=kind == "l1")
+            counts = [int(it.ev(a.bound)) for a in p.adjacency if a.rule.counts_entries and a.bound is not None]
+            rows = _pattern_lists(length, c, sparse=any(a.rule.sparse for a in p.adjacency),
+                                  changes=min(counts, default=None))
+            if any(a.rule.one_sided for a in p.adjacency):
+                # A one-sided relation admits the pairs of one direction only: offer each pattern both ways.
+                rows += [(f"{name}, swapped", b, a) for name, a, b in rows]
             per_param[p.name] = [(name, [cast(x) for x in a], [cast(x) for x in b]) for name, a, b in rows]
         else:
             per_param[p.name] = [("shift", cast(0.0), cast(c)), ("shift up", cast(c), cast(2 * c))]
@@ -248,7 +264,7 @@ def run_unit(unit: Unit) -> UnitResult:
     e1 = claim_values(mech, unit.args, s1) if varying else None
     e2 = claim_values(mech, unit.args_prime, s2) if varying else None
     chosen = candidates(layout, describe, layout.keys(s1), layout.reals(s1), layout.keys(s2), layout.reals(s2),
-                        unit.top, 0.0 if unit.eps is None else unit.eps, e1, e2)
+                        unit.top, 0.0 if unit.eps is None else unit.eps, e1, e2, both_directions=not mech.one_sided)
     size_rng = np.random.Generator(np.random.PCG64(sizes))
     m1, m2 = (int(x) for x in size_rng.poisson(unit.n, size=2))
     f1 = sample(mech, unit.args, m1, test1)

@@ -1,0 +1,122 @@
+"""The neighbouring relations (align/adjacency.py): one record per kind, read the same way by every layer."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+import z3
+
+from align.adjacency import ADJACENCY, AdjacencyKind, PythonOps
+from align.checker import terms as zt
+from align.checker.encode import Z3_OPS, Z3_SPLIT_OPS
+from align.diagnostics import SpecError
+from align.interp.outputs import DiscreteKeys
+from align.interp.runner import prepare_arguments, prepare_neighbour, sample
+from align.parse import parse_source
+from align.resolve import resolve
+from align.span import Source
+from align.stats.events import Layout, candidates
+from align.unparse import unparse_adjacency
+
+CLAUSE = {
+    AdjacencyKind.POINTWISE: "|q[i] - q'[i]| <= 1",
+    AdjacencyKind.L1: "sum |q[i] - q'[i]| <= 1",
+    AdjacencyKind.COUNT: "count q[i] != q'[i] <= 1",
+    AdjacencyKind.SCALAR: "|x - x'| <= 1",
+    AdjacencyKind.MONOTONE: "monotone q",
+    AdjacencyKind.INCREASING: "q'[i] >= q[i]",
+    AdjacencyKind.DECREASING: "q'[i] <= q[i]",
+}
+
+
+def _mechanism(clauses: str):
+    text = f"mechanism m(q: real[], x: real, eps: real)\n  adjacent {clauses}\n  privacy eps\n{{\n  output len(q)\n}}\n"
+    return resolve(parse_source(Source("m.dp", text))).mechanisms[0]
+
+
+def test_every_kind_has_a_record_and_a_syntax_that_parses_back():
+    assert set(ADJACENCY) == set(AdjacencyKind) == set(CLAUSE)
+    for kind, clause in CLAUSE.items():
+        mech = _mechanism(clause)
+        (adj,) = mech.node.adjacency
+        assert adj.kind == kind
+        assert unparse_adjacency(adj) == clause == adj.rule.text(adj.var, "1" if adj.rule.has_bound else "")
+
+
+def _z3_holds(kind: AdjacencyKind, ops, here, there, bound) -> bool:
+    rule = ADJACENCY[kind]
+    with zt.fresh_context():
+        a = [zt.RealVal(v) for v in here]
+        b = [zt.RealVal(v) for v in there]
+        c = zt.RealVal(bound)
+        up = zt.Bool("up")
+        parts = []
+        if rule.entry is not None:
+            parts += [rule.entry(ops, x, y, c, up) for x, y in zip(a, b)]
+        if rule.measure is not None:
+            parts.append(zt.Sum([rule.measure(ops, x, y) for x, y in zip(a, b)] or [zt.IntVal(0)]) <= c)
+        solver = z3.Solver(ctx=zt.current())
+        solver.add(zt.And(parts))
+        return solver.check() == z3.sat  # `up` is existential: some direction fits
+
+
+@pytest.mark.parametrize("kind", [k for k in AdjacencyKind if ADJACENCY[k].on_list])
+def test_z3_and_python_readings_agree(kind: AdjacencyKind):
+    """The checker's z3 relation and the interpreter's check admit exactly the same pairs (both spellings of
+    the distance), on every pair of small lists of length <= 3 with entries in {0, 1, 2} and bounds 0..2."""
+    rule = ADJACENCY[kind]
+    rng = random.Random(0)
+    values = (0, 1, 2)
+    cases = [(list(h), list(t), c) for n in range(4) for h in itertools.product(values, repeat=n)
+             for t in itertools.product(values, repeat=n) for c in (0, 1, 2)]
+    for here, there, bound in rng.sample(cases, 300) + [([0, 0], [1, 0], 1), ([0, 1], [1, 0], 1)]:
+        admitted = rule.violation(PythonOps(), here, there, bound) is None
+        for ops in (Z3_OPS, Z3_SPLIT_OPS):
+            assert _z3_holds(kind, ops, here, there, bound) == admitted, (kind, here, there, bound)
+
+
+@pytest.mark.parametrize("clauses,neighbour,detail", [
+    ("count q[i] != q'[i] <= 1", [2, 3, 3], "count q[i] != q'[i] = 2 > 1"),
+    ("q'[i] >= q[i]", [1, 1, 3], "q'[1] = 1 < q[1] = 2"),
+    ("q'[i] <= q[i]", [1, 2, 4], "q'[2] = 4 > q[2] = 3"),
+    ("sum |q[i] - q'[i]| <= 1", [2, 3, 3], "sum |q[i] - q'[i]| = 2 > 1"),
+    ("|q[i] - q'[i]| <= 1", [3, 2, 3], "|q[0] - q'[0]| = 2 > 1"),
+    ("monotone q", [2, 1, 3], "neither everywhere >= nor everywhere <="),
+])
+def test_a_neighbour_outside_the_relation_is_refused_with_the_clause_and_the_reason(clauses, neighbour, detail):
+    mech = _mechanism(clauses)
+    args = prepare_arguments(mech, {"q": [1, 2, 3], "x": 0, "eps": 1})
+    with pytest.raises(SpecError) as info:
+        prepare_neighbour(mech, args, {"q": neighbour})
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.code == "not-adjacent" and detail in diagnostic.message, diagnostic.message
+
+
+def test_a_neighbour_inside_every_clause_is_accepted():
+    mech = _mechanism("|q[i] - q'[i]| <= 1, count q[i] != q'[i] <= 1, q'[i] <= q[i]")
+    args = prepare_arguments(mech, {"q": [1, 2, 3], "x": 0, "eps": 1})
+    assert prepare_neighbour(mech, args, {"q": [1, 1, 3]}) == {"q": [1.0, 1.0, 3.0]}
+    assert mech.one_sided and not _mechanism("monotone q").one_sided
+
+
+def test_a_one_sided_relation_is_tested_in_its_own_direction_only():
+    """events.candidates with both_directions=False never proposes the reverse direction, even where the
+    reverse has the strongest evidence."""
+    mech = resolve(parse_source(Source("h.dp", (
+        "mechanism h(q: real[], eps: real)\n  adjacent |q[i] - q'[i]| <= 1, q'[i] <= q[i]\n  privacy eps\n"
+        "{\n  for i in 0 .. len(q) {\n    eta ~ Exp(1 / eps)\n    output q[i] + eta\n  }\n}\n"
+        "alignment h {\n  eta[i]' = eta[i] + (q[i] - q'[i])\n}\n")))).mechanisms[0]
+    # D' below D, as the relation admits: only the reverse direction (P[M(D') in E] against P[M(D) in E],
+    # E = outputs below 1) has a loss, and the relation does not claim that direction.
+    d, d_prime = {"q": [1.0], "eps": 1.0}, {"q": [0.0], "eps": 1.0}
+    s1 = sample(mech, d, 4000, np.random.SeedSequence(1))
+    s2 = sample(mech, d_prime, 4000, np.random.SeedSequence(2))
+    layout = Layout.of(s1, max(1, s1.positions, s2.positions), None)
+    describe = DiscreteKeys(mech.output_type, mech.tags)
+    args = (layout, describe, layout.keys(s1), layout.reals(s1), layout.keys(s2), layout.reals(s2), 10, 1.0)
+    both = candidates(*args)
+    assert any(not c.forward for c in both)
+    assert all(c.forward for c in candidates(*args, both_directions=False))
