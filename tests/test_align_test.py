@@ -171,6 +171,42 @@ def test_same_seed_same_counts_on_any_executor():
     assert _counts(search(ref, **{**kwargs, "seed": 8})) != alone
 
 
+def test_confirmation_tests_are_counted_from_the_start_and_drawn_afresh():
+    """A search that finds nothing tests its most promising events once more on `confirm_factor` times the
+    largest round's samples; those tests are in the Bonferroni factor whether or not they run, their seeds are
+    their own (any executor gives the same counts), and a violation in the rounds skips them."""
+    ref = load_mechanism(str(ROOT / "specs" / "dworkroth" / "histogram.dp"))
+    kwargs = {"public": {"eps": 1}, "length": 3, "samples": 4000, "seed": 3, "confirm": 2, "confirm_factor": 4}
+    result = search(ref, **kwargs)
+    sizes = round_sizes(2000, 4000)
+    assert result.tests == len(sizes) * len(result.pairs) * 3 + 2
+    assert not result.violation and 1 <= result.confirmations <= 2
+    confirmations = result.findings[-result.confirmations:]
+    assert all(f.mean == 4 * 4000 for f in confirmations)
+    assert all(f.adjusted_p == min(1.0, f.p_value * result.tests) for f in confirmations)
+    with ProcessPoolExecutor(2) as pool:
+        assert _counts(search(ref, executor=pool, **kwargs)) == _counts(result)
+    broken = _ref(INCORRECT / "histogram_lap_eps.dp")
+    found = search(broken, {"eps": 0.5}, length=3, samples=4000, seed=3, confirm=2)
+    assert found.violation and found.confirmations == 0 and found.tests == len(sizes) * len(found.pairs) * 3 + 2
+
+
+def test_the_promising_events_have_evidence_and_a_loss_above_the_claim():
+    from align.stats.events import Event
+    from align.stats.lrtest import Finding, Pair, Result, _promising
+
+    pair = Pair("p", {"q": [0]}, {"q": [1]})
+
+    def finding(text: str, c1: int, c2: int) -> Finding:
+        return Finding(pair, Event(text=text), True, c1, 64_000, c2, 64_000, 1.0, 1.0, 0.0, 64_000, 1.0)
+
+    result = Result(1.0, 0.05, 0, 100, [pair], findings=[
+        finding("lucky", 3, 0), finding("evidence", 33, 8), finding("private-looking", 1000, 400),
+        finding("evidence", 30, 8)])
+    chosen = [f.event.text for f in _promising(result, 3)]
+    assert chosen == ["evidence", "lucky"]  # ln(1000/400) < eps = 1: no confirmation; duplicates once
+
+
 def test_patterns_and_rounds():
     mech = _ref(INCORRECT / "histogram_lap_eps.dp")
     pairs = input_pairs(mech, {"eps": 0.5}, 3)

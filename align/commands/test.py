@@ -50,6 +50,9 @@ def add_arguments(test: Any) -> None:
     test.add_argument("--samples", type=int, default=64_000, metavar="N",
                       help="largest number of samples per input and round (default 64000; rounds double from "
                            "2000)")
+    test.add_argument("--confirm", type=int, default=3, metavar="C",
+                      help="when the rounds find no violation, test the C most promising events once more on "
+                           "fresh samples 32 times the largest round's (default 3; 0: no confirmation)")
     test.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     test.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     test.add_argument("--jobs", type=int, default=1, metavar="J",
@@ -75,6 +78,8 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
 
     if (args.length is not None and args.length < 1) or args.samples < 1 or args.jobs < 1:
         raise UsageError("--length, --samples and --jobs must be at least 1")
+    if args.confirm < 0:
+        raise UsageError("--confirm must be at least 0")
     if args.executor is not None and kind_of(args.executor) is None:
         raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT")
     if not 0 < args.alpha < 1:
@@ -111,7 +116,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         with open_executor(args.executor, args.jobs) as executor, _progress(renderer.stderr) as progress:
             result = search(mech, public, length=length, samples=args.samples,
                             alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
-                            patterns=not (d or neighbour), progress=progress,
+                            patterns=not (d or neighbour), progress=progress, confirm=args.confirm,
                             checker=not (d or neighbour or getattr(args, "no_checker", False)))
         report = TestReport(args.file, mech, result, time.perf_counter() - started, dict(public))
         if plot:

@@ -206,8 +206,10 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
                 f"< claimed eps = {result.claimed_epsilon:.6g}"
             lines.append(f"  largest eps lower bound: {_bound_text(s.epsilon_lower_bound)} ({below}; "
                          f"{confidence} confidence, {_method(result)})")
-    lines.append(f"samples: {result.samples} in {result.rounds} round(s), {len(result.pairs)} input pair(s), "
-                 f"seed {result.seed}, {seconds:.2f} s")
+    confirmations = getattr(result, "confirmations", 0)
+    confirmed = f" and {confirmations} confirmation test(s)" if confirmations else ""
+    lines.append(f"samples: {result.samples} in {result.rounds} round(s){confirmed}, {len(result.pairs)} input "
+                 f"pair(s), seed {result.seed}, {seconds:.2f} s")
     return "\n".join(lines)
 
 

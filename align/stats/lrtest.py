@@ -294,6 +294,82 @@ def run_unit(unit: Unit) -> UnitResult:
     return UnitResult(unit.round, unit.pair, tuple(tested), 2 * unit.n + m1 + m2)
 
 
+@dataclass(frozen=True)
+class Confirmation:
+    """One confirmation test: a (pair, event) chosen from the rounds' findings, counted on fresh samples of
+    Poisson(n) size on each side (chunk by chunk: n is large)."""
+
+    mech: ResolvedMechanism
+    args: Mapping[str, Any]
+    """All parameters on D, as the pair was sampled in the rounds (the event's loss column reads this order)."""
+    args_prime: Mapping[str, Any]
+    n: int
+    seed: int
+    index: int
+    candidate: Candidate
+    eps: float
+
+
+CONFIRMATION_KEY = 1 << 20
+"""The first spawn key of the confirmations' seeds, above any round number: their samples are independent of
+every round's."""
+
+
+def run_confirmation(unit: Confirmation) -> Tested:
+    """Count the candidate's event on fresh samples of M(D) and M(D'); a pure function of the unit."""
+    from ..interp.runner import chunks
+
+    root = np.random.SeedSequence(unit.seed, spawn_key=(CONFIRMATION_KEY, unit.index))
+    side1, side2, sizes = root.spawn(3)
+    m1, m2 = (int(x) for x in np.random.Generator(np.random.PCG64(sizes)).poisson(unit.n, size=2))
+    loss = additive_noise(unit.mech, unit.args, unit.args_prime)
+    event = unit.candidate.event
+    counts = []
+    for args, seed, m in ((unit.args, side1, m1), (unit.args_prime, side2, m2)):
+        count = 0
+        for chunk in chunks(unit.mech, args, m, seed):
+            layout = Layout.of(chunk.outputs, event.positions, loss)
+            count += int(event.contains(layout.keys(chunk.outputs), layout.reals(chunk.outputs)).sum())
+        counts.append(count)
+    a, b = counts
+    if unit.candidate.forward:
+        return Tested(unit.candidate, a, m1, b, m2, unit.n, unit.eps)
+    return Tested(unit.candidate, b, m2, a, m1, unit.n, unit.eps)
+
+
+PROMISE_DELTA = 0.05
+"""The level of the (unadjusted) bound that ranks findings for a confirmation."""
+
+SAME_COUNTS = 0.1
+"""Two findings of one pair whose counts differ by less than this (in ln) on both sides are taken to be the
+same set of outputs written two ways (`out[6] TOP payload <= t` and `out = [BOT, ..., TOP(·)] and ...`)."""
+
+
+def _promising(result: Result, count: int) -> list[Finding]:
+    """The `count` findings with the largest lower bound above their claim at the unadjusted level
+    PROMISE_DELTA, among those whose point estimate of the loss, ln(c1/c2), is above their claim: events the
+    rounds already saw with some evidence (one seen 33 vs 8 times, 0.45 after the Bonferroni correction, ranks
+    high; one seen 3 vs 0 does not: projecting small counts to a larger sample picks the noise, which a fresh
+    sample regresses). One per set of outputs (SAME_COUNTS); none when every event looks private."""
+    def score(f: Finding) -> float:
+        mean = f.mean or max(f.n1, f.n2)
+        return float(epsilon_lower_bound(f.c1, mean, f.c2, mean, PROMISE_DELTA)) - f.eps
+
+    def same(f: Finding, g: Finding) -> bool:
+        return f.pair.name == g.pair.name and f.forward == g.forward and f.mean == g.mean and \
+            abs(math.log((f.c1 + 1) / (g.c1 + 1))) < SAME_COUNTS and \
+            abs(math.log((f.c2 + 1) / (g.c2 + 1))) < SAME_COUNTS
+
+    chosen: list[Finding] = []
+    for f in sorted(result.findings, key=score, reverse=True):
+        if f.c1 == 0 or (f.c2 > 0 and math.log(f.c1 / f.c2) <= f.eps) or any(same(f, g) for g in chosen):
+            continue
+        chosen.append(f)
+        if len(chosen) == count:
+            break
+    return chosen
+
+
 # ------------------------------------------------------------------------------------------ the search
 
 
@@ -364,6 +440,9 @@ class Result:
     findings: list[Finding] = field(default_factory=list)
     claim_reads_output: bool = False
     """The claim depends on the output: each finding was tested against its own epsilon (Finding.eps)."""
+    confirmations: int = 0
+    """Confirmation tests run after the rounds (`search`'s `confirm`): each a fresh, larger sample for one
+    promising (pair, event)."""
 
     @property
     def witness(self) -> Finding | None:
@@ -440,13 +519,15 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
            base: int = 2_000, alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
            extra_pairs: Sequence[Pair] = (), patterns: bool = True, stop_early: bool = True,
            progress: Callable[[str], None] | None = None, prove_support: bool = True,
-           checker: bool = False) -> Result:
+           checker: bool = False, confirm: int = 3, confirm_factor: int = 32) -> Result:
     """Search for a violation of the mechanism's claim; see the module docstring.
 
     `public`: values of the public parameters (the private ones come from the pairs). `extra_pairs` (the
     user's D and D', a counterexample file's) are tried first, then, with `checker`, the pairs of the
     checker's own counterexamples (`checker_pairs`), then StatDP's patterns unless `patterns` is False.
-    Raises SpecError for bad arguments or no valid pair.
+    When the rounds find no violation, the `confirm` most promising (pair, event)s are each tested once more
+    on fresh samples `confirm_factor` times the largest round's (`_promising`, `run_confirmation`); the
+    Bonferroni factor counts those tests from the start. Raises SpecError for bad arguments or no valid pair.
     """
     from ..interp.runner import prepare_arguments
     from ..interp.values import convert_arguments
@@ -464,7 +545,9 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
     varying = claim_reads_output(mech)
     eps = None if varying else claimed_epsilon(mech, args0)
     sizes = round_sizes(base, samples)
-    tests = len(sizes) * len(pairs) * top
+    if varying:
+        confirm = 0  # an event's claim is its largest over the samples in it: a fresh sample could raise it
+    tests = len(sizes) * len(pairs) * top + confirm
     result = Result(0.0 if eps is None else eps, alpha, seed, tests, pairs, claim_reads_output=varying)
     delta = alpha / tests
     arguments = [(prepare_arguments(mech, {**public, **p.d}), prepare_arguments(mech, {**public, **p.d_prime}))
@@ -477,21 +560,28 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
         result.rounds = k + 1
         for outcome in outcomes:
             result.samples += outcome.samples
-            pair = pairs[outcome.pair]
             for t in outcome.tested:
-                # the p-value and its inversion, both with the Poisson means (c1 ~ Poisson(mean P1) exactly)
-                p = p_value(t.c1, t.mean, t.c2, t.mean, t.eps)
-                bound = float(epsilon_lower_bound(t.c1, t.mean, t.c2, t.mean, delta))
-                d, d2 = (pair.d, pair.d_prime) if t.candidate.forward else (pair.d_prime, pair.d)
-                result.findings.append(Finding(Pair(pair.name, d, d2), t.candidate.event, t.candidate.forward,
-                                               t.c1, t.n1, t.c2, t.n2, p, min(1.0, p * tests), bound,
-                                               t.mean, t.eps))
+                result.findings.append(_finding(pairs[outcome.pair], t, tests, delta))
         if progress is not None:
             w = result.witness
             progress(f"round {k + 1}/{len(sizes)}: {n} samples per side, smallest adjusted p = "
                      f"{w.adjusted_p:.3g}" if w else f"round {k + 1}/{len(sizes)}")
         if stop_early and result.violation:
             break
+    if confirm and not result.violation:
+        chosen = _promising(result, confirm)
+        n = sizes[-1] * confirm_factor
+        if progress is not None and chosen:
+            progress(f"confirmation: {len(chosen)} event(s), {n} samples per side each")
+        index = {p.name: i for i, p in enumerate(pairs)}
+        confirmations = [Confirmation(mech, *arguments[index[f.pair.name]], n, seed, j,
+                                      Candidate(f.event, f.forward, 0.0), f.eps) for j, f in enumerate(chosen)]
+        tested = list(executor.map(run_confirmation, confirmations)) if executor is not None else \
+            [run_confirmation(c) for c in confirmations]
+        for f, t in zip(chosen, tested):
+            result.samples += t.n1 + t.n2
+            result.findings.append(_finding(pairs[index[f.pair.name]], t, tests, delta))
+        result.confirmations = len(confirmations)
     if varying and result.witness is not None:
         result.claimed_epsilon = result.witness.eps
     if prove_support:
@@ -499,6 +589,16 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
             progress("proving support mismatches with z3")
         _prove_support(mech, public, result)
     return result
+
+
+def _finding(pair: Pair, t: Tested, tests: int, delta: float) -> Finding:
+    """A tested event as a finding: the p-value and its inversion, both with the Poisson means (c1 ~
+    Poisson(mean P1) exactly), and the pair in the order of the direction tested."""
+    p = p_value(t.c1, t.mean, t.c2, t.mean, t.eps)
+    bound = float(epsilon_lower_bound(t.c1, t.mean, t.c2, t.mean, delta))
+    d, d2 = (pair.d, pair.d_prime) if t.candidate.forward else (pair.d_prime, pair.d)
+    return Finding(Pair(pair.name, d, d2), t.candidate.event, t.candidate.forward, t.c1, t.n1, t.c2, t.n2, p,
+                   min(1.0, p * tests), bound, t.mean, t.eps)
 
 
 PROOF_ATTEMPTS = 8
