@@ -120,3 +120,44 @@ def test_a_one_sided_relation_is_tested_in_its_own_direction_only():
     both = candidates(*args)
     assert any(not c.forward for c in both)
     assert all(c.forward for c in candidates(*args, both_directions=False))
+
+
+@pytest.mark.parametrize("spec,swap", [
+    # With the two one-sided records swapped, the checker assumes the wrong side and "proves" the spec that is
+    # broken on its own side: the incorrect spec guards the direction of the entry relation.
+    ("incorrect/one_sided_histogram_wrong_side.dp", {AdjacencyKind.INCREASING: AdjacencyKind.DECREASING}),
+])
+def test_the_incorrect_specs_guard_the_hypotheses_they_stand_for(spec, swap, monkeypatch):
+    import dataclasses
+    from pathlib import Path
+
+    from align import adjacency
+    from align.checker.verify import overall_status, verify_mechanism
+    from align.parse import read_source
+    from align.status import Status
+
+    mech = resolve(parse_source(read_source(str(Path(__file__).parent.parent / "specs" / spec)))).mechanisms[0]
+    assert overall_status(verify_mechanism(mech)) == Status.REFUTED
+    for kind, other in swap.items():
+        swapped = dataclasses.replace(ADJACENCY[kind], entry=ADJACENCY[other].entry)
+        monkeypatch.setitem(adjacency.ADJACENCY, kind, swapped)
+    assert overall_status(verify_mechanism(mech)) == Status.PROVED
+
+
+def test_a_count_bound_read_as_one_would_prove_the_histogram_that_ignores_m(monkeypatch):
+    """partition_histogram_ignores_partitions is refuted because m entries may change; a checker that took the
+    count clause's bound for 1 would prove it (its cost is then eps, one entry's)."""
+    from pathlib import Path
+
+    from align.checker.verify import overall_status, verify_mechanism
+    from align.parse import read_source
+    from align.status import Status
+
+    path = Path(__file__).parent.parent / "specs" / "incorrect" / "partition_histogram_ignores_partitions.dp"
+    text = read_source(str(path)).text
+    assert overall_status(verify_mechanism(resolve(parse_source(read_source(str(path)))).mechanisms[0])) == \
+        Status.REFUTED
+    one = text.replace("count q[i] != q'[i] <= m", "count q[i] != q'[i] <= 1")
+    assert one != text
+    mech = resolve(parse_source(Source(str(path), one))).mechanisms[0]
+    assert overall_status(verify_mechanism(mech)) == Status.PROVED
