@@ -801,8 +801,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         size = gate_set.size
         parts.append(z3.If(size > 0, _real(size) * zt.Sum([z3.substitute(t, (i, x)) for t in terms]), 0))
         extra += [z3.Implies(size > 0, zt.And(gate_set.contains(x), _in(zt.IntVal(0), x, n_)))]
-        vec.lemma(f"cost: only the members in {text} are shifted, at most {size_text} of them, each costing at most "
-                  "the largest share", ObligationId.C4C)
+        vec.lemma(f"cost: only the members in {text} are shifted (at most {size_text}), each costing at most the "
+                  "largest share", ObligationId.C4C)
     if dense:
         parts.append(z3.If(n_ > 0, _real(n_) * zt.Sum(dense), 0))
         extra += [z3.Implies(n_ > 0, in_range)]
@@ -871,8 +871,13 @@ def _index_set(v: Value) -> IndexSetV | None:
     return None
 
 
+_SHOWN = {"%len_tail": "the number of iterations of the output loop"}
+"""Internal symbols as a report names them."""
+
+
 def _show(t: z3.ExprRef) -> str:
-    return " ".join(str(z3.simplify(t)).split())
+    text = " ".join(str(z3.simplify(t)).split())
+    return _SHOWN.get(text, text)
 
 
 class _Pointwise:
