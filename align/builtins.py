@@ -50,6 +50,9 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
             "the set of first components"),
     Builtin("count", (2, 2), "`out` or a list of tagged values, and a tag -> int",
             "how many elements carry that tag"),
+    Builtin("payload", (3, 3), "a tagged value, a tag with a payload, a default of the payload's type -> "
+            "the payload's type (a tuple for several components)",
+            "the value's payload if it carries that tag, else the default"),
 )}
 
 BUILTIN_ARITY: dict[str, tuple[int, int | None]] = {name: b.arity for name, b in BUILTINS.items()}

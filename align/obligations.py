@@ -324,7 +324,7 @@ def _out_reads(e: n.Expr) -> list[str]:
     reads = []
     for sub in walk(e):
         discrete_read = isinstance(sub, n.TagTest) or \
-            (isinstance(sub, n.Call) and sub.func in ("indices", "count", "len")) or \
+            (isinstance(sub, n.Call) and sub.func in ("indices", "count", "len", "payload")) or \
             (isinstance(sub, n.Index) and isinstance(sub.base, n.Index))
         if discrete_read and any(isinstance(x, n.OutRef) for x in walk(sub)):
             reads.append(unparse(sub))

@@ -64,6 +64,7 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
                                ({"q": Q, "eps": 0.5}, {"q": [Q[0] - 0.5] + Q[1:4] + [Q[4] + 0.5] + Q[5:]})],
     "freegap/alg1_adaptive_svt_gap.dp": _svt(GAP),
     "freegap/alg1_adaptive_svt_gap_monotone.dp": _monotone(GAP),
+    "freegap/alg1_adaptive_svt_gap_tuples.dp": _svt(GAP),
     "freegap/alg2_svt_gap.dp": _svt(GAP) + [({"q": Q, "T": 4, "k": 1, "eps": 2, "theta": 0.3}, {"q": DOWN})],
     "freegap/alg3_adaptive_svt_gap_exp.dp": _svt(GAP),
     "freegap/alg3_adaptive_svt_gap_geo.dp": _svt(GAP),

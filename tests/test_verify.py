@@ -98,6 +98,7 @@ def test_every_refutation_really_breaks_its_obligation(path: Path):
 
 
 SVT_FAMILY = ["freegap/alg1_adaptive_svt_gap.dp", "freegap/alg1_adaptive_svt_gap_monotone.dp",
+              "freegap/alg1_adaptive_svt_gap_tuples.dp",
               "freegap/alg2_svt_gap.dp", "freegap/alg3_adaptive_svt_gap_exp.dp", "freegap/alg3_adaptive_svt_gap_geo.dp",
               "dworkroth/above_threshold.dp", "dworkroth/sparse.dp", "dworkroth/numeric_sparse.dp",
               "dworkroth/histogram.dp", "counting/partial_sums.dp", "counting/periodic_counts.dp"]

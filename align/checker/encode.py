@@ -989,11 +989,25 @@ def _b_count(ev: ExprEval, e: n.Call) -> Value:
     return zt.Sum([z3.If(item.code == code, 1, 0) for item in items]) if items else zt.IntVal(0)
 
 
+def _b_payload(ev: ExprEval, e: n.Call) -> Value:
+    tag = e.args[1]
+    assert isinstance(tag, n.TagLit), "resolution guarantees a tag"
+    v = ev.value(e.args[0])
+    assert isinstance(v, TagV), "resolution guarantees a tagged value"
+    default = ev.value(e.args[2])
+    fields = v.fields(tag.tag)
+    if not fields:
+        return default
+    carried = fields[0] if len(fields) == 1 else TupV(tuple(fields))
+    return merge(v.code == tag_code(tag.tag), carried, default)
+
+
 _BUILTINS: Mapping[str, Callable[[ExprEval, n.Call], Value]] = implemented("z3 encoder", {
     "len": _b_len, "min": _b_min_max, "max": _b_min_max, "argmax": _b_argmax, "argmin": _b_argmax,
     "abs": _b_abs, "sqrt": _b_sqrt, "exp": _b_function("exp"), "ln": _b_function("ln"),
     "normal_cdf": _b_function("normal_cdf"), "normal_pdf": _b_function("normal_pdf"),
     "top_k_with_gaps": _b_top_k_with_gaps, "top_k": _b_top_k, "indices": _b_indices, "count": _b_count,
+    "payload": _b_payload,
 })
 
 

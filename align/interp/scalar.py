@@ -447,6 +447,14 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
     def _b_indices(self, e):
         return frozenset(x[0] for x in self.ev(e.args[0]))
 
+    def _b_payload(self, e):
+        tag = e.args[1]
+        assert isinstance(tag, n.TagLit), "resolution guarantees a tag"
+        v = self.ev(e.args[0])
+        if v.name != tag.tag:
+            return self.ev(e.args[2])
+        return v.payload[0] if len(v.payload) == 1 else tuple(v.payload)
+
     def _b_count(self, e):
         tag = e.args[1]
         assert isinstance(tag, n.TagLit), "resolution guarantees a tag"
@@ -633,5 +641,5 @@ _BUILTINS: Mapping[str, Callable[[Interpreter, n.Call], Any]] = implemented("sca
     "exp": Interpreter._b_exp, "ln": Interpreter._b_ln, "normal_cdf": Interpreter._b_normal_cdf,
     "normal_pdf": Interpreter._b_normal_pdf, "top_k": Interpreter._b_top_k,
     "top_k_with_gaps": Interpreter._b_top_k_with_gaps, "indices": Interpreter._b_indices,
-    "count": Interpreter._b_count
+    "count": Interpreter._b_count, "payload": Interpreter._b_payload,
 })

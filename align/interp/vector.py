@@ -842,6 +842,17 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
     def _b_indices(self, e: n.Call, m) -> Tree:
         return self.to_set(self.borrow(e.args[0], m))
 
+    def _b_payload(self, e: n.Call, m) -> Tree:
+        tag = e.args[1]
+        assert isinstance(tag, n.TagLit), "resolution guarantees a tag"
+        v = self.borrow(e.args[0], m)
+        default = self.ev(e.args[2], m)
+        fields = v.payloads.get(tag.tag)
+        if not fields:
+            return default  # no lane carries this tag here
+        carried = fields[0] if len(fields) == 1 else Tup(tuple(fields))
+        return where(v.code == self.tags[tag.tag], carried, default)
+
     def _b_count(self, e: n.Call, m) -> Tree:
         lst = self.borrow(e.args[0], m)
         tag = e.args[1]
@@ -1069,5 +1080,5 @@ _BUILTINS: Mapping[str, Callable[[Machine, n.Call, np.ndarray | None], Tree]] = 
     "argmax": Machine._b_argmax, "argmin": Machine._b_argmin, "sqrt": Machine._b_sqrt, "exp": Machine._b_exp,
     "ln": Machine._b_ln, "normal_cdf": Machine._b_normal_cdf, "normal_pdf": Machine._b_normal_pdf,
     "top_k": Machine._b_top_k, "top_k_with_gaps": Machine._b_top_k_with_gaps, "indices": Machine._b_indices,
-    "count": Machine._b_count
+    "count": Machine._b_count, "payload": Machine._b_payload,
 })

@@ -6,7 +6,20 @@ from collections.abc import Callable, Mapping
 
 from .. import nodes as n
 from ..builtins import implemented
-from ..types import INDEX_SET, INT, REAL, UNKNOWN, ListType, OutputType, TupleType, Type, is_numeric, join
+from ..types import (
+    INDEX_SET,
+    INT,
+    REAL,
+    UNKNOWN,
+    ListType,
+    OutputType,
+    TagType,
+    TupleType,
+    Type,
+    is_discrete,
+    is_numeric,
+    join,
+)
 from .check import MechanismChecker, OutElem
 from .scope import TAG_PATTERN
 
@@ -97,10 +110,42 @@ def _builtin_count(c: MechanismChecker, e: n.Call) -> Type:
     return INT
 
 
+def _builtin_payload(c: MechanismChecker, e: n.Call) -> Type:
+    """`payload(v, TAG, default)`. Read from the output (`v` an element of `out`), the result is itself an
+    output part: a discrete payload is a value, a continuous one may only be indexed for a discrete component
+    (`payload(out[i], TOP, (0, 0))[1]`), as for tuple outputs (condition 5)."""
+    t = c.expr(e.args[0])
+    from_out = isinstance(t, OutElem)
+    inner = t.elem if isinstance(t, OutElem) else t
+    tag = e.args[1]
+    if not isinstance(inner, TagType):
+        c.mismatch(e.args[0].span, "first argument of `payload`", "a tagged value", inner)
+        return UNKNOWN
+    if not (isinstance(tag, n.Name) and TAG_PATTERN.fullmatch(tag.id) and not tag.primed):
+        c.mismatch(tag.span, "second argument of `payload`", "a tag", c.value(tag))
+        return UNKNOWN
+    c.check_tag(inner, tag.id, tag.span)
+    c.tag(tag)
+    fields = dict(inner.payloads).get(tag.id)
+    if fields is None:
+        return UNKNOWN  # an unknown tag: reported by check_tag
+    if not fields:
+        c.mismatch(tag.span, "second argument of `payload`", "a tag with a payload", TagType(((tag.id, ()),)))
+        return UNKNOWN
+    carried = fields[0] if len(fields) == 1 else TupleType(fields)
+    default = c.value(e.args[2])
+    result = join(carried, default)
+    if result is None:
+        c.mismatch(e.args[2].span, "default of `payload`", str(carried), default)
+        return UNKNOWN
+    return OutElem(result) if from_out and not is_discrete(result) else result
+
+
 TYPING: Mapping[str, Callable[[MechanismChecker, n.Call], Type]] = implemented("typing", {
     "len": _builtin_len, "abs": _builtin_abs, "min": _min_max, "max": _min_max, "argmax": _arg_extreme,
     "argmin": _arg_extreme, "sqrt": _real_function, "exp": _real_function, "ln": _real_function,
     "normal_cdf": _real_function, "normal_pdf": _real_function, "top_k": _builtin_top_k,
     "top_k_with_gaps": _builtin_top_k_with_gaps, "indices": _builtin_indices, "count": _builtin_count,
+    "payload": _builtin_payload,
 })
 """The typing rule of each builtin."""
