@@ -238,6 +238,20 @@ class Tested:
     eps: float = 0.0
     """The epsilon the event is tested against (the claim's largest value over the event when it reads `out`)."""
 
+    @staticmethod
+    def of(candidate: Candidate, counts: tuple[int, int], sizes: tuple[int, int], mean: int, eps: float) -> Tested:
+        """The event's counts on D and on D' (of `sizes` samples each), in the order of its direction."""
+        (a, b), (m1, m2) = counts, sizes
+        if candidate.forward:
+            return Tested(candidate, a, m1, b, m2, mean, eps)
+        return Tested(candidate, b, m2, a, m1, mean, eps)
+
+
+def _test_sizes(seed: np.random.SeedSequence, mean: int) -> tuple[int, int]:
+    """The Poisson(mean) sizes of the two test samples (bounds.py: Poissonisation makes the test exact)."""
+    m1, m2 = np.random.Generator(np.random.PCG64(seed)).poisson(mean, size=2)
+    return int(m1), int(m2)
+
 
 @dataclass(frozen=True)
 class UnitResult:
@@ -265,8 +279,7 @@ def run_unit(unit: Unit) -> UnitResult:
     e2 = claim_values(mech, unit.args_prime, s2) if varying else None
     chosen = candidates(layout, describe, layout.keys(s1), layout.reals(s1), layout.keys(s2), layout.reals(s2),
                         unit.top, 0.0 if unit.eps is None else unit.eps, e1, e2, both_directions=not mech.one_sided)
-    size_rng = np.random.Generator(np.random.PCG64(sizes))
-    m1, m2 = (int(x) for x in size_rng.poisson(unit.n, size=2))
+    m1, m2 = _test_sizes(sizes, unit.n)
     f1 = sample(mech, unit.args, m1, test1)
     f2 = sample(mech, unit.args_prime, m2, test2)
     k1, r1, k2, r2 = layout.keys(f1), layout.reals(f1), layout.keys(f2), layout.reals(f2)
@@ -287,10 +300,7 @@ def run_unit(unit: Unit) -> UnitResult:
             if not np.isfinite(eps):
                 eps = largest if np.isfinite(largest) else 0.0
         assert eps is not None, "a fixed claim, or the claim's largest value over the event"
-        if cand.forward:
-            tested.append(Tested(cand, a, m1, b, m2, unit.n, float(eps)))
-        else:
-            tested.append(Tested(cand, b, m2, a, m1, unit.n, float(eps)))
+        tested.append(Tested.of(cand, (a, b), (m1, m2), unit.n, float(eps)))
     return UnitResult(unit.round, unit.pair, tuple(tested), 2 * unit.n + m1 + m2)
 
 
@@ -321,7 +331,7 @@ def run_confirmation(unit: Confirmation) -> Tested:
 
     root = np.random.SeedSequence(unit.seed, spawn_key=(CONFIRMATION_KEY, unit.index))
     side1, side2, sizes = root.spawn(3)
-    m1, m2 = (int(x) for x in np.random.Generator(np.random.PCG64(sizes)).poisson(unit.n, size=2))
+    m1, m2 = _test_sizes(sizes, unit.n)
     loss = additive_noise(unit.mech, unit.args, unit.args_prime)
     event = unit.candidate.event
     counts = []
@@ -331,10 +341,7 @@ def run_confirmation(unit: Confirmation) -> Tested:
             layout = Layout.of(chunk.outputs, event.positions, loss)
             count += int(event.contains(layout.keys(chunk.outputs), layout.reals(chunk.outputs)).sum())
         counts.append(count)
-    a, b = counts
-    if unit.candidate.forward:
-        return Tested(unit.candidate, a, m1, b, m2, unit.n, unit.eps)
-    return Tested(unit.candidate, b, m2, a, m1, unit.n, unit.eps)
+    return Tested.of(unit.candidate, (counts[0], counts[1]), (m1, m2), unit.n, unit.eps)
 
 
 PROMISE_DELTA = 0.05
@@ -356,7 +363,7 @@ def _promising(result: Result, count: int) -> list[Finding]:
         return float(epsilon_lower_bound(f.c1, mean, f.c2, mean, PROMISE_DELTA)) - f.eps
 
     def same(f: Finding, g: Finding) -> bool:
-        return f.pair.name == g.pair.name and f.forward == g.forward and f.mean == g.mean and \
+        return f.pair_index == g.pair_index and f.forward == g.forward and f.mean == g.mean and \
             abs(math.log((f.c1 + 1) / (g.c1 + 1))) < SAME_COUNTS and \
             abs(math.log((f.c2 + 1) / (g.c2 + 1))) < SAME_COUNTS
 
@@ -400,6 +407,9 @@ class Finding:
 
     impossible: str = ""
     """Non-empty when P[M(D') in E] = 0 is proved (support.py says why): with c1 > 0, eps = inf."""
+    pair_index: int = 0
+    """The position of the pair in `Result.pairs` (names need not be unique: two refuted C0 obligations give
+    two pairs named `counterexample (C0)`)."""
 
     @property
     def rejects(self) -> bool:
@@ -561,7 +571,7 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
         for outcome in outcomes:
             result.samples += outcome.samples
             for t in outcome.tested:
-                result.findings.append(_finding(pairs[outcome.pair], t, tests, delta))
+                result.findings.append(_finding(pairs, outcome.pair, t, tests, delta))
         if progress is not None:
             w = result.witness
             progress(f"round {k + 1}/{len(sizes)}: {n} samples per side, smallest adjusted p = "
@@ -573,14 +583,13 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
         n = sizes[-1] * confirm_factor
         if progress is not None and chosen:
             progress(f"confirmation: {len(chosen)} event(s), {n} samples per side each")
-        index = {p.name: i for i, p in enumerate(pairs)}
-        confirmations = [Confirmation(mech, *arguments[index[f.pair.name]], n, seed, j,
+        confirmations = [Confirmation(mech, *arguments[f.pair_index], n, seed, j,
                                       Candidate(f.event, f.forward, 0.0), f.eps) for j, f in enumerate(chosen)]
         tested = list(executor.map(run_confirmation, confirmations)) if executor is not None else \
             [run_confirmation(c) for c in confirmations]
         for f, t in zip(chosen, tested):
             result.samples += t.n1 + t.n2
-            result.findings.append(_finding(pairs[index[f.pair.name]], t, tests, delta))
+            result.findings.append(_finding(pairs, f.pair_index, t, tests, delta))
         result.confirmations = len(confirmations)
     if varying and result.witness is not None:
         result.claimed_epsilon = result.witness.eps
@@ -591,14 +600,15 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
     return result
 
 
-def _finding(pair: Pair, t: Tested, tests: int, delta: float) -> Finding:
-    """A tested event as a finding: the p-value and its inversion, both with the Poisson means (c1 ~
-    Poisson(mean P1) exactly), and the pair in the order of the direction tested."""
+def _finding(pairs: Sequence[Pair], index: int, t: Tested, tests: int, delta: float) -> Finding:
+    """A tested event of pairs[index] as a finding: the p-value and its inversion, both with the Poisson means
+    (c1 ~ Poisson(mean P1) exactly), and the pair in the order of the direction tested."""
     p = p_value(t.c1, t.mean, t.c2, t.mean, t.eps)
     bound = float(epsilon_lower_bound(t.c1, t.mean, t.c2, t.mean, delta))
+    pair = pairs[index]
     d, d2 = (pair.d, pair.d_prime) if t.candidate.forward else (pair.d_prime, pair.d)
     return Finding(Pair(pair.name, d, d2), t.candidate.event, t.candidate.forward, t.c1, t.n1, t.c2, t.n2, p,
-                   min(1.0, p * tests), bound, t.mean, t.eps)
+                   min(1.0, p * tests), bound, t.mean, t.eps, pair_index=index)
 
 
 PROOF_ATTEMPTS = 8
