@@ -26,20 +26,20 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["ADJACENCY", "AdjacencyKind", "AdjacencyRule", "Ops", "PythonOps", "Violation", "rule"]
+__all__ = ["ADJACENCY", "AdjacencyKind", "AdjacencyRule", "Ops", "PythonOps", "Violation"]
 
 T = TypeVar("T")
 B = TypeVar("B")
 
 
 class AdjacencyKind(str, Enum):
-    POINTWISE = "pointwise"
-    L1 = "l1"
-    COUNT = "count"
-    SCALAR = "scalar"
-    MONOTONE = "monotone"
-    INCREASING = "increasing"
-    DECREASING = "decreasing"
+    POINTWISE = "pointwise"  # every entry moves by at most the bound
+    L1 = "l1"  # the entries move by at most the bound in all
+    COUNT = "count"  # at most the bound's number of entries differ
+    SCALAR = "scalar"  # the value moves by at most the bound
+    MONOTONE = "monotone"  # all entries move the same way (all up, or all down)
+    INCREASING = "increasing"  # no entry moves down (one-sided)
+    DECREASING = "decreasing"  # no entry moves up (one-sided)
 
 
 class Ops(Protocol[T, B]):
@@ -90,8 +90,6 @@ class AdjacencyRule:
     syntax: str
     """The clause as written: {x} the parameter, {y} the name on the primed side (the same, unless a clause is
     wrong), {i} and {j} the indices of the two sides, {c} the bound (unparse, reports, diagnostics)."""
-    meaning: str
-    """What it admits, in words (docs, `align check`)."""
     on_list: bool
     """Whether the clause is on a list parameter (real[] or int[]); otherwise on a real or int."""
     has_bound: bool
@@ -188,28 +186,24 @@ def _changed(ops: Ops, a: Any, b: Any) -> Any:
 _TOO_FAR = "|{x}{at} - {x}'{at}| = {d} > {c}"
 
 ADJACENCY: dict[AdjacencyKind, AdjacencyRule] = {r.kind: r for r in (
-    AdjacencyRule(AdjacencyKind.POINTWISE, "|{x}[{i}] - {y}'[{j}]| <= {c}", "every entry moves by at most the bound",
+    AdjacencyRule(AdjacencyKind.POINTWISE, "|{x}[{i}] - {y}'[{j}]| <= {c}",
                   on_list=True, has_bound=True, entry=_within, entry_failure=_TOO_FAR, bounds_entries=True),
-    AdjacencyRule(AdjacencyKind.L1, "sum |{x}[{i}] - {y}'[{j}]| <= {c}", "the entries move by at most the bound in all",
+    AdjacencyRule(AdjacencyKind.L1, "sum |{x}[{i}] - {y}'[{j}]| <= {c}",
                   on_list=True, has_bound=True, measure=_distance, measure_text="sum |{x}[i] - {x}'[i]|",
                   bounds_entries=True, sparse=True),
     AdjacencyRule(AdjacencyKind.COUNT, "count {x}[{i}] != {y}'[{j}] <= {c}",
-                  "at most the bound's number of entries differ (with `|q[i] - q'[i]| <= c`: one record changes "
-                  "one entry)", on_list=True, has_bound=True, measure=_changed,
-                  measure_text="count {x}[i] != {x}'[i]", sparse=True, counts_entries=True),
-    AdjacencyRule(AdjacencyKind.SCALAR, "|{x} - {y}'| <= {c}", "the value moves by at most the bound",
+                  on_list=True, has_bound=True, measure=_changed, measure_text="count {x}[i] != {x}'[i]",
+                  sparse=True, counts_entries=True),
+    AdjacencyRule(AdjacencyKind.SCALAR, "|{x} - {y}'| <= {c}",
                   on_list=False, has_bound=True, entry=_within, entry_failure=_TOO_FAR, bounds_entries=True),
-    AdjacencyRule(AdjacencyKind.MONOTONE, "monotone {x}", "all entries move the same way (all up, or all down)",
+    AdjacencyRule(AdjacencyKind.MONOTONE, "monotone {x}",
                   on_list=True, has_bound=False, entry=_up_or_down, reads_direction=True),
-    AdjacencyRule(AdjacencyKind.INCREASING, "{y}'[{j}] >= {x}[{i}]", "no entry moves down (one-sided)",
+    AdjacencyRule(AdjacencyKind.INCREASING, "{y}'[{j}] >= {x}[{i}]",
                   on_list=True, has_bound=False, entry=_up,
                   entry_failure="{x}'{at} = {b} < {x}{at} = {a}", one_sided=True),
-    AdjacencyRule(AdjacencyKind.DECREASING, "{y}'[{j}] <= {x}[{i}]", "no entry moves up (one-sided)",
+    AdjacencyRule(AdjacencyKind.DECREASING, "{y}'[{j}] <= {x}[{i}]",
                   on_list=True, has_bound=False, entry=_down,
                   entry_failure="{x}'{at} = {b} > {x}{at} = {a}", one_sided=True),
 )}
 assert set(ADJACENCY) == set(AdjacencyKind), "every kind has its record"
 
-
-def rule(kind: AdjacencyKind) -> AdjacencyRule:
-    return ADJACENCY[kind]

@@ -192,23 +192,22 @@ class _Build(Transformer):
         func, name, value = children
         return n.Example(str(name), self._tok(name), value, self._span(meta), length=True, func=str(func))
 
+    def _bounded_list(self, kind: AdjacencyKind, meta, children) -> n.Adjacency:
+        var, i, primed, j, bound = children  # |q[i] - q'[j]| <= c, sum |...| <= c, count q[i] != q'[j] <= c
+        return n.Adjacency(kind, str(var), self._tok(var), bound, self._span(meta), primed_var=str(primed)[:-1],
+                           index_vars=(str(i), str(j)))
+
     @v_args(meta=True)
     def adj_pointwise(self, meta, children):
-        var, i, primed, j, bound = children
-        return n.Adjacency(AdjacencyKind.POINTWISE, str(var), self._tok(var), bound, self._span(meta),
-                           primed_var=str(primed)[:-1], index_vars=(str(i), str(j)))
+        return self._bounded_list(AdjacencyKind.POINTWISE, meta, children)
 
     @v_args(meta=True)
     def adj_l1(self, meta, children):
-        var, i, primed, j, bound = children
-        return n.Adjacency(AdjacencyKind.L1, str(var), self._tok(var), bound, self._span(meta),
-                           primed_var=str(primed)[:-1], index_vars=(str(i), str(j)))
+        return self._bounded_list(AdjacencyKind.L1, meta, children)
 
     @v_args(meta=True)
     def adj_count(self, meta, children):
-        var, i, primed, j, bound = children
-        return n.Adjacency(AdjacencyKind.COUNT, str(var), self._tok(var), bound, self._span(meta),
-                           primed_var=str(primed)[:-1], index_vars=(str(i), str(j)))
+        return self._bounded_list(AdjacencyKind.COUNT, meta, children)
 
     @v_args(meta=True)
     def adj_scalar(self, meta, children):

@@ -231,6 +231,12 @@ def unparse_adjacency(a: n.Adjacency) -> str:
     return a.rule.text(a.var, bound, primed=a.primed_var, indices=(i, j))
 
 
+def clause_text(a: n.Adjacency) -> str:
+    """A clause in its canonical form (index `i`, the bound as resolved), as reports and diagnostics show it;
+    `unparse_adjacency` gives it as written."""
+    return a.rule.text(a.var, unparse(a.bound) if a.bound is not None else "")
+
+
 def unparse_mechanism(m: n.Mechanism) -> str:
     """A `mechanism` block: header, clauses and body."""
     params = ", ".join(f"{p.name}: {p.type}" for p in m.params)

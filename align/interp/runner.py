@@ -16,7 +16,7 @@ import numpy as np
 
 from ..adjacency import PythonOps
 from ..resolve import ResolvedMechanism
-from ..unparse import unparse
+from ..unparse import clause_text, unparse
 from .errors import RunError, fail
 from .noise import BLOCK, root_sequence
 from .outputs import DiscreteKeys, Outputs
@@ -66,8 +66,7 @@ def prepare_neighbour(mech: ResolvedMechanism, args: Mapping[str, Any], raw: Map
             continue
         x, y = args[p.name], neighbour[p.name]
         for adj in p.adjacency:
-            bound_text = unparse(adj.bound) if adj.bound is not None else ""
-            text = adj.rule.text(p.name, bound_text)
+            text = clause_text(adj)
             if isinstance(x, list) and len(x) != len(y):
                 raise fail("not-adjacent", adj.span, clause=text,
                            detail=f": len({p.name}') = {len(y)} but len({p.name}) = {len(x)} (lengths are public)")

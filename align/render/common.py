@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..diagnostics import Diagnostic
 from ..span import Source, visible
 from ..status import Status
-from ..unparse import unparse
+from ..unparse import clause_text, unparse
 
 FINDING_LEVELS: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "warning", Status.BOUNDED: "warning"}
 """The verdicts the CI formats report (a proof is not a finding), and the level of each (SARIF, GitHub)."""
@@ -106,8 +106,7 @@ def adjacency_text(mech: ResolvedMechanism, name: str) -> str:
     param = mech.param(name)
     if param is None or param.public:
         return "public (equal on D and D')"
-    return ", ".join(adj.rule.text(name, unparse(adj.bound) if adj.bound is not None else "")
-                     for adj in param.adjacency)
+    return ", ".join(clause_text(adj) for adj in param.adjacency)
 
 
 def proof_rule(mech: ResolvedMechanism) -> str:
