@@ -5,7 +5,10 @@ A clause relates a private parameter `q` to its neighbour value `q'`. Each kind 
 * an **entry relation** between q[i] and q'[i] that every entry must satisfy (for a scalar: between x and x'),
   possibly reading one direction chosen once for the whole list (`monotone`: all entries move up, or all down);
 * an **additive measure** of one entry's change, whose sum over the list is at most the clause's bound (L1: the
-  absolute difference; `count`: 1 where the entry differs).
+  absolute difference; `count`: 1 where the entry differs);
+* or a **change of length**: q' is q with one entry (a record) inserted or deleted anywhere (add/remove-one-record,
+  "unbounded" DP), the lists otherwise equal in order. Such a clause is the only one of its parameter, and the
+  length of the list is then private.
 
 The back ends interpret these two functions with their own arithmetic (`Ops`): z3 terms over a list of known
 length (the bounded check), z3 terms of one loop iteration with the measure carried as a running total
@@ -40,6 +43,9 @@ class AdjacencyKind(str, Enum):
     MONOTONE = "monotone"  # all entries move the same way (all up, or all down)
     INCREASING = "increasing"  # no entry moves down (one-sided)
     DECREASING = "decreasing"  # no entry moves up (one-sided)
+    ADD_REMOVE = "add/remove"  # one record added or removed: len(q') = len(q) ± 1
+    ADD = "add"  # one record added (one-sided)
+    REMOVE = "remove"  # one record removed (one-sided)
 
 
 class Ops(Protocol[T, B]):
@@ -54,6 +60,9 @@ class Ops(Protocol[T, B]):
     def differs(self, x: T, y: T) -> T:
         """1 where x != y, else 0."""
         ...
+    def same(self, x: T, y: T) -> B: ...
+    def all_of(self, parts: list[B]) -> B: ...
+    def any_of(self, parts: list[B]) -> B: ...
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,15 @@ class PythonOps:
 
     def differs(self, x: Any, y: Any) -> int:
         return 0 if abs(x - y) <= self.slack else 1
+
+    def same(self, x: Any, y: Any) -> bool:
+        return bool(abs(x - y) <= self.slack)
+
+    def all_of(self, parts: list[bool]) -> bool:
+        return all(parts)
+
+    def any_of(self, parts: list[bool]) -> bool:
+        return any(parts)
 
 
 EntryRelation = Callable[[Any, Any, Any, Any, Any], Any]
@@ -114,6 +132,21 @@ class AdjacencyRule:
     """Whether the bound is a number of entries that may change (`count`): `align test` then moves that many."""
     one_sided: bool = False
     """Whether the relation is not symmetric (the guarantee holds for neighbours on one side only)."""
+    length_changes: tuple[int, ...] = ()
+    """For add/remove-one-record: the differences len(q') - len(q) the clause admits (q' is q with one entry
+    inserted, +1, or deleted, -1); empty for the clauses between lists of one length. Such a clause makes the
+    length private."""
+
+    @property
+    def changes_length(self) -> bool:
+        return bool(self.length_changes)
+
+    def one_record_apart(self, ops: Ops[Any, B], here: list, there: list) -> B:
+        """Whether `there` is `here` with one entry inserted or deleted (the lengths are assumed to differ by
+        one): the shorter list is the longer one without its entry at some position p."""
+        short, long = (here, there) if len(here) < len(there) else (there, here)
+        return ops.any_of([ops.all_of([ops.same(short[j], long[j if j < p else j + 1]) for j in range(len(short))])
+                           for p in range(len(long))])
 
     def text(self, name: str, bound: str = "", primed: str = "", indices: tuple[str, str] = ("i", "i")) -> str:
         return self.syntax.format(x=name, y=primed or name, i=indices[0], j=indices[1], c=bound)
@@ -123,6 +156,11 @@ class AdjacencyRule:
 
     def violation(self, ops: Ops[Any, Any], here: Any, there: Any, bound: Any) -> Violation | None:
         """Why Python values `here`, `there` (two lists, or two scalars) do not satisfy the clause, or None."""
+        if self.changes_length:
+            if len(there) - len(here) not in self.length_changes or \
+                    not self.one_record_apart(ops, list(here), list(there)):
+                return Violation(self, lengths=(len(here), len(there)))
+            return None
         pairs = list(zip(here, there)) if self.on_list else [(here, there)]
         if self.entry is not None:
             directions = (True, False) if self.reads_direction else (True,)
@@ -147,8 +185,15 @@ class Violation:
     values: tuple[Any, Any] | None = None
     total: Any = None
     mixed: bool = False
+    lengths: tuple[int, int] | None = None
+    """For a change of length: (len(q), len(q'))."""
 
     def describe(self, name: str, show: Callable[[Any], str], bound: str) -> str:
+        if self.lengths is not None:
+            a, b = self.lengths
+            wanted = " or ".join(("one record added" if d > 0 else "one record removed")
+                                 for d in self.rule.length_changes)
+            return f"{name}' (length {b}) is not {name} (length {a}) with {wanted}"
         if self.mixed:
             return f"{name}' is neither everywhere >= nor everywhere <= {name}"
         if self.total is not None:
@@ -204,6 +249,12 @@ ADJACENCY: dict[AdjacencyKind, AdjacencyRule] = {r.kind: r for r in (
     AdjacencyRule(AdjacencyKind.DECREASING, "{y}'[{j}] <= {x}[{i}]",
                   on_list=True, has_bound=False, entry=_down,
                   entry_failure="{x}'{at} = {b} > {x}{at} = {a}", one_sided=True),
+    AdjacencyRule(AdjacencyKind.ADD_REMOVE, "len({y}') = len({x}) ± 1", on_list=True, has_bound=False,
+                  length_changes=(1, -1)),
+    AdjacencyRule(AdjacencyKind.ADD, "len({y}') = len({x}) + 1", on_list=True, has_bound=False,
+                  length_changes=(1,), one_sided=True),
+    AdjacencyRule(AdjacencyKind.REMOVE, "len({y}') = len({x}) - 1", on_list=True, has_bound=False,
+                  length_changes=(-1,), one_sided=True),
 )}
 assert set(ADJACENCY) == set(AdjacencyKind), "every kind has its record"
 

@@ -159,6 +159,8 @@ CODES: Mapping[str, Code] = _registry(
          "The `example` clause gives constant values of public parameters (`eps = 1, T = 0.5`) and lengths of private lists (`len(q) = 5`), for `align run` and `align test`."),
     Code("duplicate-clause", "second `{clause}` clause for `{name}`", "Each mechanism has at most one privacy clause and one distance clause of each kind per parameter."),
     Code("adjacency-mismatch", "{message}", "An adjacency clause compares a parameter with its own neighbour, at the same index."),
+    Code("adjacency-conflict", "`{clause}` adds or removes a record of `{name}`; it cannot be combined with `{other}`",
+         "An add/remove-one-record clause (`len(q') = len(q) ± 1`) is the only clause of its parameter: the two lists are equal but for one entry."),
     # -- everything else -----------------------------------------------------------------------------------
     Code("internal-error", "internal error: {error} (this is probably a bug in align; please report it)",
          "An unexpected exception inside align; the input may be fine."),

@@ -76,7 +76,7 @@ class AlignLexer(RegexLexer):
             (_IDENT, Name),
             (r"[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)", Number.Float),
             (r"[0-9]+", Number.Integer),
-            (r"\.\.|==|!=|<=|>=|//|[~<>+\-*/%^?:=|']", Operator),
+            (r"\.\.|==|!=|<=|>=|//|\+-|[~<>+\-*/%^?:=|'±]", Operator),
             (r"[()\[\]{},;]", Punctuation),
         ],
     }

@@ -273,15 +273,17 @@ class ParameterReads:
 
 
 def parameter_reads(mech: ResolvedMechanism, site: NoiseSite) -> ParameterReads:
-    """Classify the names that the site's parameters read (len(x) reads only the public length of x)."""
+    """Classify the names that the site's parameters read (len(x) reads only the length of x, public unless x has
+    an add/remove-one-record clause)."""
     private_params = {p.name for p in mech.params if not p.public}
+    hidden = _hidden_lengths(mech)
     private_constants = _private_constants(mech, private_params)
     found_private: set[str] = set()
     found_noise: set[str] = set()
     found_vars: set[str] = set()
 
     def visit(e: n.Expr) -> None:
-        if isinstance(e, n.Call) and e.func == "len":
+        if _public_length(e, hidden):
             return
         if (isinstance(e, n.ParamRef) and e.id in private_params) or \
                 (isinstance(e, n.VarRef) and e.id in private_constants):
@@ -298,14 +300,26 @@ def parameter_reads(mech: ResolvedMechanism, site: NoiseSite) -> ParameterReads:
     return ParameterReads(tuple(sorted(found_private)), tuple(sorted(found_noise)), tuple(sorted(found_vars)))
 
 
+def _hidden_lengths(mech: ResolvedMechanism) -> set[str]:
+    """The lists whose length differs between D and D' (an add/remove-one-record clause)."""
+    return {p.name for p in mech.params if not p.length_public}
+
+
+def _public_length(e: n.Expr, hidden: set[str]) -> bool:
+    """Whether e is `len(x)` of a list whose length is public."""
+    return isinstance(e, n.Call) and e.func == "len" and \
+        not any(read_name(x) in hidden for x in walk(e))
+
+
 def _private_constants(mech: ResolvedMechanism, private: set[str]) -> set[str]:
     tainted: set[str] = set()
+    hidden = _hidden_lengths(mech)
     for s in mech.body:
         if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
             reads: set[str] = set()
 
             def visit(e: n.Expr, reads: set[str] = reads) -> None:
-                if isinstance(e, n.Call) and e.func == "len":
+                if _public_length(e, hidden):
                     return
                 name = read_name(e)
                 if name is not None:

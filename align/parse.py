@@ -234,6 +234,21 @@ class _Build(Transformer):
     def adj_decreasing(self, meta, children):
         return self._one_sided(AdjacencyKind.DECREASING, meta, children)
 
+    @v_args(meta=True)
+    def adj_records(self, meta, children):
+        func, primed, func2, var, change, number = children  # len(q') = len(q) ± 1
+        span = self._span(meta)
+        if str(func) != "len" or str(func2) != "len":
+            wrong = func if str(func) != "len" else func2
+            raise _SyntaxProblem(diag("adjacency-mismatch", self._tok(wrong), message=f"compares `{wrong}(...)`; a "
+                                      "clause on the number of records compares lengths: `len(q') = len(q) ± 1`"))
+        if str(number) != "1":
+            raise _SyntaxProblem(diag("adjacency-mismatch", self._tok(number),
+                                      message=f"changes the length by {number}; neighbours differ by one record: "
+                                              "`len(q') = len(q) ± 1`"))
+        kind = {"+": AdjacencyKind.ADD, "-": AdjacencyKind.REMOVE}.get(str(change), AdjacencyKind.ADD_REMOVE)
+        return n.Adjacency(kind, str(var), self._tok(var), None, span, primed_var=str(primed)[:-1])
+
     # -- statements -------------------------------------------------------------------------------------
     def block(self, children):
         return [c for c in children if c is not None and not isinstance(c, Token)]

@@ -326,6 +326,8 @@ class Encoding:
     """The length of each list parameter (each list has its own, unless `requires` ties them)."""
     structural: dict[str, int]
     """Concrete values chosen for integer parameters that shape the program (loop bounds, k of top-k)."""
+    neighbour_lengths: dict[str, int] = field(default_factory=dict)
+    """The length on D' of each list with an add/remove-one-record clause (the others: as on D)."""
     prefix: str = ""
     params: dict[str, Value] = field(default_factory=dict)
     """Values on D (public parameters are shared with D')."""
@@ -350,7 +352,7 @@ class Encoding:
     @property
     def n(self) -> int:
         """The longest list (what a report calls the length of a counterexample)."""
-        return max(self.lengths.values(), default=0)
+        return max([*self.lengths.values(), *self.neighbour_lengths.values()], default=0)
 
     @staticmethod
     def uniform(mech: ResolvedMechanism, n: int) -> dict[str, int]:
@@ -367,7 +369,8 @@ class Encoding:
         if name in self.structural:
             return zt.IntVal(self.structural[name])
         if isinstance(t, ListType):
-            length = self.lengths[name.rstrip("'")]
+            base = name.rstrip("'")
+            length = self.neighbour_lengths.get(base, self.lengths[base]) if name.endswith("'") else self.lengths[base]
             return ListV(tuple(self._scalar(f"{name}[{i}]", t.elem) for i in range(length)))
         return self._scalar(name, t)
 
@@ -430,6 +433,13 @@ class Encoding:
                 here, there = self.params[p.name], self.neighbour[p.name]
                 bound = ExprEval(self, self.params, {}).value(adj.bound) if adj.bound is not None else None
                 rule = adj.rule
+                if rule.changes_length:
+                    assert isinstance(here, ListV) and isinstance(there, ListV)
+                    if len(there.items) - len(here.items) not in rule.length_changes:
+                        parts.append(zt.BoolVal(False))
+                    else:
+                        parts.append(rule.one_record_apart(Z3_OPS, list(here.items), list(there.items)))
+                    continue
                 if rule.on_list:
                     # List clauses are on list parameters (resolve/check.py), whose symbols `_symbol` makes ListVs.
                     assert isinstance(here, ListV) and isinstance(there, ListV)
@@ -474,6 +484,15 @@ class _Z3Ops:
 
     def differs(self, x: z3.ArithRef, y: z3.ArithRef) -> z3.ArithRef:
         return z3.If(x == y, 0, 1)
+
+    def same(self, x: z3.ArithRef, y: z3.ArithRef) -> z3.BoolRef:
+        return x == y
+
+    def all_of(self, parts: list[z3.BoolRef]) -> z3.BoolRef:
+        return zt.And(parts)
+
+    def any_of(self, parts: list[z3.BoolRef]) -> z3.BoolRef:
+        return zt.Or(parts)
 
 
 Z3_OPS = _Z3Ops(split=False)

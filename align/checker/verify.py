@@ -101,6 +101,8 @@ class Coverage:
     lists: tuple[str, ...]
     structural: tuple[tuple[str, int, int], ...]
     """(name, lo, hi) of each integer parameter that fixes the shape of the program."""
+    length_changes: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """(name, the differences len(x') - len(x) admitted) of each list with an add/remove-one-record clause."""
 
     @property
     def everything(self) -> bool:
@@ -122,6 +124,17 @@ class Coverage:
         combos = itertools.product(range(self.max_length + 1), repeat=len(self.lists))
         return [dict(zip(self.lists, c)) for c in sorted(combos, key=lambda c: (max(c, default=0), c))]
 
+    def shapes(self) -> list[tuple[dict[str, int], dict[str, int]]]:
+        """Each (lengths on D, lengths on D' of the lists whose length changes), the longest list at most
+        max_length on either side, shortest first."""
+        result = []
+        for lengths in self.length_choices():
+            options = [[(name, lengths[name] + d) for d in changes if 0 <= lengths[name] + d <= (self.max_length or 0)]
+                       for name, changes in self.length_changes]
+            for combo in itertools.product(*options):
+                result.append((lengths, dict(combo)))
+        return sorted(result, key=lambda s: max([*s[0].values(), *s[1].values()], default=0))
+
     def structural_choices(self) -> list[dict[str, int]]:
         names = [name for name, _, _ in self.structural]
         ranges = [range(lo, hi + 1) for _, lo, hi in self.structural]
@@ -131,7 +144,9 @@ class Coverage:
 def coverage(mech: ResolvedMechanism, max_length: int) -> Coverage:
     lists = tuple(p.name for p in mech.params if isinstance(p.type, ListType))
     structural = tuple((name, 0, max_length + 1) for name in _structural_names(mech))
-    return Coverage(max_length if lists else None, lists, structural)
+    changes = tuple((p.name, a.rule.length_changes) for p in mech.params for a in p.adjacency
+                    if a.rule.changes_length)
+    return Coverage(max_length if lists else None, lists, structural, changes)
 
 
 # ------------------------------------------------------------------------------------------ entry point
@@ -171,8 +186,8 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     stopped: tuple[int, Obligation] | None = None
     """(the longest length checked, the refuted obligation) when a refutation ended the bounded check early."""
     if remaining:
-        for lengths in cover.length_choices():
-            longest = max(lengths.values(), default=0)
+        for lengths, neighbour_lengths in cover.shapes():
+            longest = max([*lengths.values(), *neighbour_lengths.values()], default=0)
             refuted = [o for o in remaining if verdicts[id(o)].status == Status.REFUTED]
             if (refuted and longest > max(tried_up_to, _LENGTHS_BEFORE_STOPPING)
                     and not (options.every_obligation or options.distinct_inputs)):
@@ -180,7 +195,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 break
             tried_up_to = longest
             for structural in _structural_values(mech, lengths, cover, options.limits):
-                enc = Encoding(mech, lengths, structural)
+                enc = Encoding(mech, lengths, structural, neighbour_lengths)
                 try:
                     if not _feasible(enc, options.limits):
                         continue
@@ -227,10 +242,11 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
 def _where(enc: Encoding) -> str:
     """Which input shape a message is about: `length 2`, `lengths q: 2, r: 0`, `k = 1`."""
     parts = []
-    if len(enc.lengths) == 1:
+    if len(enc.lengths) == 1 and not enc.neighbour_lengths:
         parts.append(f"length {enc.n}")
     elif enc.lengths:
-        parts.append("lengths " + ", ".join(f"{k}: {v}" for k, v in enc.lengths.items()))
+        parts.append("lengths " + ", ".join([f"{k}: {v}" for k, v in enc.lengths.items()] +
+                                            [f"{k}': {v}" for k, v in enc.neighbour_lengths.items()]))
     parts += [f"{k} = {v}" for k, v in enc.structural.items()]
     return ", ".join(parts) or "all inputs"
 
@@ -242,6 +258,10 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     maps each obligation to None (proved) or why not."""
     from . import induction, ranking
 
+    hidden = [p.name for p in mech.params if not p.length_public]
+    if hidden:
+        return Inductive(proved={o.key: f"add/remove-one-record neighbours of {', '.join(hidden)}: the inductive and "
+                                 "ranking encodings relate lists of one length" for o in checked})
     start = time.perf_counter()
     reasons = []
     result = None
@@ -383,6 +403,8 @@ def _inputs_differ(enc: Encoding) -> z3.BoolRef:
         here = enc.params[name]
         if isinstance(here, ListV):
             assert isinstance(there, ListV), "a list parameter on D is a list on D'"
+            if len(here.items) != len(there.items):
+                return zt.BoolVal(True)
             parts += [a != b for a, b in zip(here.items, there.items)]
         else:
             parts.append(here != there)
@@ -423,7 +445,38 @@ def _check_c0(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Desc
 
 
 def _check_c2(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
-    return _samples_determined(q.mech, q.enc, q.limits)
+    answer, describe = _samples_determined(q.mech, q.enc, q.limits)
+    if answer.status != Validity.PROVED or not q.enc.neighbour_lengths:
+        return answer, describe
+    return _same_draws_on_neighbours(q)
+
+
+def _same_draws_on_neighbours(q: _Query) -> tuple[Answer, Describe]:
+    """C2 across D and D' of different lengths (add/remove-one-record): Lemma 1 pairs each sample of the run on
+    (D, H) with the same sample of the run on (D', φ(H)), so when the outputs agree the two runs draw the same
+    samples. On lists of one length every member exists in both runs; here a loop over len(q) draws one
+    sample more on the longer input, whose shift no cost term would count."""
+    def drawn(run: Run) -> dict[tuple[str, int | None], tuple[z3.BoolRef, Draw]]:
+        found: dict[tuple[str, int | None], tuple[z3.BoolRef, Draw]] = {}
+        for d in run.draws:
+            guard, first = found.get((d.site, d.index), (zt.BoolVal(False), d))
+            found[d.site, d.index] = zt.Or(guard, d.guard), first
+        return found
+
+    on_d, on_d2 = drawn(q.run1), drawn(q.run2)
+    false = zt.BoolVal(False)
+    conditions = []
+    for key in dict.fromkeys([*on_d, *on_d2]):
+        g1, d = on_d.get(key, (false, None))
+        g2, d2 = on_d2.get(key, (false, None))
+        draw = d or d2
+        assert draw is not None, "each key comes from a draw of one of the runs"
+        conditions.append((g1 == g2, f"{_member(draw)} (line {draw.stmt.span.line}) is drawn in one run and not in "
+                                     "the other: the two inputs have different lengths, and Lemma 1 needs the same "
+                                     "samples on (D, H) and (D', φ(H)) when the outputs agree"))
+    premise = [*q.assumptions(), q.run1.output.equal(q.run2.output)]
+    answer = check_valid(premise, zt.And([c for c, _ in conditions]), q.limits, satisfiable_if=q.assumptions())
+    return answer, lambda model: _first_false(model, conditions)
 
 
 def _check_c3(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
@@ -656,7 +709,8 @@ def counterexample(enc: Encoding, run1: Run, run2: Run, align: AlignmentEval, mo
     return Counterexample(
         mech.node.span.path, mech.name, o.id, _exact(args), _exact(neighbour), _exact(noise),
         length=enc.n if enc.lengths else None,
-        lengths=dict(enc.lengths) if len(enc.lengths) > 1 else None,
+        lengths=({**enc.lengths, **{f"{k}'": v for k, v in enc.neighbour_lengths.items()}}
+                 if len(enc.lengths) > 1 or enc.neighbour_lengths else None),
         shifts=_exact(shifts),
         output=output_value(model, run1.output),
         aligned_output=output_value(model, run2.output),

@@ -35,6 +35,7 @@ from ..types import (
     is_numeric,
     join,
 )
+from ..unparse import clause_text
 from ..visitor import StmtVisitor, SyntaxVisitor
 from .desugar import explicit_domains, infer_universe
 from .program import NoiseSite, ResolvedParam, children, free_names
@@ -162,6 +163,12 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
                 self.error("duplicate-clause", adj.span, Note(kinds_seen[(adj.var, adj.kind)], "first clause here"),
                            clause=f"{adj.kind.value} adjacency", name=adj.var)
                 continue
+            earlier = by_param[adj.var]
+            if earlier and (adj.rule.changes_length or earlier[0].rule.changes_length):
+                records, other = (adj, earlier[0]) if adj.rule.changes_length else (earlier[0], adj)
+                self.error("adjacency-conflict", adj.span, Note(earlier[0].span, "first clause here"),
+                           clause=clause_text(records), name=adj.var, other=clause_text(other))
+                continue
             kinds_seen[(adj.var, adj.kind)] = adj.span
             by_param[adj.var].append(adj)
         for p in self.mech.params:
@@ -240,10 +247,11 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
     def private_constants(self) -> set[str]:
         """Constants whose value depends on a private parameter (other than through its length)."""
         private = {p.name for p in self.params.values() if not p.public}
+        hidden = {p.name for p in self.params.values() if not p.length_public}
         tainted: set[str] = set()
         for s in self.mech.body:
             if isinstance(s, n.Assign) and s.target in self.constants and \
-                    (_reads_outside_len(s.value, private) or free_names(s.value) & tainted):
+                    (_reads_outside_len(s.value, private, hidden) or free_names(s.value) & tainted):
                 tainted.add(s.target)
         return tainted
 
@@ -479,8 +487,9 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             return self.local(e, local)
         if name in self.params:
             param = self.params[name]
-            if ctx in ("requires", "claim") and not param.public and not self.in_len:
-                self.error("private-in-public", e.span, name=name, context=self.public_context)
+            if ctx in ("requires", "claim") and not param.public and not (self.in_len and param.length_public):
+                self.error("private-in-public", e.span, name=f"len({name})" if self.in_len else name,
+                           context=self.public_context)
                 return UNKNOWN
             return self.refer(e, n.ParamRef(name, False, e.span), param.type)
         if name == "out" and ctx in ("alignment", "invariant", "claim"):
@@ -765,13 +774,14 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
 
 
 
-def _reads_outside_len(e: n.Expr, names: set[str]) -> bool:
-    """Whether e reads one of `names` other than as the argument of `len`."""
-    if isinstance(e, n.Call) and e.func == "len":
+def _reads_outside_len(e: n.Expr, names: set[str], hidden: set[str]) -> bool:
+    """Whether e reads one of `names` other than as the argument of `len` (whose length is public unless the
+    list is in `hidden`, the lists with an add/remove-one-record clause)."""
+    if isinstance(e, n.Call) and e.func == "len" and not free_names(e) & hidden:
         return False
     if isinstance(e, n.Name):
         return not e.primed and e.id in names
-    return any(_reads_outside_len(child, names) for child in children(e))
+    return any(_reads_outside_len(child, names, hidden) for child in children(e))
 
 
 def _declared_type(t: n.TypeExpr) -> Type:

@@ -31,6 +31,11 @@ class ResolvedParam:
     def public(self) -> bool:
         return not self.adjacency
 
+    @property
+    def length_public(self) -> bool:
+        """Whether len(x) is equal on D and D' (every parameter but a list with an add/remove-one-record clause)."""
+        return not any(a.rule.changes_length for a in self.adjacency)
+
 
 @dataclass(frozen=True)
 class NoiseSite:

@@ -91,6 +91,24 @@ def _pattern_lists(length: int, c: float, sparse: bool,
     return result
 
 
+def _record_patterns(length: int, c: float, changes: tuple[int, ...]) -> list[tuple[str, list[float], list[float]]]:
+    """Add/remove-one-record neighbours of a list of `length` records: one record added (or, for a clause that
+    only removes, removed) at the end or in front, above the others or at zero, and one added in front of
+    alternating records (every record moves one position, and every position changes its value: the pattern for
+    mechanisms that read records by position). A symmetric clause is tested both ways round, so a record
+    removed is the same pair swapped."""
+    base = [c] * length
+    alternating = [2 * c if k % 2 else 0.0 for k in range(length)]
+    if 1 in changes:
+        return [("one record added", base, base + [2 * c]), ("one record added in front", base, [2 * c] + base),
+                ("one zero record added", base, base + [0.0]),
+                ("one record added in front of alternating records", alternating, [2 * c] + alternating)]
+    rest, alternating = base[1:], alternating[:-1]
+    return [("one record removed", rest + [2 * c], rest), ("one record removed in front", [2 * c] + rest, rest),
+            ("one zero record removed", rest + [0.0], rest),
+            ("one record removed in front of alternating records", [2 * c] + alternating, alternating)]
+
+
 def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int) -> list[Pair]:
     """The candidate pairs for the private parameters: StatDP's patterns at the adjacency bound.
 
@@ -109,9 +127,12 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
         is_int = (p.type.elem if isinstance(p.type, ListType) else p.type) == INT
         cast = round if is_int else float  # round(float) is an int
         if isinstance(p.type, ListType):
-            counts = [int(it.ev(a.bound)) for a in p.adjacency if a.rule.counts_entries and a.bound is not None]
-            rows = _pattern_lists(length, c, sparse=any(a.rule.sparse for a in p.adjacency),
-                                  changes=min(counts, default=None))
+            if p.length_public:
+                counts = [int(it.ev(a.bound)) for a in p.adjacency if a.rule.counts_entries and a.bound is not None]
+                rows = _pattern_lists(length, c, sparse=any(a.rule.sparse for a in p.adjacency),
+                                      changes=min(counts, default=None))
+            else:
+                rows = _record_patterns(length, c, next(a.rule.length_changes for a in p.adjacency))
             if any(a.rule.one_sided for a in p.adjacency):
                 # A one-sided relation admits the pairs of one direction only: offer each pattern both ways.
                 rows += [(f"{name}, swapped", b, a) for name, a, b in rows]
