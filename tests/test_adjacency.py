@@ -29,6 +29,9 @@ CLAUSE = {
     AdjacencyKind.MONOTONE: "monotone q",
     AdjacencyKind.INCREASING: "q'[i] >= q[i]",
     AdjacencyKind.DECREASING: "q'[i] <= q[i]",
+    AdjacencyKind.ADD_REMOVE: "len(q') = len(q) ± 1",
+    AdjacencyKind.ADD: "len(q') = len(q) + 1",
+    AdjacencyKind.REMOVE: "len(q') = len(q) - 1",
 }
 
 
@@ -54,6 +57,9 @@ def _z3_holds(kind: AdjacencyKind, ops, here, there, bound) -> bool:
         c = zt.RealVal(bound)
         up = zt.Bool("up")
         parts = []
+        if rule.changes_length:
+            parts.append(rule.one_record_apart(ops, a, b) if len(b) - len(a) in rule.length_changes
+                         else zt.BoolVal(False))
         if rule.entry is not None:
             parts += [rule.entry(ops, x, y, c, up) for x, y in zip(a, b)]
         if rule.measure is not None:
@@ -70,8 +76,10 @@ def test_z3_and_python_readings_agree(kind: AdjacencyKind):
     rule = ADJACENCY[kind]
     rng = random.Random(0)
     values = (0, 1, 2)
+    changes = rule.length_changes or (0,)
     cases = [(list(h), list(t), c) for n in range(4) for h in itertools.product(values, repeat=n)
-             for t in itertools.product(values, repeat=n) for c in (0, 1, 2)]
+             for d in (*changes, 0) if n + d >= 0
+             for t in itertools.product(values, repeat=n + d) for c in (0, 1, 2)]
     for here, there, bound in rng.sample(cases, 300) + [([0, 0], [1, 0], 1), ([0, 1], [1, 0], 1)]:
         admitted = rule.violation(PythonOps(), here, there, bound) is None
         for ops in (Z3_OPS, Z3_SPLIT_OPS):
@@ -85,10 +93,19 @@ def test_z3_and_python_readings_agree(kind: AdjacencyKind):
     ("sum |q[i] - q'[i]| <= 1", [2, 3, 3], "sum |q[i] - q'[i]| = 2 > 1"),
     ("|q[i] - q'[i]| <= 1", [3, 2, 3], "|q[0] - q'[0]| = 2 > 1"),
     ("monotone q", [2, 1, 3], "neither everywhere >= nor everywhere <="),
+    ("len(q') = len(q) ± 1", [1, 3], ""),  # a record removed from the middle: inside
+    ("len(q') = len(q) ± 1", [3, 1], "q' (length 2) is not q (length 3) with one record added or one record "
+                                     "removed"),
+    ("len(q') = len(q) ± 1", [1, 2, 3, 4, 5], "q' (length 5) is not q (length 3)"),
+    ("len(q') = len(q) + 1", [1, 2], "q' (length 2) is not q (length 3) with one record added"),
+    ("len(q') = len(q) - 1", [0, 1, 2, 3], "q' (length 4) is not q (length 3) with one record removed"),
 ])
 def test_a_neighbour_outside_the_relation_is_refused_with_the_clause_and_the_reason(clauses, neighbour, detail):
     mech = _mechanism(clauses)
     args = prepare_arguments(mech, {"q": [1, 2, 3], "x": 0, "eps": 1})
+    if not detail:
+        assert prepare_neighbour(mech, args, {"q": neighbour}) == {"q": [float(v) for v in neighbour]}
+        return
     with pytest.raises(SpecError) as info:
         prepare_neighbour(mech, args, {"q": neighbour})
     diagnostic = info.value.diagnostics[0]
@@ -161,3 +178,59 @@ def test_a_count_bound_read_as_one_would_prove_the_histogram_that_ignores_m(monk
     assert one != text
     mech = resolve(parse_source(Source(str(path), one))).mechanisms[0]
     assert overall_status(verify_mechanism(mech)) == Status.PROVED
+
+
+def _verify(path_or_text, monkeypatch=None):
+    from pathlib import Path
+
+    from align.checker.verify import verify_mechanism
+    from align.parse import read_source
+
+    path = Path(__file__).parent.parent / "specs" / path_or_text
+    return verify_mechanism(resolve(parse_source(read_source(str(path)))).mechanisms[0])
+
+
+def test_a_record_inserted_anywhere_refutes_the_mechanism_that_reads_records_by_position(monkeypatch):
+    """record_difference_insertion is refuted by a record inserted in front; a checker that added and removed
+    records at the end only would find its cost within eps at every length (bounded)."""
+    from align.adjacency import AdjacencyRule
+    from align.checker.verify import overall_status
+    from align.status import Status
+
+    spec = "incorrect/record_difference_insertion.dp"
+    assert overall_status(_verify(spec)) == Status.REFUTED
+
+    def at_the_end(self, ops, here, there):
+        short, long = (here, there) if len(here) < len(there) else (there, here)
+        return ops.all_of([ops.same(a, b) for a, b in zip(short, long)])
+
+    monkeypatch.setattr(AdjacencyRule, "one_record_apart", at_the_end)
+    assert overall_status(_verify(spec)) == Status.BOUNDED
+
+
+def test_the_samples_of_a_longer_input_are_compared_across_the_two_runs(monkeypatch):
+    """noise_per_record draws one sample per record: C2 is refuted only by comparing the draws of the runs on D
+    and on D' (the self-composition on one D agrees with itself)."""
+    from align.checker import verify
+    from align.status import Status
+
+    def c2(verdicts):
+        return next(v for v in verdicts if v.obligation.id == "C2").status
+
+    assert c2(_verify("incorrect/noise_per_record.dp")) == Status.REFUTED
+    monkeypatch.setattr(verify, "_same_draws_on_neighbours",
+                        lambda q: verify._samples_determined(q.mech, q.enc, q.limits))
+    assert c2(_verify("incorrect/noise_per_record.dp")) != Status.REFUTED
+
+
+@pytest.mark.parametrize("clause,longer", [("len(q') = len(q) ± 1", True), ("len(q') = len(q) + 1", True),
+                                           ("len(q') = len(q) - 1", False)])
+def test_align_test_offers_neighbours_with_one_record_more_or_less(clause, longer):
+    from align.stats.lrtest import input_pairs, valid_pairs
+
+    mech = _mechanism(clause)
+    pairs = valid_pairs(mech, {"x": 0.0, "eps": 1.0}, input_pairs(mech, {"x": 0.0, "eps": 1.0}, 4))
+    assert len(pairs) >= 3
+    for pair in pairs:
+        assert len(pair.d_prime["q"]) == len(pair.d["q"]) + (1 if longer else -1)
+        assert len(min(pair.d["q"], pair.d_prime["q"], key=len)) == 4 - (0 if longer else 1)

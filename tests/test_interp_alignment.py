@@ -172,6 +172,18 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "dworkroth/noisy_max_counting_remove.dp": [({"q": Q, "eps": 1}, {"q": DOWN}),
                                                ({"q": DOMINANT, "eps": 1}, {"q": DOMINANT_DOWN}),
                                                ({"q": Q, "eps": 1}, {"q": [x - (k % 2) for k, x in enumerate(Q)]})],
+    # add/remove-one-record neighbours: a record added or removed anywhere.
+    "counting/noisy_count.dp": [({"q": Q, "eps": 1}, {"q": Q[:3] + [7] + Q[3:]}), ({"q": Q, "eps": 1}, {"q": Q[1:]})],
+    "counting/clipped_sum.dp": [({"q": Q, "eps": 1, "c": 2}, {"q": [9] + Q}),
+                                ({"q": Q, "eps": 0.5, "c": 1}, {"q": Q[:4] + Q[5:]}),
+                                ({"q": [], "eps": 1, "c": 1}, {"q": [-3]})],
+    "counting/record_histogram.dp": [({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3}, {"q": [0, 1, 2, 1, 2, 5]}),
+                                     ({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3}, {"q": [1, 1, 2, 5]}),
+                                     ({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3}, {"q": [0, 1, 1, 2]})],
+    "incorrect/clipped_sum_unclipped.dp": [({"q": Q, "eps": 1, "c": 1}, {"q": Q + [5]})],
+    "incorrect/noisy_count_scale_reads_length.dp": [({"q": Q, "eps": 1}, {"q": Q + [0]})],
+    "incorrect/noise_per_record.dp": [({"q": [0, 0], "eps": 1}, {"q": [0, 0, 0]})],
+    "incorrect/record_difference_insertion.dp": [({"q": [0, 1], "eps": 1}, {"q": [1, 0, 1]})],
 }
 """Bounded specs with a violation beyond the bound (noisy_answers_*, repeated_answer_loop_bound) are sampled
 within it (lengths <= 3, m <= 4), where the alignment holds."""
