@@ -103,7 +103,7 @@ CODES: Mapping[str, Code] = _registry(
     Code("shadowed-name", "`{name}` would hide the {what} of the same name; choose another name",
          "Loop variables, comprehension and shift indices and let bindings may not reuse a name that is already visible."),
     Code("private-in-public", "{context} cannot read `{name}`: it is private (it has an `adjacent` clause)",
-         "`requires`, adjacency bounds and the privacy claim depend on public parameters only; the length of a private list (`len(q)`) is public."),
+         "`requires`, adjacency bounds and the privacy claim depend on public parameters only; the length of a private list (`len(q)`) is public, unless the list has an add/remove-one-record clause (`len(q') = len(q) ± 1`)."),
     Code("unknown-function", "unknown function `{name}`{hint}", "The call names no builtin function."),
     Code("call-arity", "`{name}` takes {expected}, but {found} given", "A builtin was called with the wrong number of arguments."),
     Code("unknown-distribution", "unknown distribution `{name}`{hint}",
