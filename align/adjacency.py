@@ -142,8 +142,11 @@ class AdjacencyRule:
         return bool(self.length_changes)
 
     def one_record_apart(self, ops: Ops[Any, B], here: list, there: list) -> B:
-        """Whether `there` is `here` with one entry inserted or deleted (the lengths are assumed to differ by
-        one): the shorter list is the longer one without its entry at some position p."""
+        """Whether `there` is `here` with one entry inserted or deleted, as the clause admits: the difference of
+        the lengths is one of `length_changes`, and the shorter list is the longer one without its entry at some
+        position p."""
+        if len(there) - len(here) not in self.length_changes:
+            return ops.any_of([])
         short, long = (here, there) if len(here) < len(there) else (there, here)
         return ops.any_of([ops.all_of([ops.same(short[j], long[j if j < p else j + 1]) for j in range(len(short))])
                            for p in range(len(long))])
@@ -157,10 +160,10 @@ class AdjacencyRule:
     def violation(self, ops: Ops[Any, Any], here: Any, there: Any, bound: Any) -> Violation | None:
         """Why Python values `here`, `there` (two lists, or two scalars) do not satisfy the clause, or None."""
         if self.changes_length:
-            if len(there) - len(here) not in self.length_changes or \
-                    not self.one_record_apart(ops, list(here), list(there)):
-                return Violation(self, lengths=(len(here), len(there)))
-            return None
+            return None if self.one_record_apart(ops, list(here), list(there)) else \
+                Violation(self, lengths=(len(here), len(there)))
+        if self.on_list and len(here) != len(there):
+            return Violation(self, lengths=(len(here), len(there)))
         pairs = list(zip(here, there)) if self.on_list else [(here, there)]
         if self.entry is not None:
             directions = (True, False) if self.reads_direction else (True,)
@@ -186,11 +189,13 @@ class Violation:
     total: Any = None
     mixed: bool = False
     lengths: tuple[int, int] | None = None
-    """For a change of length: (len(q), len(q'))."""
+    """For lists whose lengths the clause does not admit: (len(q), len(q'))."""
 
     def describe(self, name: str, show: Callable[[Any], str], bound: str) -> str:
         if self.lengths is not None:
             a, b = self.lengths
+            if not self.rule.changes_length:
+                return f"len({name}') = {b} but len({name}) = {a} (lengths are public)"
             wanted = " or ".join(("one record added" if d > 0 else "one record removed")
                                  for d in self.rule.length_changes)
             return f"{name}' (length {b}) is not {name} (length {a}) with {wanted}"

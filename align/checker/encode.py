@@ -435,10 +435,7 @@ class Encoding:
                 rule = adj.rule
                 if rule.changes_length:
                     assert isinstance(here, ListV) and isinstance(there, ListV)
-                    if len(there.items) - len(here.items) not in rule.length_changes:
-                        parts.append(zt.BoolVal(False))
-                    else:
-                        parts.append(rule.one_record_apart(Z3_OPS, list(here.items), list(there.items)))
+                    parts.append(rule.one_record_apart(Z3_OPS, list(here.items), list(there.items)))
                     continue
                 if rule.on_list:
                     # List clauses are on list parameters (resolve/check.py), whose symbols `_symbol` makes ListVs.
