@@ -350,9 +350,14 @@ class Encoding:
     counter: int = 0
 
     @property
+    def shape(self) -> dict[str, int]:
+        """The length of each list on D, and on D' (`q'`) of those whose length changes."""
+        return {**self.lengths, **{f"{k}'": v for k, v in self.neighbour_lengths.items()}}
+
+    @property
     def n(self) -> int:
         """The longest list (what a report calls the length of a counterexample)."""
-        return max([*self.lengths.values(), *self.neighbour_lengths.values()], default=0)
+        return max(self.shape.values(), default=0)
 
     @staticmethod
     def uniform(mech: ResolvedMechanism, n: int) -> dict[str, int]:

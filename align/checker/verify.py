@@ -242,11 +242,10 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
 def _where(enc: Encoding) -> str:
     """Which input shape a message is about: `length 2`, `lengths q: 2, r: 0`, `k = 1`."""
     parts = []
-    if len(enc.lengths) == 1 and not enc.neighbour_lengths:
+    if len(enc.shape) == 1:
         parts.append(f"length {enc.n}")
-    elif enc.lengths:
-        parts.append("lengths " + ", ".join([f"{k}: {v}" for k, v in enc.lengths.items()] +
-                                            [f"{k}': {v}" for k, v in enc.neighbour_lengths.items()]))
+    elif enc.shape:
+        parts.append("lengths " + ", ".join(f"{k}: {v}" for k, v in enc.shape.items()))
     parts += [f"{k} = {v}" for k, v in enc.structural.items()]
     return ", ".join(parts) or "all inputs"
 
@@ -709,8 +708,7 @@ def counterexample(enc: Encoding, run1: Run, run2: Run, align: AlignmentEval, mo
     return Counterexample(
         mech.node.span.path, mech.name, o.id, _exact(args), _exact(neighbour), _exact(noise),
         length=enc.n if enc.lengths else None,
-        lengths=({**enc.lengths, **{f"{k}'": v for k, v in enc.neighbour_lengths.items()}}
-                 if len(enc.lengths) > 1 or enc.neighbour_lengths else None),
+        lengths=enc.shape if len(enc.shape) > 1 else None,
         shifts=_exact(shifts),
         output=output_value(model, run1.output),
         aligned_output=output_value(model, run2.output),
