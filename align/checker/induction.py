@@ -517,10 +517,29 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         ok = not formulas or check_valid([enc.requires(), *base[1:], *inv], zt.And(formulas), limits,
                                          satisfiable_if=witness).status == Validity.PROVED
         result.proved[key] = None if ok else "not shown for every iteration"
-    result.proved[ObligationId.C2, None] = _samples_determined(mech, enc, prefix, loop, carried, constants, limits,
-                                                               support_of, lengths)
+    result.proved[ObligationId.C2, None] = \
+        _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths) or \
+        _same_draws_across_runs(product, pre1, pre2, assume, entry_base + [prefix_same], limits)
     result.assumptions = set(enc.assumptions)
     return result
+
+
+def _same_draws_across_runs(product: _Product, pre1: Run, pre2: Run, assume: list, entry: list,
+                            limits: Limits) -> str | None:
+    """C2 across the runs: when the outputs agree, (D, H) and (D', φ(H)) draw the same samples, in the prefix
+    (`entry`: the prefixes' outputs agree) and in every iteration (`assume`: the invariant). The cost and the
+    support conditions read the first run's draws only; a sample drawn only by the aligned run would be
+    shifted with no term counting it (verify._same_draws_across_runs)."""
+    run1, run2 = product.run1, product.run2
+    if len(run1.draws) != len(run2.draws) or len(pre1.draws) != len(pre2.draws):
+        return "the two runs have different sampling statements"
+    same_out = zt.And(run1.length == run2.length, *(z3.Implies(k < run1.length, equal(x, y))
+                                                    for k, (x, y) in enumerate(zip(run1.slots, run2.slots))))
+    for premise, first, second in ((assume + [same_out], run1.draws, run2.draws), (entry, pre1.draws, pre2.draws)):
+        same = [a.guard == b.guard for a, b in zip(first, second)]
+        if same and check_valid(premise, zt.And(same), limits, vacuity=False).status != Validity.PROVED:
+            return "a sample could not be shown to be drawn by both runs when the outputs agree"
+    return None
 
 
 def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths) -> str | None:

@@ -445,16 +445,17 @@ def _check_c0(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Desc
 
 def _check_c2(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     answer, describe = _samples_determined(q.mech, q.enc, q.limits)
-    if answer.status != Validity.PROVED or not q.enc.neighbour_lengths:
+    if answer.status != Validity.PROVED or not (q.run1.draws or q.run2.draws):
         return answer, describe
-    return _same_draws_on_neighbours(q)
+    return _same_draws_across_runs(q)
 
 
-def _same_draws_on_neighbours(q: _Query) -> tuple[Answer, Describe]:
-    """C2 across D and D' of different lengths (add/remove-one-record): Lemma 1 pairs each sample of the run on
-    (D, H) with the same sample of the run on (D', φ(H)), so when the outputs agree the two runs draw the same
-    samples. On lists of one length every member exists in both runs; here a loop over len(q) draws one
-    sample more on the longer input, whose shift no cost term would count."""
+def _same_draws_across_runs(q: _Query) -> tuple[Answer, Describe]:
+    """C2 across the two runs: Lemma 1 pairs each sample of the run on (D, H) with the same sample of the run on
+    (D', φ(H)), so when the outputs agree the two runs draw the same samples. The cost (C4c) and the support
+    (C4d) are sums and conditions over the first run's draws: a sample drawn only by the aligned run (under a
+    branch that reads private data, or by a loop over a list one record longer) would be shifted with no
+    term counting it (specs/incorrect/shifted_draw_only_on_neighbour.dp)."""
     def drawn(run: Run) -> dict[tuple[str, int | None], tuple[z3.BoolRef, Draw]]:
         found: dict[tuple[str, int | None], tuple[z3.BoolRef, Draw]] = {}
         for d in run.draws:
@@ -463,6 +464,7 @@ def _same_draws_on_neighbours(q: _Query) -> tuple[Answer, Describe]:
         return found
 
     on_d, on_d2 = drawn(q.run1), drawn(q.run2)
+    why = "the two inputs have different lengths, and " if q.enc.neighbour_lengths else ""
     false = zt.BoolVal(False)
     conditions = []
     for key in dict.fromkeys([*on_d, *on_d2]):
@@ -471,8 +473,8 @@ def _same_draws_on_neighbours(q: _Query) -> tuple[Answer, Describe]:
         draw = d or d2
         assert draw is not None, "each key comes from a draw of one of the runs"
         conditions.append((g1 == g2, f"{_member(draw)} (line {draw.stmt.span.line}) is drawn in one run and not in "
-                                     "the other: the two inputs have different lengths, and Lemma 1 needs the same "
-                                     "samples on (D, H) and (D', φ(H)) when the outputs agree"))
+                                     f"the other with the same output: {why}Lemma 1 needs the same samples on "
+                                     "(D, H) and (D', φ(H)) when the outputs agree"))
     premise = [*q.assumptions(), q.run1.output.equal(q.run2.output)]
     answer = check_valid(premise, zt.And([c for c, _ in conditions]), q.limits, satisfiable_if=q.assumptions())
     return answer, lambda model: _first_false(model, conditions)
