@@ -218,9 +218,29 @@ def test_the_samples_of_a_longer_input_are_compared_across_the_two_runs(monkeypa
         return next(v for v in verdicts if v.obligation.id == "C2").status
 
     assert c2(_verify("incorrect/noise_per_record.dp")) == Status.REFUTED
-    monkeypatch.setattr(verify, "_same_draws_on_neighbours",
+    monkeypatch.setattr(verify, "_same_draws_across_runs",
                         lambda q: verify._samples_determined(q.mech, q.enc, q.limits))
     assert c2(_verify("incorrect/noise_per_record.dp")) != Status.REFUTED
+
+
+def test_a_sample_drawn_only_by_the_aligned_run_is_compared_by_both_back_ends(monkeypatch):
+    """shifted_draw_only_on_neighbour shifts a sample that only the run on D' draws (the cost counts the first
+    run's samples): the bounded check refutes C2 at length 1 and the induction does not prove it. Without the
+    comparison in the induction the spec is `proved` for every length; without it in the bounded check only,
+    `bounded` (the induction still fails and nothing refutes)."""
+    from align.checker import induction, verify
+    from align.checker.verify import overall_status
+    from align.status import Status
+
+    spec = "incorrect/shifted_draw_only_on_neighbour.dp"
+    c2 = next(v for v in _verify(spec) if v.obligation.id == "C2")
+    assert c2.status == Status.REFUTED
+    with monkeypatch.context() as m:
+        m.setattr(induction, "_same_draws_across_runs", lambda *args: None)
+        assert overall_status(_verify(spec)) == Status.PROVED
+    monkeypatch.setattr(verify, "_same_draws_across_runs",
+                        lambda q: verify._samples_determined(q.mech, q.enc, q.limits))
+    assert overall_status(_verify(spec)) == Status.BOUNDED
 
 
 @pytest.mark.parametrize("clause,longer", [("len(q') = len(q) ± 1", True), ("len(q') = len(q) + 1", True),

@@ -184,12 +184,15 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/noisy_count_scale_reads_length.dp": [({"q": Q, "eps": 1}, {"q": Q + [0]})],
     "incorrect/noise_per_record.dp": [({"q": [0, 0], "eps": 1}, {"q": [0, 0, 0]})],
     "incorrect/record_difference_insertion.dp": [({"q": [0, 1], "eps": 1}, {"q": [1, 0, 1]})],
+    "incorrect/shifted_draw_only_on_neighbour.dp": [({"x": [0], "eps": 1}, {"x": [1]}),
+                                                    ({"x": [0, 1, 0], "eps": 0.5}, {"x": [1, 1, 0]})],
 }
 """Bounded specs with a violation beyond the bound (noisy_answers_*, repeated_answer_loop_bound) are sampled
 within it (lengths <= 3, m <= 4), where the alignment holds."""
 
 SAMPLED = ("C4a", "C4c", "C4d", "C0")
-"""The obligations that a failing sample can witness (C2 too, but no corpus spec expects it)."""
+"""The obligations that a failing sample can witness (C2 too; but an aligned run that needs a sample the run
+on D did not draw, as in noise_per_record and shifted_draw_only_on_neighbour, fails the sampled C4a first)."""
 
 
 def _load(relative: str):
