@@ -88,7 +88,8 @@ KINDS: Mapping[ObligationId, ObligationKind] = {k.id: k for k in (
                    induction="by construction: bounded `for` loops, no `while`", replayed=False),
     ObligationKind(ObligationId.C2, "the number of samples is determined by the output",
                    label="same noise drawn on D and D'", one_run=True,
-                   induction="the loop's guards are output-determined in every iteration", replayed=False),
+                   induction="the loop's guards are output-determined in every iteration, and the same in both "
+                             "runs when their outputs agree", replayed=False),
     ObligationKind(ObligationId.C3, "each noise density is Lipschitz: ln f(x)/f(y) <= c·|x - y|",
                    label="non-Lipschitz noise not shifted", one_run=True,
                    induction="a non-Lipschitz site's shift is 0 in every iteration", replayed=True),
@@ -366,7 +367,8 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
             if site.loop is not None else "once"
         if site.guards:
             conds = " and ".join(unparse(g) for g in site.guards)
-            c2.append(f"{site.display} is drawn {where} when {conds}: that condition must be output-determined")
+            c2.append(f"{site.display} is drawn {where} when {conds}: that condition must be output-determined, "
+                      "and the same on D and D' when the outputs agree")
         else:
             c2.append(f"{site.display} is drawn {where}, unconditionally")
     for b in breaks:
