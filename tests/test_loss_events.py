@@ -29,9 +29,11 @@ from align.parse import parse_source, read_source
 from align.pipeline import load_mechanism
 from align.resolve import resolve
 from align.stats.events import (
+    SCORE_VALUES,
     AdditiveNoise,
     Event,
     Layout,
+    Score,
     additive_noise,
     candidates,
     noise_offsets,
@@ -363,7 +365,75 @@ def test_correct_mechanisms_raise_no_more_alarms_than_alpha_allows(tmp_path, nam
         assert all(f.epsilon_bound < math.inf for f in result.findings)  # no support mismatch is proved
         if result.violation:
             alarms.append((seed, result.witness.event.text, result.witness.adjusted_p))
-    # the exact loss is never what raises an alarm, and alarms at all are as rare as alpha allows
-    assert not any("privacy loss" in text for _, text, _ in alarms), alarms
+    # alarms are as rare as alpha allows. An alarm may come from the exact loss: its event `L > 0` has a loss of
+    # exactly eps here (test below), the boundary of H0 where the test's level is attained (staircase_count,
+    # seed 4: 1,435 of 2,084 against 438 of 1,983, raw p 3e-4, one of the searches' honest type I errors).
     assert len(alarms) <= FALSE_ALARMS_ALLOWED, alarms
     assert loss_tested
+
+
+def test_the_exact_loss_event_of_a_tight_mechanism_has_a_loss_of_exactly_eps(tmp_path):
+    """The staircase mechanism's event `privacy loss > 0` (ratio e^eps wherever the densities differ upwards):
+    on 400,000 samples per side its measured loss is eps within 0.02 (about 7 standard errors): the loss
+    column picks no event beyond the true loss, so its alarms on correct mechanisms are type I errors."""
+    qtype, adjacency, body, public, _ = CORRECT["staircase_count"]
+    mech, path = _spec(tmp_path, "staircase_count", qtype, adjacency, body)
+    ref = _ref(path, mech)
+    a, b = prepare_arguments(ref, {**public, "q": 0.0}), prepare_arguments(ref, {**public, "q": 1.0})
+    s1, s2 = sample(ref, a, 400_000, np.random.SeedSequence(11)), sample(ref, b, 400_000, np.random.SeedSequence(12))
+    layout = Layout.of(s1, 1, additive_noise(ref, a, b))
+    p1, p2 = (layout.reals(s1)[:, -1] > 0).mean(), (layout.reals(s2)[:, -1] > 0).mean()
+    assert abs(math.log(p1 / p2) - public["eps"]) < 0.02
+
+
+# ------------------------------------------------------------------------------------ score of discrete entries
+
+
+def _fit(keys1, keys2):
+    """Score.fit on every column's values and counts (as `candidates` collects them)."""
+    both = np.concatenate([keys1, keys2])
+    counts = []
+    for col in range(keys1.shape[1]):
+        v = np.unique(both[:, col])
+        counts.append((col, v, (keys1[:, col][:, None] == v).sum(axis=0), (keys2[:, col][:, None] == v).sum(axis=0)))
+    return Score.fit(counts)
+
+
+def test_the_score_weighs_each_entry_value_by_the_log_ratio_of_its_selection_counts():
+    keys1 = np.array([[2, 0, 1], [2, 1, 1], [2, 1, 0], [2, 1, 1]])
+    keys2 = np.array([[2, 0, 0], [2, 0, 1], [2, 1, 0], [2, 0, 0]])
+    score = _fit(keys1, keys2)
+    assert score is not None and score.columns == (1, 2)  # the length column has one value: no weight
+    assert score.values == ((0, 1), (0, 1))
+    assert np.allclose(score.weights[0], [math.log(1.5 / 3.5), math.log(3.5 / 1.5)])
+    assert np.allclose(score.weights[1], [math.log(1.5 / 3.5), math.log(3.5 / 1.5)])
+    rows = np.array([[2, 1, 1], [2, 0, 1], [2, 5, 1]])  # 5: a value the selection never saw weighs 0
+    assert np.allclose(score.of(rows), [2 * math.log(3.5 / 1.5), 0.0, math.log(3.5 / 1.5)])
+    event = Event(threshold=0.5, below=False, score=score, positions=2)
+    assert event.contains(rows, np.zeros((3, 0))).tolist() == [True, False, True]
+    assert _fit(keys1[:, :2], keys2[:, :2]) is None  # one column with two values: the entry events cover it
+    wide = np.stack([np.arange(20) % 10, np.arange(20) % 10 + 1], axis=1)  # ten values per column: too many
+    assert SCORE_VALUES < 10 and _fit(wide, wide) is None
+
+
+def test_a_loss_spread_over_many_positions_is_found_by_the_score():
+    """20 independent binary entries, each 1 with probability 0.55 on D and 0.45 on D': every single entry has
+    a loss of ln(0.55/0.45) = 0.2, every whole output is too rare to count; the score (the number of 1s,
+    weighted) reaches the tail where the losses add up. On fresh samples its loss is several entries'."""
+    rng = np.random.default_rng(7)
+    n, m = 20_000, 20
+
+    def draw(p):
+        bits = (rng.random((n, m)) < p).astype(np.int64)
+        return np.concatenate([np.full((n, 1), m), bits], axis=1)
+
+    layout = Layout(m, ("len(out)", *(f"out[{j}]" for j in range(m))), ())
+    keys1, keys2 = draw(0.55), draw(0.45)
+    chosen = candidates(layout, _Describe(), keys1, np.zeros((n, 0)), keys2, np.zeros((n, 0)), 3, 0.5)
+    best = chosen[0]
+    assert best.event.score is not None and best.event.text.startswith("score(out)")
+    fresh1, fresh2 = draw(0.55), draw(0.45)
+    a, b = best.event.contains(fresh1, np.zeros((n, 0))).sum(), best.event.contains(fresh2, np.zeros((n, 0))).sum()
+    if not best.forward:
+        a, b = b, a
+    assert a > 100 and math.log(a / max(b, 1)) > 3 * math.log(0.55 / 0.45)

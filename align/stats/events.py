@@ -6,6 +6,8 @@ and of M(D'), never from the sample they are tested on:
 
 - each discrete output (the discrete part of the whole output: lengths, tags, ints, bools; reals hidden);
 - discrete projections: the output length, and each discrete entry at each position (`out[j] is TAG`);
+- thresholds on a naive-Bayes score of the discrete entries (`Score`: per entry value, the log ratio of its
+  selection counts on D and D'), which join the outputs whose loss adds up over many positions;
 - for each real entry (a real output, a tag's real payload, a tuple's real component, at position j), and for
   the min, max and sum of the real entries present (joint events: all released values high, ...):
   threshold events `x <= t` and `x > t`, t on a quantile grid of the pooled selection values (dense in both
@@ -40,7 +42,11 @@ from ..interp.outputs import DISCRETE_KINDS, DiscreteKeys, Outputs
 from .bounds import separate_epsilon_lower_bound
 
 SELECTION_DELTA = 0.1
-"""Level of the Clopper–Pearson bounds that rank candidates on the selection sample (not a reported level)."""
+"""Level of the Clopper–Pearson bounds that rank candidates on the selection sample (not a reported level),
+simultaneous over the candidates (divided by their number, both directions counted): among thousands of rare
+outputs one has a few samples on D and none on D' by chance, and a per-event level let it outrank events with
+the evidence of many samples (Chen's SVT at length 20: a single output seen 17 vs 11 times was tested instead
+of a score tail that gives eps >= 0.29)."""
 
 TAIL_GRID = np.unique(np.r_[np.geomspace(1e-4, 0.5, 30), 1 - np.geomspace(1e-4, 0.5, 30)])
 """Quantile levels of the threshold grid: dense in both tails."""
@@ -289,6 +295,57 @@ def _entry_name(column: str, j: int) -> str:
     return f"out[{j}]" + "".join(f"[{p}]" for p in parts)
 
 
+SCORE_VALUES = 8
+"""A discrete column takes part in the score only with at most this many distinct values in the selection (tags,
+bools, small ints: a weight per value of a wide int column would fit the selection's noise; an int output with
+additive noise has its exact privacy loss instead)."""
+
+
+@dataclass(frozen=True)
+class Score:
+    """A naive-Bayes score of the discrete part of an output: the sum over key columns (the length, each
+    discrete entry at each position) of a weight per value, ln((c1 + 1/2) / (c2 + 1/2)) of the value's counts in
+    the selection samples of D and D'. Threshold events on it join outputs whose loss adds up over positions
+    (Chen's SVT: many TOPs where D's queries are higher), which no single output or entry shows as strongly.
+    The weights are fixed by the selection sample; the events are tested on fresh ones like every other."""
+
+    columns: tuple[int, ...]
+    values: tuple[tuple[int, ...], ...]
+    """Per column, its values in increasing order."""
+    weights: tuple[tuple[float, ...], ...]
+
+    @staticmethod
+    def fit(counts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> Score | None:
+        """The score of the selection samples from each key column's (column, values in increasing order, their
+        counts on D, on D'); None when fewer than two columns have two to SCORE_VALUES values (the entry events
+        already test a single column)."""
+        kept = [(col, v, c1, c2) for col, v, c1, c2 in counts if 2 <= len(v) <= SCORE_VALUES]
+        if len(kept) < 2:
+            return None
+        return Score(tuple(col for col, _, _, _ in kept), tuple(tuple(int(x) for x in v) for _, v, _, _ in kept),
+                     tuple(tuple(float(w) for w in np.log((c1 + 0.5) / (c2 + 0.5))) for _, _, c1, c2 in kept))
+
+    def of(self, keys: np.ndarray) -> np.ndarray:
+        """The score of each row of a key matrix (a value not seen in the selection weighs 0)."""
+        total = np.zeros(keys.shape[0])
+        for col, vals, ws in zip(self.columns, self.values, self.weights):
+            v, w, x = np.asarray(vals), np.asarray(ws), keys[:, col]
+            at = np.minimum(np.searchsorted(v, x), len(v) - 1)
+            total += np.where(v[at] == x, w[at], 0.0)
+        return total
+
+    def text(self, layout: Layout, describe: DiscreteKeys) -> str:
+        """The weights in the spec's terms, a few columns spelled out."""
+        parts = []
+        for col, vals, ws in list(zip(self.columns, self.values, self.weights))[:3]:
+            name = layout.key_names[col]
+            spelled = [describe.tag_names[v] if name.endswith(" is") and 0 <= v < len(describe.tag_names)
+                       else str(v) for v in vals]
+            parts.append(f"{name} " + "/".join(f"{x} {w:+.3g}" for x, w in zip(spelled, ws)))
+        more = f", … ({len(self.columns)} columns)" if len(self.columns) > 3 else ""
+        return "score(out) = Σ weight of each discrete entry (" + "; ".join(parts) + more + ")"
+
+
 @dataclass(frozen=True)
 class Event:
     """A set of outputs: an optional discrete output, an optional discrete entry, an optional real threshold
@@ -310,9 +367,14 @@ class Event:
     """The event in the spec's terms."""
     positions: int = 0
     """The layout's number of output positions (the key and real columns are laid out for this many)."""
+    score: Score | None = None
+    """With `below`: the event `score(out) <= threshold` (or `>`) on the discrete part, instead of a real column."""
 
     def contains(self, keys: np.ndarray, reals: np.ndarray) -> np.ndarray:
         mask = np.ones(keys.shape[0], dtype=bool)
+        if self.score is not None:
+            x = self.score.of(keys)
+            mask &= (x <= self.threshold) if self.below else (x > self.threshold)
         if self.key is not None:
             mask &= (keys == np.asarray(self.key, dtype=np.int64)).all(axis=1)
         if self.entry is not None:
@@ -334,9 +396,11 @@ class Candidate:
     forward: bool
     """True: P[M(D) in E] > e^eps P[M(D') in E] is tested; False: the reverse."""
     score: float
-    """Clopper–Pearson lower bound on the loss, on the selection sample."""
+    """Clopper–Pearson lower bound on the loss, on the selection sample, at level `level`."""
     eps: float | None = None
     """For a claim that reads the output: the largest claim over the selection samples in the event."""
+    level: float = SELECTION_DELTA
+    """The level of `score`: SELECTION_DELTA over the number of candidates ranked with it."""
 
 
 def key_text(layout: Layout, describe: DiscreteKeys, row: np.ndarray) -> str:
@@ -401,7 +465,8 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
         np.maximum.at(row_eps, inverse, e_both)
         ev_eps.append(row_eps)
 
-    # discrete projections: length and each entry
+    # discrete projections: length and each entry (their counts also weigh the score below)
+    column_counts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
     for col in range(keys1.shape[1]):
         values = np.unique(both[:, col])
         values = values[values >= 0] if col else values
@@ -421,9 +486,28 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
         block(len(values), entry)
         c1.append((keys1[:, col][:, None] == values[None, :]).sum(axis=0))
         c2.append((keys2[:, col][:, None] == values[None, :]).sum(axis=0))
+        column_counts.append((col, values, c1[-1], c2[-1]))
         if varying:
             ev_eps.append(np.where(both[:, col][:, None] == values[None, :], e_both[:, None], -np.inf)
                           .max(axis=0, initial=-np.inf))
+
+    # thresholds on the naive-Bayes score of the discrete entries (a claim that reads the output is evaluated
+    # per event below; the score is left out there)
+    score = None if varying else Score.fit(column_counts)
+    if score is not None:
+        z1, z2 = np.sort(score.of(keys1)), np.sort(score.of(keys2))
+        z_grid = threshold_grid(np.concatenate([z1, z2]))
+        spelled = score.text(layout, describe)
+
+        def scored(i: int, grid: np.ndarray = z_grid, score: Score = score, spelled: str = spelled) -> Event:
+            below, t = i < len(grid), float(grid[i % len(grid)])
+            return Event(threshold=t, below=below, score=score, positions=positions,
+                         text=f"score(out) {'<=' if below else '>'} {t:.6g}, {spelled}")
+
+        block(2 * len(z_grid), scored)
+        s1, s2 = np.searchsorted(z1, z_grid, side="right"), np.searchsorted(z2, z_grid, side="right")
+        c1.extend([s1, n1 - s1])
+        c2.extend([s2, n2 - s2])
 
     # thresholds on real entries, alone and within frequent discrete outputs
     frequent = np.argsort(-total, kind="stable")[:CONDITION_KEYS]
@@ -493,8 +577,9 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
         eps = eps_arr  # type: ignore[assignment]
     # a ranking on fixed-size selection samples, never reported: the reported bound is the test's own
     # (bounds.epsilon_lower_bound, on the fresh Poissonised sample)
-    forward = separate_epsilon_lower_bound(c1a, n1, c2a, n2, SELECTION_DELTA)
-    backward = separate_epsilon_lower_bound(c2a, n2, c1a, n1, SELECTION_DELTA)
+    level = SELECTION_DELTA / (2 * max(size, 1))
+    forward = separate_epsilon_lower_bound(c1a, n1, c2a, n2, level)
+    backward = separate_epsilon_lower_bound(c2a, n2, c1a, n1, level)
     bounds = np.concatenate([forward, backward if both_directions else np.full_like(backward, -np.inf)])
     # the p-value at the claimed eps finds events whose loss exceeds the claim; the bound finds the strongest
     # loss (often a rarer event): both kinds are kept
@@ -512,7 +597,8 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
                 continue
             seen.add(int(idx))
             e, fwd = int(idx % size), bool(idx < size)
-            chosen.append(Candidate(event_at(e), fwd, float(bounds[idx]), float(eps_arr[e]) if varying else None))
+            chosen.append(Candidate(event_at(e), fwd, float(bounds[idx]), float(eps_arr[e]) if varying else None,
+                                    level))
     return chosen
 
 

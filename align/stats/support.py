@@ -299,6 +299,8 @@ def event_formula(mech: ResolvedMechanism, run: Run, event: Event, tag_names: tu
         return zt.Or(hit, z3.Not(valid)) if value == -1 else hit
 
     parts = []
+    if event.score is not None:
+        raise Unsupported("a score event")
     if event.key is not None:
         if len(event.key) != len(key_cols):
             raise Unsupported("a key of another layout")
