@@ -46,7 +46,7 @@ SELECTION_DELTA = 0.1
 simultaneous over the candidates (divided by their number, both directions counted): among thousands of rare
 outputs one has a few samples on D and none on D' by chance, and a per-event level let it outrank events with
 the evidence of many samples (Chen's SVT at length 20: a single output seen 17 vs 11 times was tested instead
-of a score tail that gives eps >= 0.29)."""
+of a score tail that gives eps >= 0.285 in the same round)."""
 
 TAIL_GRID = np.unique(np.r_[np.geomspace(1e-4, 0.5, 30), 1 - np.geomspace(1e-4, 0.5, 30)])
 """Quantile levels of the threshold grid: dense in both tails."""
