@@ -499,3 +499,21 @@ def test_progress_goes_to_a_terminal_stderr_only():
     assert shown.endswith("\x1b[2K")  # the status line is cleared at the end
     code, out, err = _run("test", path, "--arg", "eps=0.5", "--format", "json")
     assert code == 1 and err == ""  # not a terminal: no progress at all
+
+
+def test_the_plot_has_one_row_per_input_pair_even_when_two_share_a_name():
+    """Two refuted obligations of one kind give two checker pairs named alike: each keeps its own bar and its own
+    colour (a finding is tied to its pair by index, never by name)."""
+    from types import SimpleNamespace
+
+    from align.stats.lrtest import Pair
+    from align.stats.plot import bounds_per_pair, pairs_rejecting
+
+    pairs = [Pair("counterexample (C0)", {"q": 0}, {"q": 1}), Pair("one above", {"q": 0}, {"q": 1}),
+             Pair("counterexample (C0)", {"q": 1}, {"q": 2})]
+    findings = [SimpleNamespace(pair_index=2, epsilon_bound=1.5, rejects=True),
+                SimpleNamespace(pair_index=0, epsilon_bound=0.2, rejects=False)]
+    result = SimpleNamespace(pairs=pairs, findings=findings)
+    assert bounds_per_pair(result) == [("counterexample (C0) (1)", 0.2), ("one above", -math.inf),
+                                       ("counterexample (C0) (2)", 1.5)]
+    assert pairs_rejecting(result) == {2}

@@ -46,19 +46,24 @@ def p_curve(result: Any, grid: np.ndarray) -> np.ndarray:
     return best
 
 
-def pairs_rejecting(result: Any) -> set[str]:
-    """The input pairs with a finding that rejects its own claim (Finding.rejects): the same decision as the
-    verdict, also for a claim that reads the output, where each event has its own claim."""
-    return {f.pair.name for f in result.findings if f.rejects}
+def pairs_rejecting(result: Any) -> set[int]:
+    """The input pairs (indices into `result.pairs`) with a finding that rejects its own claim
+    (Finding.rejects): the same decision as the verdict, also for a claim that reads the output, where each
+    event has its own claim."""
+    return {f.pair_index for f in result.findings if f.rejects}
 
 
 def bounds_per_pair(result: Any) -> list[tuple[str, float]]:
-    """(pair name, strongest epsilon lower bound over its findings), in the search's pair order; inf for a pair
-    with a support mismatch proved by z3 (Finding.epsilon_bound)."""
-    best: dict[str, float] = {p.name: -math.inf for p in result.pairs}
+    """(pair label, strongest epsilon lower bound over its findings), one row per pair in the search's order;
+    inf for a pair with a support mismatch proved by z3 (Finding.epsilon_bound). Rows are per pair, not per
+    name (two refuted obligations can give two checker pairs of one name); a repeated name is numbered."""
+    best = [-math.inf] * len(result.pairs)
     for f in result.findings:
-        best[f.pair.name] = max(best.get(f.pair.name, -math.inf), f.epsilon_bound)
-    return list(best.items())
+        best[f.pair_index] = max(best[f.pair_index], f.epsilon_bound)
+    names = [p.name for p in result.pairs]
+    labels = [f"{name} ({names[:k].count(name) + 1})" if names.count(name) > 1 else name
+              for k, name in enumerate(names)]
+    return list(zip(labels, best))
 
 
 def write_plot(path: str | BinaryIO, mechanism: str, result: Any) -> None:
@@ -93,7 +98,7 @@ def write_plot(path: str | BinaryIO, mechanism: str, result: Any) -> None:
     values = [reach if b == math.inf else b if math.isfinite(b) else 0.0 for _, b in rows]
     y = np.arange(len(rows))
     rejecting = pairs_rejecting(result)
-    colors = ["tab:red" if name in rejecting else "tab:gray" for name in names]
+    colors = ["tab:red" if k in rejecting else "tab:gray" for k in range(len(rows))]
     right.barh(y, values, color=colors)
     proved = [k for k, (_, b) in enumerate(rows) if b == math.inf]
     for k in proved:
