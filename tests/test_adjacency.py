@@ -40,6 +40,10 @@ def _mechanism(clauses: str):
     return resolve(parse_source(Source("m.dp", text))).mechanisms[0]
 
 
+def _mechanism_text(text: str):
+    return resolve(parse_source(Source("m.dp", text))).mechanisms[0]
+
+
 def test_every_kind_has_a_record_and_a_syntax_that_parses_back():
     assert set(ADJACENCY) == set(AdjacencyKind) == set(CLAUSE)
     for kind, clause in CLAUSE.items():
@@ -254,3 +258,70 @@ def test_align_test_offers_neighbours_with_one_record_more_or_less(clause, longe
     for pair in pairs:
         assert len(pair.d_prime["q"]) == len(pair.d["q"]) + (1 if longer else -1)
         assert len(min(pair.d["q"], pair.d_prime["q"], key=len)) == 4 - (0 if longer else 1)
+
+
+def test_folds_over_the_records_are_proved_for_every_length():
+    """noisy_count and clipped_sum read the records only through len(q) and a sum over all of them: proved for
+    every length (checker/records.py); a loop over the records (noise per record) or a read by position
+    (record_difference_insertion) is not encoded there and stays with the bounded check, which refutes them."""
+    from align.checker.verify import overall_status
+    from align.status import Status
+
+    for spec in ("counting/noisy_count.dp", "counting/clipped_sum.dp"):
+        verdicts = _verify(spec)
+        assert overall_status(verdicts) == Status.PROVED
+        assert all(v.scope in ("for every input length", "by construction") for v in verdicts)
+    for spec in ("incorrect/noise_per_record.dp", "incorrect/record_difference_insertion.dp",
+                 "incorrect/clipped_sum_unclipped.dp", "incorrect/noisy_count_scale_reads_length.dp"):
+        assert overall_status(_verify(spec)) == Status.REFUTED
+
+
+def test_the_record_term_of_a_fold_is_what_the_proof_for_every_length_rests_on(monkeypatch):
+    """Without the record's term in the fact relating a fold over q' to the fold over q (as if q and q' had
+    the same records), the unclipped sum — whose records move the sum without bound — is "proved"."""
+    import z3
+
+    from align.checker.encode import Encoding
+    from align.checker.verify import overall_status
+    from align.status import Status
+
+    spec = "incorrect/clipped_sum_unclipped.dp"
+    assert overall_status(_verify(spec)) == Status.REFUTED
+
+    def without_the_record(self, func, over, body, at):
+        key = (func, over.name, (z3.If(body, 1, 0) if func == "count" else body).sexpr())
+        if key not in self.summaries:
+            here, there = zt.Real(f"%s{len(self.summaries)}"), zt.Real(f"%s{len(self.summaries)}'")
+            self.summaries[key] = here, there
+            self.side.append(there == here)
+        return self.summaries[key][1 if over.primed else 0]
+
+    monkeypatch.setattr(Encoding, "summary", without_the_record)
+    assert overall_status(_verify(spec)) == Status.PROVED
+
+
+def test_a_fold_whose_body_reads_its_index_is_not_summarised():
+    """sum(l in 0 .. len(q): l * q[l]) depends on where the record sits: not a fold over the records."""
+    from align.checker.verify import overall_status
+    from align.status import Status
+
+    mech = _mechanism_text("""
+mechanism weighted(q: real[], eps: real)
+  adjacent len(q') = len(q) ± 1
+  requires eps > 0
+  privacy eps
+{
+  s = sum(l in 0 .. len(q): min(max(l * q[l], 0), 1))
+  eta ~ Lap(1 / eps)
+  output s + eta
+}
+
+alignment weighted {
+  eta' = eta + sum(l in 0 .. len(q): min(max(l * q[l], 0), 1)) - sum(l in 0 .. len(q'): min(max(l * q'[l], 0), 1))
+}
+""")
+    from align.checker.verify import verify_mechanism
+
+    verdicts = verify_mechanism(mech)
+    assert overall_status(verdicts) != Status.PROVED
+    assert any("reads its index" in note for v in verdicts for note in v.notes)

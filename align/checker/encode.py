@@ -92,6 +92,23 @@ class LoopList:
 
 
 @dataclass(frozen=True)
+class RecordList:
+    """A list with a private length (an add/remove-one-record clause), seen by the proof for every length
+    (`Encoding.records`): its length is a symbol, and it is read only through `sum` and `count` over all its
+    records whose body reads it at the comprehension index (`ExprEval.summary`). The views of q and q' share
+    the inserted or deleted record and the length change."""
+
+    name: str
+    """The parameter (`q`, also for the view of q')."""
+    primed: bool
+    length: z3.ArithRef
+    record: z3.ExprRef
+    """The record q and q' do not share."""
+    change: z3.ArithRef
+    """len(q') - len(q): +1 (q' has the record) or -1 (q has it)."""
+
+
+@dataclass(frozen=True)
 class IterOutput:
     """`out` seen from one abstract loop iteration: out[i] is this iteration's output."""
 
@@ -188,7 +205,7 @@ def substitute(v: Value, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]) -> Value:
 
 
 Value: TypeAlias = "z3.ExprRef | TagV | TupV | ListV | SetV | LoopList | IterOutput | RangeV | OutputSeq | ArrayV | " \
-    "RankV | IndexSetV | TailOutput"
+    "RankV | IndexSetV | TailOutput | RecordList"
 """What an expression evaluates to: a z3 term (number or truth value) or one of the structures above."""
 
 
@@ -348,6 +365,11 @@ class Encoding:
     roots: list[tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]] = field(default_factory=list)
     """Square roots: (symbol s, argument x, its side condition s >= 0 and s*s = x, which is in `side`)."""
     counter: int = 0
+    records: bool = False
+    """Lists with a private length are RecordLists of symbolic length (the proof for every length of
+    add/remove-one-record neighbours), not lists of `lengths` entries."""
+    summaries: dict[tuple[str, str, str], tuple[z3.ArithRef, z3.ArithRef]] = field(default_factory=dict)
+    """(sum or count, list, body on the record) -> its value over q and over q'."""
 
     @property
     def shape(self) -> dict[str, int]:
@@ -366,9 +388,30 @@ class Encoding:
 
     def __post_init__(self) -> None:
         for p in self.mech.params:
+            if self.records and isinstance(p.type, ListType) and not p.length_public:
+                record, change = self._scalar(f"%record({p.name})", p.type.elem), zt.Int(f"%change({p.name})")
+                self.params[p.name] = RecordList(p.name, False, zt.Int(f"len({p.name})"), record, change)
+                self.neighbour[p.name] = RecordList(p.name, True, zt.Int(f"len({p.name}')"), record, change)
+                continue
             self.params[p.name] = self._symbol(p.name, p.type)
             if not p.public:
                 self.neighbour[p.name] = self._symbol(p.name + "'", p.type)
+
+    def summary(self, func: str, over: RecordList, body: z3.ExprRef, at: z3.ExprRef) -> z3.ArithRef:
+        """`func(l in 0 .. len(q): body)` over a RecordList, `body` evaluated on the symbol `at` standing for
+        q[l]: one symbol per (func, list, body) on each side, and the fact relating them: q' is q with the
+        record r inserted (change +1) or deleted (change -1), and sum and count do not depend on the order, so
+        the value over q' is the value over q plus change·body(r)."""
+        term = z3.If(body, 1, 0) if func == "count" else body
+        key = (func, over.name, term.sexpr())
+        if key not in self.summaries:
+            integer = func == "count" or z3.is_int(term)
+            pair = tuple(zt.Int(f"%{func}{len(self.summaries)}({over.name}{prime})") if integer else
+                         zt.Real(f"%{func}{len(self.summaries)}({over.name}{prime})") for prime in ("", "'"))
+            self.summaries[key] = pair[0], pair[1]
+            self.side.append(pair[1] == pair[0] + over.change * z3.substitute(term, (at, over.record)))
+        here, there = self.summaries[key]
+        return there if over.primed else here
 
     def _symbol(self, name: str, t: Type) -> Value:
         if name in self.structural:
@@ -438,6 +481,10 @@ class Encoding:
                 here, there = self.params[p.name], self.neighbour[p.name]
                 bound = ExprEval(self, self.params, {}).value(adj.bound) if adj.bound is not None else None
                 rule = adj.rule
+                if rule.changes_length and isinstance(here, RecordList) and isinstance(there, RecordList):
+                    parts += [here.length >= 0, there.length >= 0, there.length == here.length + here.change,
+                              zt.Or([here.change == d for d in rule.length_changes])]
+                    continue
                 if rule.changes_length:
                     assert isinstance(here, ListV) and isinstance(there, ListV)
                     parts.append(rule.one_record_apart(Z3_OPS, list(here.items), list(there.items)))
@@ -526,6 +573,8 @@ class ExprEval(IRVisitor[Value, None]):
         filter holds."""
         self.reads: list[tuple[z3.BoolRef, str]] | None = None
         """If a list: each read of `out` adds the condition that its index is in range where it is read."""
+        self.reading: tuple[RecordList, z3.ArithRef, z3.ExprRef] | None = None
+        """Within a summary's body: (the list, the comprehension's index, the symbol q[index] reads)."""
 
     @contextmanager
     def recording(self, reads: list[tuple[z3.BoolRef, str]]) -> Iterator[None]:
@@ -595,6 +644,10 @@ class ExprEval(IRVisitor[Value, None]):
         return _BUILTINS[e.func](self, e)
 
     def visit_comprehension(self, e: n.Comprehension, ctx: None = None) -> Value:
+        if self.enc.records:
+            summary = self.summary(e)
+            if summary is not None:
+                return summary
         candidates = self.candidates(e)
         results = []
         for guard, index in candidates:
@@ -616,6 +669,33 @@ class ExprEval(IRVisitor[Value, None]):
             self.reads.append((z3.Implies(self.guard, zt.Or([g for g, _, _ in results])),
                                f"takes `{e.func}` over an empty set at line {e.span.line}"))
         return _fold(e.func, results)
+
+    def summary(self, e: n.Comprehension) -> Value | None:
+        """`sum`/`count(l in 0 .. len(q): body)` over a RecordList q, body reading q only as q[l]: the
+        summary symbol of `Encoding.summary`; None for any other comprehension."""
+        if e.func not in ("sum", "count") or not isinstance(e.domain, n.Range) or e.excluded is not None or \
+                e.condition is not None or _concrete(self.arith(e.domain.lo)) != 0:
+            return None
+        hi = e.domain.hi
+        over = self.value(hi.args[0]) if isinstance(hi, n.Call) and hi.func == "len" else None
+        if not isinstance(over, RecordList):
+            return None
+        index = self.enc.fresh("l", "int")
+        at = self.enc._scalar(f"%at({over.name})", _element_type(self.enc.mech, over.name))
+        saved_var, saved_reading = self.env.get(e.var), self.reading
+        self.env[e.var], self.reading = index, (over, index, at)
+        try:
+            body = self.value(e.body)
+        finally:
+            self.reading = saved_reading
+            if saved_var is None:
+                del self.env[e.var]
+            else:
+                self.env[e.var] = saved_var
+        if not z3.is_expr(body) or _mentions(body, index):
+            raise EncodingError("the body of a sum or count over a list with a private length reads its index "
+                                "other than as the record")
+        return self.enc.summary(e.func, over, body, at)
 
     def candidates(self, e: n.Comprehension) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
         if e.domain is None:
@@ -725,6 +805,12 @@ class ExprEval(IRVisitor[Value, None]):
             return select(b.items, self.arith(index_node), self.enc)
         if isinstance(b, LoopList):
             return b.at(self.arith(index_node))
+        if isinstance(b, RecordList):
+            index = self.arith(index_node)
+            if self.reading is None or self.reading[0] != b or not index.eq(self.reading[1]):
+                raise EncodingError("a list with a private length is read only by sum and count over all its "
+                                    "records, at the comprehension's index")
+            return self.reading[2]
         if isinstance(b, ArrayV):
             return z3.Select(b.array, self.arith(index_node))
         if isinstance(b, RankV):
@@ -820,7 +906,7 @@ def _b_len(ev: ExprEval, e: n.Call) -> Value:
         return v.length
     if isinstance(v, ListV):
         return zt.IntVal(len(v.items))
-    if isinstance(v, (LoopList, ArrayV, RankV, TailOutput)):
+    if isinstance(v, (LoopList, ArrayV, RankV, TailOutput, RecordList)):
         return v.length
     raise EncodingError("len of a non-list")
 
@@ -1349,3 +1435,25 @@ class AlignmentEval:
 
     def value(self, e: n.Expr) -> Value:
         return self.ev.value(e)
+
+
+def _element_type(mech: ResolvedMechanism, name: str) -> Type:
+    for p in mech.params:
+        if p.name == name and isinstance(p.type, ListType):
+            return p.type.elem
+    raise EncodingError(f"{name} is not a list parameter")
+
+
+def _mentions(term: z3.ExprRef, symbol: z3.ExprRef) -> bool:
+    """Whether `symbol` occurs in `term`."""
+    seen: set[int] = set()
+    todo = [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.eq(symbol):
+            return True
+        todo.extend(t.children())
+    return False

@@ -255,17 +255,16 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     """The proof for every length: by induction over the main loop (`induction.py`), or for a mechanism that
     ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits. Its `proved`
     maps each obligation to None (proved) or why not."""
-    from . import induction, ranking
+    from . import induction, ranking, records
 
     hidden = [p.name for p in mech.params if not p.length_public]
-    if hidden:
-        return Inductive(proved={o.key: f"add/remove-one-record neighbours of {', '.join(hidden)}: the inductive and "
-                                 "ranking encodings relate lists of one length" for o in checked})
+    # add/remove-one-record neighbours: the induction and the ranking encoding relate lists of one length
+    strategies = (records,) if hidden else (induction, ranking)
     start = time.perf_counter()
     reasons = []
     result = None
     try:
-        for strategy in (induction, ranking):
+        for strategy in strategies:
             try:
                 result = strategy.prove(mech, options.limits, _cost_term, noise_support)
                 break
