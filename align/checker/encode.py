@@ -91,7 +91,7 @@ class LoopList:
         return self.here
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RecordList:
     """A list with a private length (an add/remove-one-record clause), seen by the proof for every length
     (`Encoding.records`): its length is a symbol, and it is read only through `sum` and `count` over all its
@@ -807,7 +807,7 @@ class ExprEval(IRVisitor[Value, None]):
             return b.at(self.arith(index_node))
         if isinstance(b, RecordList):
             index = self.arith(index_node)
-            if self.reading is None or self.reading[0] != b or not index.eq(self.reading[1]):
+            if self.reading is None or self.reading[0] is not b or not index.eq(self.reading[1]):
                 raise EncodingError("a list with a private length is read only by sum and count over all its "
                                     "records, at the comprehension's index")
             return self.reading[2]
