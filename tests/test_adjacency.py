@@ -288,7 +288,7 @@ def test_the_record_term_of_a_fold_is_what_the_proof_for_every_length_rests_on(m
     spec = "incorrect/clipped_sum_unclipped.dp"
     assert overall_status(_verify(spec)) == Status.REFUTED
 
-    def without_the_record(self, func, over, body, at):
+    def without_the_record(self, func, over, body):
         key = (func, over.name, (z3.If(body, 1, 0) if func == "count" else body).sexpr())
         if key not in self.summaries:
             here, there = zt.Real(f"%s{len(self.summaries)}"), zt.Real(f"%s{len(self.summaries)}'")

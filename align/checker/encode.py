@@ -106,6 +106,8 @@ class RecordList:
     """The record q and q' do not share."""
     change: z3.ArithRef
     """len(q') - len(q): +1 (q' has the record) or -1 (q has it)."""
+    at: z3.ExprRef
+    """What q[l] reads in the body of a fold over all the records (`ExprEval.summary`)."""
 
 
 @dataclass(frozen=True)
@@ -389,17 +391,18 @@ class Encoding:
     def __post_init__(self) -> None:
         for p in self.mech.params:
             if self.records and isinstance(p.type, ListType) and not p.length_public:
-                record, change = self._scalar(f"%record({p.name})", p.type.elem), zt.Int(f"%change({p.name})")
-                self.params[p.name] = RecordList(p.name, False, zt.Int(f"len({p.name})"), record, change)
-                self.neighbour[p.name] = RecordList(p.name, True, zt.Int(f"len({p.name}')"), record, change)
+                shared = (self._scalar(f"%record({p.name})", p.type.elem), zt.Int(f"%change({p.name})"),
+                          self._scalar(f"%at({p.name})", p.type.elem))
+                self.params[p.name] = RecordList(p.name, False, zt.Int(f"len({p.name})"), *shared)
+                self.neighbour[p.name] = RecordList(p.name, True, zt.Int(f"len({p.name}')"), *shared)
                 continue
             self.params[p.name] = self._symbol(p.name, p.type)
             if not p.public:
                 self.neighbour[p.name] = self._symbol(p.name + "'", p.type)
 
-    def summary(self, func: str, over: RecordList, body: z3.ExprRef, at: z3.ExprRef) -> z3.ArithRef:
-        """`func(l in 0 .. len(q): body)` over a RecordList, `body` evaluated on the symbol `at` standing for
-        q[l]: one symbol per (func, list, body) on each side, and the fact relating them: q' is q with the
+    def summary(self, func: str, over: RecordList, body: z3.ExprRef) -> z3.ArithRef:
+        """`func(l in 0 .. len(q): body)` over a RecordList, `body` evaluated on the symbol `over.at` standing
+        for q[l]: one symbol per (func, list, body) on each side, and the fact relating them: q' is q with the
         record r inserted (change +1) or deleted (change -1), and sum and count do not depend on the order, so
         the value over q' is the value over q plus change·body(r)."""
         term = z3.If(body, 1, 0) if func == "count" else body
@@ -409,7 +412,7 @@ class Encoding:
             pair = tuple(zt.Int(f"%{func}{len(self.summaries)}({over.name}{prime})") if integer else
                          zt.Real(f"%{func}{len(self.summaries)}({over.name}{prime})") for prime in ("", "'"))
             self.summaries[key] = pair[0], pair[1]
-            self.side.append(pair[1] == pair[0] + over.change * z3.substitute(term, (at, over.record)))
+            self.side.append(pair[1] == pair[0] + over.change * z3.substitute(term, (over.at, over.record)))
         here, there = self.summaries[key]
         return there if over.primed else here
 
@@ -573,8 +576,8 @@ class ExprEval(IRVisitor[Value, None]):
         filter holds."""
         self.reads: list[tuple[z3.BoolRef, str]] | None = None
         """If a list: each read of `out` adds the condition that its index is in range where it is read."""
-        self.reading: tuple[RecordList, z3.ArithRef, z3.ExprRef] | None = None
-        """Within a summary's body: (the list, the comprehension's index, the symbol q[index] reads)."""
+        self.reading: tuple[RecordList, z3.ArithRef] | None = None
+        """Within a summary's body: (the list, the comprehension's index); q[index] reads the list's `at`."""
 
     @contextmanager
     def recording(self, reads: list[tuple[z3.BoolRef, str]]) -> Iterator[None]:
@@ -681,9 +684,8 @@ class ExprEval(IRVisitor[Value, None]):
         if not isinstance(over, RecordList):
             return None
         index = self.enc.fresh("l", "int")
-        at = self.enc._scalar(f"%at({over.name})", _element_type(self.enc.mech, over.name))
         saved_var, saved_reading = self.env.get(e.var), self.reading
-        self.env[e.var], self.reading = index, (over, index, at)
+        self.env[e.var], self.reading = index, (over, index)
         try:
             body = self.value(e.body)
         finally:
@@ -692,10 +694,10 @@ class ExprEval(IRVisitor[Value, None]):
                 del self.env[e.var]
             else:
                 self.env[e.var] = saved_var
-        if not z3.is_expr(body) or _mentions(body, index):
+        if not z3.is_expr(body) or index.decl().name() in _symbols(body):
             raise EncodingError("the body of a sum or count over a list with a private length reads its index "
                                 "other than as the record")
-        return self.enc.summary(e.func, over, body, at)
+        return self.enc.summary(e.func, over, body)
 
     def candidates(self, e: n.Comprehension) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
         if e.domain is None:
@@ -810,7 +812,7 @@ class ExprEval(IRVisitor[Value, None]):
             if self.reading is None or self.reading[0] is not b or not index.eq(self.reading[1]):
                 raise EncodingError("a list with a private length is read only by sum and count over all its "
                                     "records, at the comprehension's index")
-            return self.reading[2]
+            return b.at
         if isinstance(b, ArrayV):
             return z3.Select(b.array, self.arith(index_node))
         if isinstance(b, RankV):
@@ -968,7 +970,8 @@ FUNCTION_FACTS: dict[str, tuple[Callable[..., z3.BoolRef] | None, Callable[..., 
 }
 
 
-def _continuous_symbols(term: z3.ExprRef, enc: Encoding) -> set[str]:
+def _symbols(term: z3.ExprRef) -> set[str]:
+    """The names of the symbols (uninterpreted constants) in `term`."""
     found: set[str] = set()
     todo = [term]
     seen: set[int] = set()
@@ -978,11 +981,14 @@ def _continuous_symbols(term: z3.ExprRef, enc: Encoding) -> set[str]:
             continue
         seen.add(t.get_id())
         if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            if t.decl().name() in enc.continuous:
-                found.add(t.decl().name())
+            found.add(t.decl().name())
         else:
             todo.extend(t.children())
     return found
+
+
+def _continuous_symbols(term: z3.ExprRef, enc: Encoding) -> set[str]:
+    return _symbols(term) & enc.continuous
 
 
 def _linear_in(term: z3.ExprRef, name: str, enc: Encoding) -> bool:
@@ -1435,25 +1441,3 @@ class AlignmentEval:
 
     def value(self, e: n.Expr) -> Value:
         return self.ev.value(e)
-
-
-def _element_type(mech: ResolvedMechanism, name: str) -> Type:
-    for p in mech.params:
-        if p.name == name and isinstance(p.type, ListType):
-            return p.type.elem
-    raise EncodingError(f"{name} is not a list parameter")
-
-
-def _mentions(term: z3.ExprRef, symbol: z3.ExprRef) -> bool:
-    """Whether `symbol` occurs in `term`."""
-    seen: set[int] = set()
-    todo = [term]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.eq(symbol):
-            return True
-        todo.extend(t.children())
-    return False

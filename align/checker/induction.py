@@ -533,8 +533,7 @@ def _same_draws_across_runs(product: _Product, pre1: Run, pre2: Run, assume: lis
     run1, run2 = product.run1, product.run2
     if len(run1.draws) != len(run2.draws) or len(pre1.draws) != len(pre2.draws):
         return "the two runs have different sampling statements"
-    same_out = zt.And(run1.length == run2.length, *(z3.Implies(k < run1.length, equal(x, y))
-                                                    for k, (x, y) in enumerate(zip(run1.slots, run2.slots))))
+    same_out = run1.output.equal(run2.output)
     for premise, first, second in ((assume + [same_out], run1.draws, run2.draws), (entry, pre1.draws, pre2.draws)):
         same = [a.guard == b.guard for a, b in zip(first, second)]
         if same and check_valid(premise, zt.And(same), limits, vacuity=False).status != Validity.PROVED:

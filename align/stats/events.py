@@ -497,12 +497,11 @@ def candidates(layout: Layout, describe: DiscreteKeys, keys1: np.ndarray, reals1
     if score is not None:
         z1, z2 = np.sort(score.of(keys1)), np.sort(score.of(keys2))
         z_grid = threshold_grid(np.concatenate([z1, z2]))
-        spelled = score.text(layout, describe)
 
-        def scored(i: int, grid: np.ndarray = z_grid, score: Score = score, spelled: str = spelled) -> Event:
+        def scored(i: int, grid: np.ndarray = z_grid, score: Score = score) -> Event:
             below, t = i < len(grid), float(grid[i % len(grid)])
             return Event(threshold=t, below=below, score=score, positions=positions,
-                         text=f"score(out) {'<=' if below else '>'} {t:.6g}, {spelled}")
+                         text=f"score(out) {'<=' if below else '>'} {t:.6g}, {score.text(layout, describe)}")
 
         block(2 * len(z_grid), scored)
         s1, s2 = np.searchsorted(z1, z_grid, side="right"), np.searchsorted(z2, z_grid, side="right")
