@@ -181,6 +181,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
                                      ({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3}, {"q": [1, 1, 2, 5]}),
                                      ({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3}, {"q": [0, 1, 1, 2]})],
     "incorrect/clipped_sum_unclipped.dp": [({"q": Q, "eps": 1, "c": 1}, {"q": Q + [5]})],
+    "incorrect/cumulative_record_histogram.dp": [({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3},
+                                                  {"q": [0, 0, 1, 1, 2, 5]})],
     "incorrect/noisy_count_scale_reads_length.dp": [({"q": Q, "eps": 1}, {"q": Q + [0]})],
     "incorrect/noise_per_record.dp": [({"q": [0, 0], "eps": 1}, {"q": [0, 0, 0]})],
     "incorrect/record_difference_insertion.dp": [({"q": [0, 1], "eps": 1}, {"q": [1, 0, 1]})],

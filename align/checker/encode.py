@@ -24,6 +24,7 @@ from typing import TypeAlias
 import z3
 
 from .. import nodes as n
+from ..adjacency import AdjacencyRule
 from ..builtins import implemented
 from ..limits import MAX_UNROLL
 from ..operators import INTEGER_OPERATIONS, ORDERS, RING_OPERATIONS
@@ -372,6 +373,9 @@ class Encoding:
     add/remove-one-record neighbours), not lists of `lengths` entries."""
     summaries: dict[tuple[str, str, str], tuple[z3.ArithRef, z3.ArithRef]] = field(default_factory=dict)
     """(sum or count, list, body on the record) -> its value over q and over q'."""
+    record_terms: dict[tuple[str, str, str], z3.ArithRef] = field(default_factory=dict)
+    """(sum or count, list, body on the record) -> the record's share of it, change·body(r): its value over q'
+    minus its value over q (the induction's budget of the record, induction.py)."""
 
     @property
     def shape(self) -> dict[str, int]:
@@ -412,7 +416,8 @@ class Encoding:
             pair = tuple(zt.Int(f"%{func}{len(self.summaries)}({over.name}{prime})") if integer else
                          zt.Real(f"%{func}{len(self.summaries)}({over.name}{prime})") for prime in ("", "'"))
             self.summaries[key] = pair[0], pair[1]
-            self.side.append(pair[1] == pair[0] + over.change * z3.substitute(term, (over.at, over.record)))
+            self.record_terms[key] = over.change * z3.substitute(term, (over.at, over.record))
+            self.side.append(pair[1] == pair[0] + self.record_terms[key])
         here, there = self.summaries[key]
         return there if over.primed else here
 
@@ -485,8 +490,7 @@ class Encoding:
                 bound = ExprEval(self, self.params, {}).value(adj.bound) if adj.bound is not None else None
                 rule = adj.rule
                 if rule.changes_length and isinstance(here, RecordList) and isinstance(there, RecordList):
-                    parts += [here.length >= 0, there.length >= 0, there.length == here.length + here.change,
-                              zt.Or([here.change == d for d in rule.length_changes])]
+                    parts += record_adjacency(rule, here, there)
                     continue
                 if rule.changes_length:
                     assert isinstance(here, ListV) and isinstance(there, ListV)
@@ -508,6 +512,13 @@ class Encoding:
     def requires(self) -> z3.BoolRef:
         ev = ExprEval(self, self.params, {})
         return zt.And([ev.value(r) for r in self.mech.requires] + list(self.side))
+
+
+def record_adjacency(rule: AdjacencyRule, here: RecordList, there: RecordList) -> list[z3.BoolRef]:
+    """An add/remove-one-record clause over the records views of q and q': the lengths differ by the change,
+    one of those the clause admits."""
+    return [here.length >= 0, there.length >= 0, there.length == here.length + here.change,
+            zt.Or([here.change == d for d in rule.length_changes])]
 
 
 def _abs(x: z3.ArithRef) -> z3.ArithRef:

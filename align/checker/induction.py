@@ -1,7 +1,10 @@
 """Unbounded proofs: Lemma 1's obligations for every input length, by induction over the main loop.
 
 Applies to mechanisms of the SVT shape: statements without loops (the prefix), then one loop
-`for i in 0 .. len(q)` over the queries, and nothing after it. Inside the loop, list parameters are read at
+`for i in 0 .. len(q)` over the queries (or `for i in 0 .. B`, B public), and nothing after it. Lists with a
+private length (add/remove-one-record clauses) are read only through their folds (Encoding.summary), and the
+record's share of the folds is spent as a budget of 1 once z3 proves it lands in at most one iteration
+(`_record_budget`). Inside the loop, list parameters are read at
 the loop index only (q[i], q'[i]), noise drawn in the loop is a family indexed by i, and the alignment reads
 the output at the loop index only (out[i]); each iteration that runs outputs exactly one item.
 
@@ -34,6 +37,7 @@ from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
 from ..resolve import ResolvedMechanism, walk, walk_statements
 from ..types import INT, ListType
+from ..unparse import unparse
 from . import terms as zt
 from .densities import density_conditions
 from .encode import (
@@ -45,13 +49,16 @@ from .encode import (
     IterOutput,
     LoopList,
     OutputSeq,
+    RecordList,
     Run,
     TagV,
     Value,
     _real,
+    _symbols,
     _term,
     default_value,
     equal,
+    record_adjacency,
 )
 from .solver import Limits, Validity, check_valid
 from .supports import aligned_in_support
@@ -86,9 +93,9 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
     prefix = body[:-1]
     if any(isinstance(s, (n.For, n.While)) for s in walk_statements(loop.body)):
         raise NotInductive("the loop is nested")
-    if not (isinstance(loop.lo, n.Number) and loop.lo.value == 0 and isinstance(loop.hi, n.Call)
-            and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.ParamRef)):
-        raise NotInductive("the loop is not `for i in 0 .. len(q)`")
+    over_list = isinstance(loop.hi, n.Call) and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.ParamRef)
+    if not (isinstance(loop.lo, n.Number) and loop.lo.value == 0 and (over_list or _public_bound(mech, loop.hi))):
+        raise NotInductive("the loop is not `for i in 0 .. len(q)` or over a public bound")
     if any(isinstance(s, n.Assign) and s.index is not None for s in walk_statements(loop.body)):
         raise NotInductive("the loop builds a list")
     for p in mech.params:
@@ -98,10 +105,30 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
     return prefix, loop
 
 
-def _loop_list(loop: n.For) -> str:
-    """q of the loop `for i in 0 .. len(q)` that `_shape` accepted."""
-    assert isinstance(loop.hi, n.Call) and isinstance(loop.hi.args[0], n.ParamRef), "checked by _shape"
-    return loop.hi.args[0].id
+def _public_bound(mech: ResolvedMechanism, e: n.Expr) -> bool:
+    """Whether the loop bound e reads only numbers and public scalar parameters (`for j in 0 .. B`): the same
+    number of iterations in both runs, a symbol of its own in the proof."""
+    for x in walk(e):
+        if isinstance(x, n.ParamRef):
+            p = mech.param(x.id)
+            if p is None or not p.public or isinstance(p.type, ListType):
+                return False
+        elif not isinstance(x, (n.Number, n.Binary, n.Unary)):
+            return False
+    return True
+
+
+def _loop_list(loop: n.For) -> str | None:
+    """q of the loop `for i in 0 .. len(q)` that `_shape` accepted; None for a loop over a public bound."""
+    if isinstance(loop.hi, n.Call) and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.ParamRef):
+        return loop.hi.args[0].id
+    return None
+
+
+def _loop_bound(loop: n.For, enc: Encoding, lengths: dict) -> z3.ArithRef:
+    """The number of iterations: the symbolic length of q, or the public bound's value."""
+    q = _loop_list(loop)
+    return lengths[q] if q is not None else ExprEval(enc, dict(enc.params), {}).arith(loop.hi)
 
 
 def _code(slot: Value) -> z3.ArithRef:
@@ -132,16 +159,17 @@ class _Product:
         self.lengths = lengths
         """The symbolic length of each list parameter; the loop runs over the first."""
         self.i = zt.Int("%i")
-        self.n = lengths[_loop_list(loop)]
+        self.n = _loop_bound(loop, enc, lengths)
         self.monotone = zt.Bool("%up")
         self.head1 = {x: _fresh_like(entry1[x], f"{x}@1") for x in carried}
         self.head2 = {x: _fresh_like(entry2[x], f"{x}@2") for x in carried}
         self.acost = zt.Real("%aligned_cost")
         self.ghost_head = {t: zt.Int(f"#{t}@1") for t in sorted(mech.output_tags)}
-        self.used: dict[str, tuple[z3.ArithRef, z3.ArithRef, z3.ArithRef]] = {}
+        self.used: dict[str, tuple[z3.ArithRef, z3.ArithRef, z3.ArithRef, str]] = {}
         """For each L1 clause `sum |q[i] - q'[i]| <= B`: (the distance used by the iterations before this one,
-        |q[i] - q'[i]| of this one, B). Every neighbouring pair satisfies 0 <= used and used + |q[i] - q'[i]| <= B
-        at every iteration, which is all the abstract iteration assumes."""
+        |q[i] - q'[i]| of this one, B, B's source text). Every neighbouring pair satisfies 0 <= used and
+        used + |q[i] - q'[i]| <= B at every iteration, which is all the abstract iteration assumes. The records'
+        budget (`_record_budget`) is one more such total, with B = 1."""
         self.witness_primed: dict = {}
         self._witness_base: dict = {}
         inputs1, inputs2, self.adjacent = self._inputs()
@@ -171,7 +199,9 @@ class _Product:
         env: dict[str, Value] = {}
         primed: dict[str, Value] = {}
         for p in self.mech.params:
-            if isinstance(p.type, ListType):
+            if isinstance(self.enc.params[p.name], RecordList):
+                env[p.name], primed[p.name] = self.enc.params[p.name], self.enc.neighbour[p.name]
+            elif isinstance(p.type, ListType):
                 here = _scalar(f"{p.name}[{name}#j]", p.type.elem)
                 env[p.name] = LoopList(here, self.lengths[p.name], j)
                 if not p.public:
@@ -196,7 +226,11 @@ class _Product:
         adjacent: list[z3.BoolRef] = []
         for p in self.mech.params:
             value = self.enc.params[p.name]
-            if isinstance(p.type, ListType):
+            if isinstance(value, RecordList):
+                # read only through len and the folds over all its records (Encoding.summary); its clause is
+                # among `_record_facts`
+                inputs1[p.name], inputs2[p.name] = value, self.enc.neighbour[p.name]
+            elif isinstance(p.type, ListType):
                 here = _scalar(f"{p.name}[i]", p.type.elem)
                 inputs1[p.name] = LoopList(here, self.lengths[p.name], self.i)
                 if not p.public:
@@ -212,7 +246,8 @@ class _Product:
                             total = adj.rule.total_text(p.name)
                             used = zt.Real(f"%used({total})")
                             step = _real(adj.rule.measure(Z3_SPLIT_OPS, here, there))
-                            self.used[total] = (used, step, _real(bound))
+                            assert adj.bound is not None
+                            self.used[total] = (used, step, _real(bound), unparse(adj.bound))
                             adjacent += [used >= 0, used + step <= bound]
                 else:
                     inputs2[p.name] = inputs1[p.name]
@@ -251,6 +286,9 @@ class _InductiveEval(ExprEval):
     def visit_comprehension(self, e: n.Comprehension, ctx: None = None):
         p = self.product
         d = e.domain
+        summary = self.summary(e) if self.enc.records else None
+        if summary is not None:  # a fold over all the records of a list with a private length
+            return summary
         if isinstance(d, n.Range):
             lo, hi = self.arith(d.lo), self.arith(d.hi)
             starts_at_zero = z3.is_true(z3.simplify(lo == 0))
@@ -366,7 +404,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     if any(isinstance(sub, n.OutRef) for sub in walk(mech.claim)):
         raise NotInductive("the claim depends on the output")
     assigned = {s.target for s in walk_statements(loop.body) if isinstance(s, n.Assign)}
-    enc = Encoding(mech, Encoding.uniform(mech, 0), {})
+    enc = Encoding(mech, Encoding.uniform(mech, 0), {},
+                   records=any(isinstance(p.type, ListType) and not p.length_public for p in mech.params))
     lengths = _symbolic_lengths(mech, enc)
     # The prefix on D and on D' (with the shifts of its scalar noise), for every length: it sees each list only
     # through its symbolic length (reading an element there is outside this proof's shape).
@@ -393,10 +432,13 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants, lengths)
     entry_cost = _prefix_cost(pre1, probe, cost_term)
     claim = _real(ExprEval(enc, {**enc.params, **constants}, {}).arith(mech.claim))
-    nonnegative = [length >= 0 for length in lengths.values()]
+    nonnegative = [length >= 0 for length in lengths.values()] + _record_facts(mech, enc)
     support = support_of(enc, draws=pre1.draws + product.run1.draws)
     # Every length that `requires` allows, 0 included: at entry the loop may not run at all.
     entry_base = [enc.requires(), *support, *nonnegative]
+    budget = _record_budget(product, loop, entry_base, limits)
+    if budget is not None:
+        result.notes.setdefault(ObligationId.C4C, []).append(budget)
     base = [*entry_base, *product.adjacent, product.i >= 0, product.i < product.n]
 
     # Candidate invariants: (text, formula over the head state, formula at entry, formula after the iteration).
@@ -413,9 +455,9 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     entry = at(pre1.vars, pre2.vars, entry_cost, zt.IntVal(0), entry_ghosts,
                {q: zt.RealVal(0) for q in product.used})
     head = at(product.head1, product.head2, product.acost, product.i, product.ghost_head,
-              {q: used for q, (used, _, _) in product.used.items()})
+              {q: used for q, (used, _, _, _) in product.used.items()})
     after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
-               after_ghosts, {q: used + step for q, (used, step, _) in product.used.items()})
+               after_ghosts, {q: used + step for q, (used, step, _, _) in product.used.items()})
     step = _iteration_cost_bound(mech, product, cost_term)
     # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
     candidates: list[tuple[str, Callable[..., z3.BoolRef]]] = []
@@ -441,8 +483,9 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     candidates.append(("aligned_cost <= claim", lambda s: s["acost"] <= claim))
     # A clause with a measure (L1, count): the budget is spent in proportion to the measure used so far,
     # B·(aligned_cost - its value at entry) <= (claim - its value at entry)·used.
-    for q, (_, _, bound) in product.used.items():
-        candidates.append((f"aligned_cost <= (its value at entry) + (claim - its value at entry)·d/B, d = "
+    for q, (_, _, bound, bound_text) in product.used.items():
+        share = "d" if bound_text == "1" else f"d/{bound_text}" if bound_text.isidentifier() else f"d/({bound_text})"
+        candidates.append((f"aligned_cost <= (its value at entry) + (claim - its value at entry)·{share}, d = "
                            f"{q} so far",
                            lambda s, q=q, b=bound: b * (s["acost"] - entry_cost) <= (claim - entry_cost) * s["u"][q]))
     candidates.append(("aligned_cost <= its value at entry", lambda s: s["acost"] <= entry_cost))
@@ -550,10 +593,12 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
         pre.block(prefix)
         runs.append(pre)
     pre_a, pre_b = runs
-    i, n_len = zt.Int("%i"), lengths[_loop_list(loop)]
+    i, n_len = zt.Int("%i"), _loop_bound(loop, enc, lengths)
     inputs = {}
     for p in mech.params:
-        if isinstance(p.type, ListType):
+        if isinstance(enc.params[p.name], RecordList):
+            inputs[p.name] = enc.params[p.name]
+        elif isinstance(p.type, ListType):
             inputs[p.name] = LoopList(_scalar(f"{p.name}[i]", p.type.elem), lengths[p.name], i)
         else:
             inputs[p.name] = enc.params[p.name]
@@ -596,12 +641,77 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
     return None if ok else "the draws of an iteration could not be shown to be determined by the output"
 
 
+def _record_facts(mech: ResolvedMechanism, enc: Encoding) -> list[z3.BoolRef]:
+    """The add/remove-one-record clauses over the records views of the lists with a private length."""
+    facts = []
+    for p in mech.params:
+        here, there = enc.params[p.name], enc.neighbour.get(p.name)
+        if isinstance(here, RecordList) and isinstance(there, RecordList):
+            facts += [f for adj in p.adjacency if adj.rule.changes_length
+                      for f in record_adjacency(adj.rule, here, there)]
+    return facts
+
+
+RECORD_BUDGET = "the record's share of the folds"
+"""The name of the records' ghost total (`_record_budget`) in the invariant's text."""
+
+
+def _record_budget(product: _Product, loop: n.For, entry: list[z3.BoolRef], limits: Limits) -> str | None:
+    """The record r that q and q' do not share, as a budget spent by the iterations (a histogram of records:
+    bin j counts r only where r = j). The share of iteration i is s(i) = Σ |fold(q') - fold(q)| over the folds
+    it evaluates that depend on i, each fold's difference being change·f_i(r) (Encoding.summary). When z3
+    proves s(i) <= 1 for every iteration and s(i) = 0 or s(j) = 0 for any two iterations i < j — the record
+    counts in at most one — every neighbouring pair has used + s(i) <= 1 at every iteration, used the shares of
+    the iterations before: the L1 clause's ghost total with bound 1, and its invariant template
+    aligned_cost <= (claim)·used applies. Returns the note for C4c, or None when the lemma does not hold (or
+    a share reads what changes from one iteration to the next: the head state, the iteration's noise)."""
+    enc = product.enc
+    index = product.i.decl().name()
+    shares = [t for t in enc.record_terms.values() if index in _symbols(t)]
+    if not shares:
+        return None
+    share = zt.Sum([z3.If(t >= 0, t, -t) for t in shares])
+    if _moves(product, share) or not _counts_once(product, share, entry, limits):
+        return None
+    used = zt.Real(f"%used({RECORD_BUDGET})")
+    product.used[RECORD_BUDGET] = (used, share, zt.RealVal(1), "1")
+    product.adjacent += [used >= 0, used + share <= 1]
+    return (f"the record that q and q' do not share changes the folds of at most one "
+            f"iteration of the loop at line {loop.span.line}, by at most 1 (z3: no two iterations both "
+            f"change), so the iterations spend at most a budget of 1 between them")
+
+
+def _moves(product: _Product, share: z3.ArithRef) -> bool:
+    """Whether the share reads something other than the index and what stays fixed over the loop (parameters,
+    the record, the prefix's values): the head state, the aligned cost, the ghost counters, this iteration's
+    noise. Such a share is not the same function of the index at every iteration, and `_counts_once`, which
+    compares it at two indices, would compare the wrong terms."""
+    moving = [*product.head1.values(), *product.head2.values(), product.acost, *product.ghost_head.values(),
+              *(d.value for d in product.run1.draws)]
+    return any(_symbols(share) & _symbols(x) for x in moving if z3.is_expr(x))
+
+
+def _counts_once(product: _Product, share: z3.ArithRef, entry: list[z3.BoolRef], limits: Limits) -> bool:
+    """The lemma of the records' budget: s(i) <= 1 at every iteration, and s(i) = 0 or s(j) = 0 for any two
+    iterations i < j (then the shares of all the iterations sum to at most 1)."""
+    later = zt.Int("%i#later")
+    share_later = z3.substitute(share, (product.i, later))
+    once = check_valid([*entry, product.i >= 0, product.i < later, later < product.n],
+                       zt.Or(share == 0, share_later == 0), limits, vacuity=False)
+    small = check_valid([*entry, product.i >= 0, product.i < product.n], share <= 1, limits, vacuity=False)
+    return once.status == Validity.PROVED and small.status == Validity.PROVED
+
+
 def _symbolic_lengths(mech: ResolvedMechanism, enc: Encoding) -> dict:
     """A length symbol of its own for each list parameter (`len(q)` in `requires` and in the prefix reads it),
     and the list parameters of `enc` replaced by views that know only that length."""
     lengths = {}
     for p in mech.params:
-        if isinstance(p.type, ListType):
+        if isinstance(enc.params[p.name], RecordList):
+            record_list = enc.params[p.name]
+            assert isinstance(record_list, RecordList)
+            lengths[p.name] = record_list.length
+        elif isinstance(p.type, ListType):
             length = zt.Int(f"len({p.name})")
             lengths[p.name] = length
             nowhere = zt.Int(f"%no_index({p.name})")
@@ -627,8 +737,6 @@ def _eval_in(enc: Encoding, state: dict, constants: dict, e: n.Expr):
 
 
 def _text(e: n.Expr) -> str:
-    from ..unparse import unparse
-
     return unparse(e)
 
 
@@ -707,8 +815,6 @@ def _primed(e: n.Expr) -> bool:
 
 
 def _same_place(a: n.Expr, b: n.Expr) -> bool:
-    from ..unparse import unparse
-
     def strip(x: n.Expr) -> str:
         return unparse(x).replace("'", "")
 

@@ -688,6 +688,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 here_s, there_s = _term(enc.params[p.name]), _term(enc.neighbour[p.name])
                 adjacency.append(adj.rule.entry(Z3_SPLIT_OPS, here_s, there_s, bound, up))
     loop_list = _loop_list(shape.map_loop)
+    assert loop_list is not None, "_shape accepts only `for i in 0 .. len(q)` as the map loop"
     n_ = lengths[loop_list]
     arrays = {s.name: z3.Array("noise:" + s.name, zt.IntSort(), zt.IntSort() if s.distribution.integer
                                else zt.RealSort()) for s in mech.noise if s.family}

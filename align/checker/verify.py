@@ -259,7 +259,8 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
 
     hidden = [p.name for p in mech.params if not p.length_public]
     # add/remove-one-record neighbours: the induction and the ranking encoding relate lists of one length
-    strategies = (records,) if hidden else (induction, ranking)
+    # (records first: the induction takes them only with a loop over a public bound, whose folds it summarises)
+    strategies = (records, induction) if hidden else (induction, ranking)
     start = time.perf_counter()
     reasons = []
     result = None
