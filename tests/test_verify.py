@@ -259,6 +259,33 @@ def test_induction_declines_a_builtin_over_a_whole_list_parameter():
         induction.prove(mech, Limits(), _cost_term, noise_support)
 
 
+def test_induction_over_a_public_bound_declines_reads_by_position():
+    # `for j in 0 .. B` with B public: j need not be a valid index of q (B may exceed len(q), where the
+    # interpreter stops with index-out-of-range); reading q[j] there is outside the shape, and the induction
+    # declines rather than read a symbol the real list does not have
+    from align.checker import induction
+    from align.checker.verify import _cost_term, noise_support
+
+    mech = resolve(parse_source(Source("m.dp", """
+mechanism bylist(q: real[], eps: real, B: int)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0, B >= 1
+  privacy eps
+{
+  for j in 0 .. B {
+    eta ~ Lap(1 / eps)
+    output q[j] + eta
+  }
+}
+
+alignment bylist {
+  eta[j]' = eta[j] + q[j] - q'[j]
+}
+"""))).mechanisms[0]
+    with fresh_context(), pytest.raises(induction.NotInductive, match="reads a list by position"):
+        induction.prove(mech, Limits(), _cost_term, noise_support)
+
+
 def test_counterexamples_do_not_depend_on_earlier_calls():
     # z3's models depend on the history of its context; verify_mechanism starts a fresh one each time
     from align.checker.verify import verify_mechanism

@@ -98,11 +98,32 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
         raise NotInductive("the loop is not `for i in 0 .. len(q)` or over a public bound")
     if any(isinstance(s, n.Assign) and s.index is not None for s in walk_statements(loop.body)):
         raise NotInductive("the loop builds a list")
+    if not over_list:
+        # the loop index need not be a valid index of any list: element reads are outside this shape (folds
+        # over the records of a list with a private length are not element reads)
+        read = _read_by_position(mech)
+        if read is not None:
+            raise NotInductive(f"a loop over a public bound, and `{unparse(read)}` reads a list by position")
     for p in mech.params:
         for adj in p.adjacency:
             if adj.rule.measure is not None and p.name != _loop_list(loop):
                 raise NotInductive(f"`{adj.rule.total_text(p.name)}` is bounded on a list the loop does not run over")
     return prefix, loop
+
+
+def _read_by_position(mech: ResolvedMechanism) -> n.Expr | None:
+    """A read `q[e]` of a list parameter with a public length, in the body or in the alignment, if any."""
+    from .verify import _stmt_exprs
+
+    roots = [e for st in walk_statements(mech.body) for e in _stmt_exprs(st)]
+    if mech.alignment is not None:
+        roots += [let.value for let in mech.alignment.lets] + [s.shift for s in mech.alignment.shifts]
+    for x in (y for e in roots for y in walk(e)):
+        if isinstance(x, n.Index) and isinstance(x.base, n.ParamRef):
+            p = mech.param(x.base.id)
+            if p is not None and isinstance(p.type, ListType) and p.length_public:
+                return x
+    return None
 
 
 def _public_bound(mech: ResolvedMechanism, e: n.Expr) -> bool:
