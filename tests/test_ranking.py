@@ -236,3 +236,50 @@ def test_every_line_dropped_or_changed_ends_in_a_proof_or_a_reason(name: str):
         except NotInductive:
             continue
     assert len(mutants) > 30
+
+
+def test_the_ground_instances_of_the_maxima_are_consequences_of_their_definitions():
+    """`_Extremum.ground` (the quantifier-free C4c attempt) states only instances of the definitions, and they
+    are enough for Free Gap's Lemma 5: two maxima over the same domain whose bodies differ by at most 1 at every
+    index differ by at most 1 — and not by less."""
+    import z3
+
+    from align.checker import terms as zt
+    from align.checker.solver import Validity, check_valid
+
+    with fresh_context():
+        n = zt.Int("n")
+        a, b = (z3.Array(name, zt.IntSort(), zt.RealSort()) for name in ("a", "b"))
+        extrema, definitions = [], []
+        for name, arr in (("m", a), ("m'", b)):
+            w, value, l_ = zt.Int(name + "w"), zt.Real(name), zt.Int(name + "l")
+
+            def domain(x):
+                return zt.And(x >= 0, x < n)
+
+            def body(x, arr=arr):
+                return z3.Select(arr, x)
+
+            extrema.append(ranking._Extremum(True, w, value, domain, body))
+            definitions += [domain(w), body(w) == value,
+                            z3.ForAll([l_], z3.Implies(domain(l_), body(l_) <= value))]
+        x = zt.Int("x")
+        ground = ranking._Extremum.ground(extrema, [x])
+        assert check_valid(definitions, zt.And(ground), Limits()).status == Validity.PROVED
+        close = [z3.Implies(zt.And(p >= 0, p < n), zt.And(z3.Select(a, p) - z3.Select(b, p) <= 1,
+                                                            z3.Select(b, p) - z3.Select(a, p) <= 1))
+                 for p in [e.witness for e in extrema]]
+        m, m2 = extrema[0].value, extrema[1].value
+        assert check_valid([*ground, *close], zt.And(m2 - m <= 1, m - m2 <= 1), Limits()).status == Validity.PROVED
+        assert check_valid([*ground, *close], zt.And(m2 - m <= 0.5, m - m2 <= 0.5),
+                           Limits(), vacuity=False).status == Validity.REFUTED
+
+
+def test_the_top_k_cost_is_proved_without_quantifiers():
+    """Algorithm 4's C4c rests on Lemma 5 only: the quantifier-free attempt proves it, and says so; with the
+    claim halved it does not (nor does the quantified query)."""
+    result = _prove(_spec(TOP_K))
+    assert result.proved["C4c", None] is None
+    assert any("Lemma 5" in note for note in result.notes["C4c"])
+    halved = _prove(_spec(TOP_K, ("privacy eps", "privacy eps / 2")))
+    assert halved.proved["C4c", None] is not None
