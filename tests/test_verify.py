@@ -259,10 +259,64 @@ def test_induction_declines_a_builtin_over_a_whole_list_parameter():
         induction.prove(mech, Limits(), _cost_term, noise_support)
 
 
+SMART_SUM_WINDOW = "eta1[i]' = eta1[i] + sum(l in i + 1 - M .. i + 1: q[l] - q'[l])"
+
+
+@pytest.mark.parametrize("change,failing", [
+    (("privacy 2 * eps", "privacy 3 * eps / 2"), "C4c"),
+    (("eta1 ~ Lap(1 / eps)", "eta1 ~ Lap(1 / (2 * eps))"), "C4c"),
+    ((SMART_SUM_WINDOW, SMART_SUM_WINDOW.replace(".. i + 1:", ".. i:")), "C4a"),
+    ((SMART_SUM_WINDOW, SMART_SUM_WINDOW.replace("i + 1 - M", "i - M")), "C4a"),
+    ((SMART_SUM_WINDOW, SMART_SUM_WINDOW.replace("i + 1 - M", "i + 2 - M")), "C4a"),
+    (("next = block + q[i] + eta1", "next = block + 2 * q[i] + eta1"), "C4a"),
+    (("if (i + 1) % M == 0", "if (i + 1) % (M + 1) == 0"), "C4a"),
+    (("adjacent sum |q[i] - q'[i]| <= 1", "adjacent |q[i] - q'[i]| <= 1"), "C4c"),
+])
+def test_the_block_window_does_not_prove_broken_smart_sums(change, failing):
+    # SmartSum's block-end shift reads the window sum(l in i + 1 - M .. i + 1: ...), a ghost reset at each
+    # block's end (induction._Window): off-by-one windows, a block schedule the window does not follow, less
+    # noise or a smaller claim are not proved (run directly: the bounded check would refute them first)
+    from align.checker import induction
+    from align.checker.verify import _cost_term, noise_support
+
+    text = (SPECS / "counting" / "smart_sum.dp").read_text()
+    assert change[0] in text
+    mech = resolve(parse_source(Source("mutant.dp", text.replace(change[0], change[1])))).mechanisms[0]
+    with fresh_context():
+        try:
+            result = induction.prove(mech, Limits(), _cost_term, noise_support)
+        except induction.NotInductive:  # a window that does not end at i + 1 is not a block's: declined
+            assert ".. i:" in change[1]
+        else:
+            assert result.proved[ObligationId(failing), None] is not None, result.proved
+    assert overall_status(verify_mechanism(mech)) == "refuted"
+
+
+def test_a_window_outside_a_block_end_is_not_known():
+    # The ghost gives the window's value only where it ends a block; a shift that reads it in every iteration
+    # (here the in-block noise) sees an unconstrained value there, and nothing is proved from it: that
+    # alignment is wrong (mid-block the window reaches into the previous block), and the bounded check says so.
+    from align.checker import induction
+    from align.checker.verify import _cost_term, noise_support
+
+    text = (SPECS / "counting" / "smart_sum.dp").read_text()
+    mech = resolve(parse_source(Source("mutant.dp", text.replace(
+        "eta2[i]' = eta2[i] + q[i] - q'[i]", "eta2[i]' = eta2[i] + sum(l in i + 1 - M .. i + 1: q[l] - q'[l])"))
+    )).mechanisms[0]
+    with fresh_context():
+        result = induction.prove(mech, Limits(), _cost_term, noise_support)
+    assert result.proved[ObligationId.C4A, None] is not None
+    assert overall_status(verify_mechanism(mech)) == "refuted"
+    # and a period that `requires` does not keep at least 1 has no block schedule: the induction declines
+    mech = resolve(parse_source(Source("mutant.dp", text.replace("1 < M, M < len(q)", "M < len(q)")))).mechanisms[0]
+    with fresh_context(), pytest.raises(induction.NotInductive, match="may not span a block"):
+        induction.prove(mech, Limits(), _cost_term, noise_support)
+
+
 def test_induction_over_a_public_bound_declines_reads_by_position():
     # `for j in 0 .. B` with B public: j need not be a valid index of q (B may exceed len(q), where the
-    # interpreter stops with index-out-of-range); reading q[j] there is outside the shape, and the induction
-    # declines rather than read a symbol the real list does not have
+    # interpreter stops with index-out-of-range); unless `requires` bounds B by len(q), reading q[j] there is
+    # outside the shape, and the induction declines rather than read a symbol the real list does not have
     from align.checker import induction
     from align.checker.verify import _cost_term, noise_support
 
@@ -282,7 +336,7 @@ alignment bylist {
   eta[j]' = eta[j] + q[j] - q'[j]
 }
 """))).mechanisms[0]
-    with fresh_context(), pytest.raises(induction.NotInductive, match="reads a list by position"):
+    with fresh_context(), pytest.raises(induction.NotInductive, match=r"may run past the end of q, and `q\[j\]` reads"):
         induction.prove(mech, Limits(), _cost_term, noise_support)
 
 

@@ -35,7 +35,7 @@ import z3
 
 from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
-from ..resolve import ResolvedMechanism, walk, walk_statements
+from ..resolve import ResolvedMechanism, children, walk, walk_statements
 from ..types import INT, ListType
 from ..unparse import unparse
 from . import terms as zt
@@ -98,23 +98,22 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
         raise NotInductive("the loop is not `for i in 0 .. len(q)` or over a public bound")
     if any(isinstance(s, n.Assign) and s.index is not None for s in walk_statements(loop.body)):
         raise NotInductive("the loop builds a list")
-    if not over_list:
-        # the loop index need not be a valid index of any list: element reads are outside this shape (folds
-        # over the records of a list with a private length are not element reads)
-        read = _read_by_position(mech)
-        if read is not None:
-            raise NotInductive(f"a loop over a public bound, and `{unparse(read)}` reads a list by position")
-    for p in mech.params:
-        for adj in p.adjacency:
-            if adj.rule.measure is not None and p.name != _loop_list(loop):
-                raise NotInductive(f"`{adj.rule.total_text(p.name)}` is bounded on a list the loop does not run over")
+    if over_list:
+        for p in mech.params:
+            for adj in p.adjacency:
+                if adj.rule.measure is not None and p.name != _loop_list(loop):
+                    raise NotInductive(f"`{adj.rule.total_text(p.name)}` is bounded on a list the loop does not "
+                                       "run over")
     return prefix, loop
 
 
-def _read_by_position(mech: ResolvedMechanism) -> n.Expr | None:
-    """A read `q[e]` of a list parameter with a public length, in the body or in the alignment, if any."""
+def _indexed_lists(mech: ResolvedMechanism) -> dict[str, str]:
+    """The list parameters with a public length that the loop reads at its index, or whose clause bounds a
+    total over their entries, each with what does (a read `q[e]` in the body or the alignment, or the clause):
+    with a loop over a public bound, the proof needs that bound to be at most their length."""
     from .verify import _stmt_exprs
 
+    found: dict[str, str] = {}
     roots = [e for st in walk_statements(mech.body) for e in _stmt_exprs(st)]
     if mech.alignment is not None:
         roots += [let.value for let in mech.alignment.lets] + [s.shift for s in mech.alignment.shifts]
@@ -122,21 +121,29 @@ def _read_by_position(mech: ResolvedMechanism) -> n.Expr | None:
         if isinstance(x, n.Index) and isinstance(x.base, n.ParamRef):
             p = mech.param(x.base.id)
             if p is not None and isinstance(p.type, ListType) and p.length_public:
-                return x
-    return None
+                found.setdefault(p.name, f"`{unparse(x)}` reads it by position")
+    for p in mech.params:
+        for adj in p.adjacency:
+            if adj.rule.measure is not None:
+                found.setdefault(p.name, f"`{adj.rule.total_text(p.name)}` is bounded over its entries")
+    return found
 
 
 def _public_bound(mech: ResolvedMechanism, e: n.Expr) -> bool:
-    """Whether the loop bound e reads only numbers and public scalar parameters (`for j in 0 .. B`): the same
+    """Whether the loop bound e reads only numbers, public scalar parameters and the lengths of lists with a
+    public length, through arithmetic, `min` and `max` (`for j in 0 .. B`, `0 .. min(T + 1, len(q))`): the same
     number of iterations in both runs, a symbol of its own in the proof."""
-    for x in walk(e):
-        if isinstance(x, n.ParamRef):
-            p = mech.param(x.id)
-            if p is None or not p.public or isinstance(p.type, ListType):
-                return False
-        elif not isinstance(x, (n.Number, n.Binary, n.Unary)):
-            return False
-    return True
+    if isinstance(e, n.Number):
+        return True
+    if isinstance(e, n.ParamRef):
+        p = mech.param(e.id)
+        return p is not None and p.public and not isinstance(p.type, ListType)
+    if isinstance(e, n.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], n.ParamRef):
+        p = mech.param(e.args[0].id)
+        return p is not None and p.length_public
+    if (isinstance(e, n.Call) and e.func in ("min", "max")) or isinstance(e, (n.Binary, n.Unary)):
+        return all(_public_bound(mech, child) for child in children(e))
+    return False
 
 
 def _loop_list(loop: n.For) -> str | None:
@@ -168,6 +175,32 @@ class _State(TypedDict):
     i: z3.ArithRef
     g: dict[str, z3.ArithRef]
     u: dict[str, z3.ArithRef]
+    w: dict[str, z3.ArithRef]
+
+
+@dataclass(frozen=True)
+class _Window:
+    """A ghost for `sum(l in i + 1 - M .. i + 1: f(l))` read by the alignment (SmartSum's block): the sum of f
+    over the current block of M iterations before this one. It is 0 at entry (i = 0 starts a block), and an
+    iteration adds f(i), or resets it to 0 when it ends a block ((i + 1) % M == 0). So at the end of a block,
+    where the window starts at the block's first index i + 1 - M, the window's value is head + f(i) exactly;
+    anywhere else the comprehension is an unconstrained value (nothing can be proved from it)."""
+
+    text: str
+    so_far: str
+    """How an invariant names the ghost: `(q[l] - q'[l] summed over the current block so far)`."""
+    head: z3.ArithRef
+    period: z3.ArithRef
+    current: z3.ArithRef
+    """f(i), this iteration's term."""
+    elsewhere: z3.ArithRef
+    """The comprehension's value in an iteration that does not end a block: a symbol of its own, unconstrained."""
+
+    def ends_block(self, i: z3.ArithRef) -> z3.BoolRef:
+        return (i + 1) % self.period == 0
+
+    def after(self, i: z3.ArithRef) -> z3.ArithRef:
+        return z3.If(self.ends_block(i), zt.RealVal(0), self.head + self.current)
 
 
 class _Product:
@@ -192,6 +225,8 @@ class _Product:
         used + |q[i] - q'[i]| <= B at every iteration, which is all the abstract iteration assumes. The records'
         budget (`_record_budget`) is one more such total, with B = 1."""
         self.witness_primed: dict = {}
+        self.windows: dict[str, _Window] = {}
+        """The window sums the alignment reads (`_Window`), by their text."""
         self._witness_base: dict = {}
         inputs1, inputs2, self.adjacent = self._inputs()
         self.inputs1, self.inputs2 = inputs1, inputs2
@@ -323,6 +358,9 @@ class _InductiveEval(ExprEval):
                     return ghost + z3.If(p.current_is(e.body.tag), 1, 0)
                 if z3.is_true(z3.simplify(hi == p.i)):
                     return ghost
+            window = self._window(e, lo, hi)
+            if window is not None:
+                return window
             # all/any(l in 0 .. len(q): P(l)) over list parameters: a fresh truth value A with
             # A => P(i) and not A => not P(j) for a witness j (dually for any): exact for every run.
             if e.func in ("all", "any") and starts_at_zero and z3.is_true(z3.simplify(hi == p.n)) \
@@ -337,6 +375,27 @@ class _InductiveEval(ExprEval):
                     p.enc.side.extend([z3.Implies(z3.Not(value), z3.Not(here)), z3.Implies(value, there)])
                 return value
         raise EncodingError(f"`{e.func}` over a range that grows with the input has no inductive encoding")
+
+    def _window(self, e: n.Comprehension, lo: z3.ArithRef, hi: z3.ArithRef) -> z3.ArithRef | None:
+        """`sum(l in i + 1 - M .. i + 1: f(l))`, M fixed over the loop: the block's ghost (`_Window`)."""
+        p = self.product
+        if e.func != "sum" or e.condition is not None or e.excluded is not None or \
+                not z3.is_true(z3.simplify(hi == p.i + 1)):
+            return None
+        period = z3.simplify(hi - lo)
+        if not z3.is_int(period) or p.i.decl().name() in _symbols(period) or \
+                _symbols(period) & {name for v in (*p.head1.values(), *p.head2.values()) if z3.is_expr(v)
+                                    for name in _symbols(v)}:
+            return None
+        text = f"sum({e.var} in {unparse(e.domain)}: {unparse(e.body)})" if e.domain is not None else ""
+        if text not in p.windows:
+            current = _real(self._body_at(e, p.i, self.env))
+            k = len(p.windows)
+            so_far = f"({unparse(e.body)} summed over the current block so far)"
+            p.windows[text] = _Window(text, so_far, zt.Real(f"%window{k}@"), period, current,
+                                      zt.Real(f"%window{k}@elsewhere"))
+        window = p.windows[text]
+        return z3.If(window.ends_block(p.i), window.head + window.current, window.elsewhere)
 
     def _body_at(self, e: n.Comprehension, index, env: dict):
         saved_env, saved_primed = self.env, self.primed
@@ -428,6 +487,14 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     enc = Encoding(mech, Encoding.uniform(mech, 0), {},
                    records=any(isinstance(p.type, ListType) and not p.length_public for p in mech.params))
     lengths = _symbolic_lengths(mech, enc)
+    if _loop_list(loop) is None:
+        # a loop over a public bound reads a list at its index i, or spends a total over its entries, only where
+        # i < len(q): the bound must be at most the length for every input `requires` allows
+        bound = _loop_bound(loop, enc, lengths)
+        for name, why in _indexed_lists(mech).items():
+            if check_valid([enc.requires(), *(length >= 0 for length in lengths.values())], bound <= lengths[name],
+                           limits, vacuity=False).status != Validity.PROVED:
+                raise NotInductive(f"the loop over a public bound may run past the end of {name}, and {why}")
     # The prefix on D and on D' (with the shifts of its scalar noise), for every length: it sees each list only
     # through its symbolic length (reading an element there is outside this proof's shape).
     try:
@@ -460,12 +527,16 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     budget = _record_budget(product, loop, entry_base, limits)
     if budget is not None:
         result.notes.setdefault(ObligationId.C4C, []).append(budget)
+    for window in product.windows.values():
+        # the block schedule (i + 1) % M == 0 resets the ghost once every M iterations only for M >= 1
+        if check_valid(entry_base, window.period >= 1, limits, vacuity=False).status != Validity.PROVED:
+            raise NotInductive(f"the window `{window.text}` may not span a block of at least one iteration")
     base = [*entry_base, *product.adjacent, product.i >= 0, product.i < product.n]
 
     # Candidate invariants: (text, formula over the head state, formula at entry, formula after the iteration).
     def at(state1: dict[str, Value], state2: dict[str, Value], acost: z3.ArithRef, index: z3.ArithRef,
-           ghosts: dict[str, z3.ArithRef], used: dict[str, z3.ArithRef]) -> _State:
-        return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts, "u": used}
+           ghosts: dict[str, z3.ArithRef], used: dict[str, z3.ArithRef], windows: dict[str, z3.ArithRef]) -> _State:
+        return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts, "u": used, "w": windows}
 
     from .encode import tag_code
 
@@ -473,12 +544,14 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                                for k, slot in enumerate(pre1.slots)]) if pre1.slots else zt.IntVal(0)
                     for t in product.ghost_head}
     after_ghosts = {t: g + z3.If(product.current_is(t), 1, 0) for t, g in product.ghost_head.items()}
+    windows = product.windows
     entry = at(pre1.vars, pre2.vars, entry_cost, zt.IntVal(0), entry_ghosts,
-               {q: zt.RealVal(0) for q in product.used})
+               {q: zt.RealVal(0) for q in product.used}, {w: zt.RealVal(0) for w in windows})
     head = at(product.head1, product.head2, product.acost, product.i, product.ghost_head,
-              {q: used for q, (used, _, _, _) in product.used.items()})
+              {q: used for q, (used, _, _, _) in product.used.items()}, {w: x.head for w, x in windows.items()})
     after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
-               after_ghosts, {q: used + step for q, (used, step, _, _) in product.used.items()})
+               after_ghosts, {q: used + step for q, (used, step, _, _) in product.used.items()},
+               {w: x.after(product.i) for w, x in windows.items()})
     step = _iteration_cost_bound(mech, product, cost_term)
     # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
     candidates: list[tuple[str, Callable[..., z3.BoolRef]]] = []
@@ -505,10 +578,34 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     # A clause with a measure (L1, count): the budget is spent in proportion to the measure used so far,
     # B·(aligned_cost - its value at entry) <= (claim - its value at entry)·used.
     for q, (_, _, bound, bound_text) in product.used.items():
-        share = "d" if bound_text == "1" else f"d/{bound_text}" if bound_text.isidentifier() else f"d/({bound_text})"
-        candidates.append((f"aligned_cost <= (its value at entry) + (claim - its value at entry)·{share}, d = "
-                           f"{q} so far",
+        candidates.append((f"aligned_cost <= (its value at entry) + (claim - its value at entry)·"
+                           f"{_share(bound_text)}, d = {q} so far",
                            lambda s, q=q, b=bound: b * (s["acost"] - entry_cost) <= (claim - entry_cost) * s["u"][q]))
+    # A window sum that the alignment reads (SmartSum's block): a carried variable's difference between the runs is
+    # the window so far (block - block' = Σ (q[l] - q'[l]) over the block), and the budget template counts
+    # what the window's shift will cost at the end of the block: B·(aligned_cost - entry) + c·|W| <= (claim -
+    # entry)·used, for c each cost coefficient of the loop's noise.
+    coefficients: dict[str, z3.ArithRef] = {}
+    for d in product.run1.draws:
+        site = mech.noise_site(d.site)
+        if site.distribution.cost is not None:
+            c = _real(cost_term(enc, site, d))
+            coefficients.setdefault(c.sexpr(), c)
+    for w in product.windows:
+        for x in carried:
+            if z3.is_expr(pre1.vars[x]) and not z3.is_bool(pre1.vars[x]):
+                candidates.append((f"{x} - {x}' = {product.windows[w].so_far}",
+                                   lambda s, x=x, w=w: _real(s["s1"][x]) - _real(s["s2"][x]) == s["w"][w]))
+                candidates.append((f"{x}' - {x} = {product.windows[w].so_far}",
+                                   lambda s, x=x, w=w: _real(s["s2"][x]) - _real(s["s1"][x]) == s["w"][w]))
+        for q, (_, _, bound, bound_text) in product.used.items():
+            for c in coefficients.values():
+                c_text = " ".join(str(z3.simplify(c)).split())
+                candidates.append((
+                    f"aligned_cost + {c_text}·|{product.windows[w].so_far}| <= (its value at entry) + "
+                    f"(claim - its value at entry)·{_share(bound_text)}, d = {q} so far",
+                    lambda s, q=q, b=bound, w=w, c=c: b * (s["acost"] - entry_cost) +
+                    b * c * z3.If(s["w"][w] >= 0, s["w"][w], -s["w"][w]) <= (claim - entry_cost) * s["u"][q]))
     candidates.append(("aligned_cost <= its value at entry", lambda s: s["acost"] <= entry_cost))
     for s in walk_statements(loop.body):
         if isinstance(s, n.If) and len(s.then) == 1 and isinstance(s.then[0], n.Break) and not s.orelse:
@@ -660,6 +757,11 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
         check_valid(entry + [same_prefix_out], zt.And(prefix_guards) if prefix_guards else zt.BoolVal(True),
                     limits, satisfiable_if=entry).status == Validity.PROVED
     return None if ok else "the draws of an iteration could not be shown to be determined by the output"
+
+
+def _share(bound_text: str) -> str:
+    """d/B in an invariant's text (d alone when B is 1)."""
+    return "d" if bound_text == "1" else f"d/{bound_text}" if bound_text.isidentifier() else f"d/({bound_text})"
 
 
 def _record_facts(mech: ResolvedMechanism, enc: Encoding) -> list[z3.BoolRef]:
