@@ -13,7 +13,10 @@ Modules (each class's docstring cites its algorithm):
   `HybridPrioritizingEstimates`: Free Gap §6.1–6.2 and §7, Algorithms 4–6.
 - `dwork_roth` — `AboveThreshold`, `Sparse`, `NumericSparse` (δ = 0): Dwork & Roth (2014) §3.6, Algorithms 1–3.
 - `r2dp` — `R2DP` with the second folds `PointMass`, `BernoulliFold`, `GammaFold`, `UniformFold`,
-  `TruncatedGaussianFold`, `LinearCombination` (Algorithm 1's ensemble); ε by Theorem 4.1 / Corollary 4.2.
+  `TruncatedGaussianFold`, `LinearCombination` (Algorithm 1's ensemble); ε by Theorem 4.1 / Corollary 4.2;
+  `optimise(eps, dq, metric, family)`, the parameters of a family that maximise a utility metric at ε.
+- `utility` — the metrics of R²DP Table 1 (usefulness, ℓ1, ℓ2) for a mixture, the Laplace mechanism and the
+  staircase mechanism.
 - `gap_estimates` — Lemma 3's lower confidence bound, the inverse-variance combination (§5.3), Theorem 6.2's
   BLUE and Corollary 1 (§6.3).
 - `outputs` — `TaggedStream` (tags + gaps), `IndexGapList` (indices + gaps), the tag codes.

@@ -23,12 +23,14 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, optimize, special, stats
 
 from ._params import generator, require, sample_count
+from .utility import Metric, Utility
 
 Integrand = Callable[[float], float]
 
@@ -82,6 +84,13 @@ class SecondFold(ABC):
         if self.support_min <= 0:
             return math.inf
         return _quad(lambda s: s * float(self.mgf(-s)), 0.0, math.inf, points=[1 / self.mean()])
+
+    def inverse_mean(self) -> float:
+        """E[1/u] = ∫₀^∞ M_u(−s) ds (the mean Laplace scale E[b], R²DP Table 1's ℓ1 bound); finite when u is
+        bounded away from 0 (else see the subclasses)."""
+        if self.support_min <= 0:
+            return math.inf
+        return _quad(lambda s: float(self.mgf(-s)), 0.0, math.inf, points=[1 / self.mean()])
 
     def mean_quadrature(self) -> float:
         return self.expect(lambda u: u)
@@ -165,6 +174,12 @@ class GammaFold(SecondFold):
             return math.inf
         return 1 / ((self.k - 1) * (self.k - 2) * self.theta ** 2)
 
+    def inverse_mean(self):
+        # E[1/u] = Γ(k − 1)/(Γ(k)θ) = 1/((k − 1)θ) for k > 1
+        if self.k <= 1:
+            return math.inf
+        return 1 / ((self.k - 1) * self.theta)
+
     def sample(self, size, rng):
         return rng.gamma(self.k, self.theta, size)
 
@@ -214,6 +229,12 @@ class UniformFold(SecondFold):
 
     def expect(self, f):
         return _quad(f, self.a, self.b) / (self.b - self.a)
+
+    def inverse_mean(self):
+        return math.log(self.b / self.a) / (self.b - self.a)
+
+    def inverse_square_mean(self):
+        return 1 / (self.a * self.b)
 
 
 class TruncatedGaussianFold(SecondFold):
@@ -401,11 +422,155 @@ def ensemble(weights: Sequence[float] = (1 / 3, 1 / 3, 1 / 3), gamma_k: float = 
     return R2DP(LinearCombination(weights, folds))
 
 
+# ------------------------------------------------------------------------------------------- the optimiser
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of second folds, split into a shape (searched) and a scale c > 0 that multiplies u (solved):
+    ε(c·u, Δq) = ε(u, c·Δq) grows strictly with c (its derivative in Δq is E[u²e^{−Δq·u}]/E[u·e^{−Δq·u}] > 0), so
+    for each shape exactly one scale spends the budget ε, and the search runs over shapes only."""
+
+    name: str
+    build: Callable[[np.ndarray, float], SecondFold]
+    parameters: Callable[[np.ndarray, float], dict[str, float]]
+    """The constructor's parameters (`gamma(k, theta)`, `uniform(a, b)`, ...) for a shape and a scale."""
+    starts: tuple[tuple[float, ...], ...]
+    """Deterministic starting shapes of the search."""
+
+
+def _sigmoid(x: float) -> float:
+    """In (0, 0.999): a ratio of two ends kept off 1, where the uniform fold's closed forms lose their digits
+    (b − a in a denominator) and the search would exploit the rounding."""
+    return 0.999 / (1 + math.exp(-max(-700.0, min(700.0, x))))
+
+
+def _gamma_shape(z, c):
+    return {"k": math.exp(max(-20.0, min(20.0, z[0]))), "theta": c}
+
+
+def _uniform_shape(z, c):
+    return {"a": c * _sigmoid(z[0]), "b": c}
+
+
+def _tn_shape(z, c):
+    # standardised by b = c: mu/b, sigma/b and a/b in [0, 1)
+    return {"mu": float(c * z[0]), "sigma": c * math.exp(z[1]), "a": c * _sigmoid(z[2]), "b": c}
+
+
+_ENSEMBLE_WEIGHTS = 3
+
+
+def _ensemble_shape(z, c):
+    w = np.exp(np.asarray(z[:_ENSEMBLE_WEIGHTS], dtype=float))
+    w = c * w / w.sum()
+    return {"a1": float(w[0]), "a2": float(w[1]), "a3": float(w[2]), "gamma_k": math.exp(z[3]), "gamma_theta": 1.0,
+            "uniform_a": _sigmoid(z[4]), "uniform_b": 1.0, "tn_mu": float(z[5]), "tn_sigma": math.exp(z[6]),
+            "tn_a": _sigmoid(z[7]), "tn_b": 1.0}
+
+
+def _ensemble_fold(z, c) -> SecondFold:
+    p = _ensemble_shape(z, c)
+    return LinearCombination((p["a1"], p["a2"], p["a3"]),
+                             (GammaFold(p["gamma_k"], p["gamma_theta"]), UniformFold(p["uniform_a"], p["uniform_b"]),
+                              TruncatedGaussianFold(p["tn_mu"], p["tn_sigma"], p["tn_a"], p["tn_b"])))
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("gamma", lambda z, c: GammaFold(**_gamma_shape(z, c)), _gamma_shape,
+           tuple((math.log(k),) for k in (0.5, 2.0, 3.5, 10.0, 50.0))),
+    Family("uniform", lambda z, c: UniformFold(**_uniform_shape(z, c)), _uniform_shape,
+           tuple((x,) for x in (-4.0, -1.0, 0.0, 1.0, 4.0))),
+    Family("trunc_gaussian", lambda z, c: TruncatedGaussianFold(**_tn_shape(z, c)), _tn_shape,
+           ((0.5, math.log(0.3), -2.0), (0.9, math.log(0.05), 2.0))),
+    Family("ensemble", _ensemble_fold, _ensemble_shape,
+           ((0.0, 0.0, 0.0, math.log(2.0), 0.0, 1.0, math.log(0.5), -2.0),
+            (2.0, 0.0, 0.0, math.log(5.0), 0.0, 1.0, math.log(0.5), -2.0))),
+)}
+"""The families of R²DP's experiments (Section 5: Gamma, Uniform, truncated Gaussian) and Algorithm 1's
+ensemble of the three (each component at unit scale, the weights carrying the scale)."""
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """The best parameters found for a family, metric, ε and Δq."""
+
+    family: str
+    parameters: dict[str, float]
+    epsilon: float
+    """ε of these parameters by the mixture rule (Theorem 4.1 / Corollary 4.2, closed forms)."""
+    epsilon_quadrature: float
+    """The same ε with the expectations by quadrature (the two must agree)."""
+    utility: Utility
+    value: float
+    mechanism: R2DP
+
+
+def _scale_for(family: Family, shape: np.ndarray, eps: float, dq: float) -> float:
+    """The scale c at which the mixture of this shape is exactly ε-DP (bisection in log c: ε grows with c)."""
+    def excess(log_c: float) -> float:
+        return R2DP(family.build(shape, math.exp(log_c))).epsilon(dq) - eps
+
+    lo, hi = -1.0, 1.0  # log c
+    while excess(lo) > 0:
+        lo -= 2.0
+        require(lo > -200, "no scale spends the budget")
+    while excess(hi) < 0:
+        hi += 2.0
+        require(hi < 200, "no scale spends the budget")
+    return math.exp(optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-12))
+
+
+def optimise(eps: float, dq: float, metric: Metric | str, family: str, gamma: float | None = None) -> Optimum:
+    """R²DP's optimisation (Section 4.2, "for a given ε, find the PDF parameters that maximise utility"): the
+    parameters of `family` (a key of FAMILIES) whose mixture is ε-DP for sensitivity Δq by the mixture rule and
+    whose metric (R²DP Table 1: usefulness at error bound `gamma`, ℓ1 or ℓ2) is best. Nelder–Mead over the shape
+    from each of the family's fixed starting shapes, the scale solved for ε exactly (`Family`); deterministic.
+    A local search: the result is the best found, not a certified optimum."""
+    require(eps > 0 and dq > 0, f"eps and dq must be > 0, got {eps}, {dq}")
+    require(family in FAMILIES, f"unknown family {family!r}: one of {', '.join(FAMILIES)}")
+    utility = Utility(Metric(metric), gamma)
+    fam = FAMILIES[family]
+
+    def loss(z: np.ndarray) -> float:
+        try:
+            with np.errstate(all="ignore"):
+                mechanism = R2DP(fam.build(z, _scale_for(fam, z, eps, dq)))
+                # the closed forms must agree with the quadrature wherever the search goes: in the far tails of
+                # a truncated Gaussian they lose their digits, and the search would exploit the rounding
+                if not abs(mechanism.epsilon_quadrature(dq) - eps) <= 1e-7 * eps:
+                    return math.inf
+                value = utility.of_fold(mechanism.fold)
+        except (ValueError, ArithmeticError):
+            return math.inf
+        return utility.loss(value) if math.isfinite(value) else math.inf
+
+    best: tuple[float, np.ndarray] | None = None
+    for start in fam.starts:
+        z0 = np.asarray(start, dtype=float)
+        if not math.isfinite(loss(z0)):
+            continue
+        found = optimize.minimize(loss, z0, method="Nelder-Mead",
+                                  options={"xatol": 1e-5, "fatol": 1e-10, "maxiter": 100 * len(z0)})
+        if math.isfinite(found.fun) and (best is None or found.fun < best[0]):
+            best = (float(found.fun), np.asarray(found.x))
+    require(best is not None, f"no {family} mixture has a finite {utility.name} at eps = {eps}")
+    assert best is not None
+    z = best[1]
+    scale = _scale_for(fam, z, eps, dq)
+    mechanism = R2DP(fam.build(z, scale))
+    return Optimum(family, fam.parameters(z, scale), mechanism.epsilon(dq), mechanism.epsilon_quadrature(dq),
+                   utility, utility.of_fold(mechanism.fold), mechanism)
+
+
 __all__ = [
+    "FAMILIES",
     "R2DP",
     "BernoulliFold",
+    "Family",
     "GammaFold",
     "LinearCombination",
+    "Optimum",
     "PointMass",
     "SecondFold",
     "TruncatedGaussianFold",
@@ -413,6 +578,7 @@ __all__ = [
     "bernoulli",
     "ensemble",
     "gamma",
+    "optimise",
     "point_mass",
     "trunc_gaussian",
     "uniform",
