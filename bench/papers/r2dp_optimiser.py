@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from mechanisms.r2dp import FAMILIES, optimise
 from mechanisms.utility import Metric, Utility
 
-
 TIE = 1e-5
 """Relative difference below which two values are reported equal: the optimum's ε is exact to about 1e-7
 (closed forms against quadrature), which moves a metric by about that much."""
