@@ -981,9 +981,8 @@ FUNCTION_FACTS: dict[str, tuple[Callable[..., z3.BoolRef] | None, Callable[..., 
 }
 
 
-def _symbols(term: z3.ExprRef) -> set[str]:
-    """The names of the symbols (uninterpreted constants) in `term`."""
-    found: set[str] = set()
+def subterms(term: z3.ExprRef) -> Iterator[z3.ExprRef]:
+    """Every distinct subterm of `term` (a quantifier's body included), each once."""
     todo = [term]
     seen: set[int] = set()
     while todo:
@@ -991,11 +990,13 @@ def _symbols(term: z3.ExprRef) -> set[str]:
         if t.get_id() in seen:
             continue
         seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found.add(t.decl().name())
-        else:
-            todo.extend(t.children())
-    return found
+        yield t
+        todo.extend(t.children())
+
+
+def _symbols(term: z3.ExprRef) -> set[str]:
+    """The names of the symbols (uninterpreted constants) in `term`."""
+    return {t.decl().name() for t in subterms(term) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
 
 
 def _continuous_symbols(term: z3.ExprRef, enc: Encoding) -> set[str]:

@@ -383,11 +383,9 @@ class _InductiveEval(ExprEval):
                 not z3.is_true(z3.simplify(hi == p.i + 1)):
             return None
         period = z3.simplify(hi - lo)
-        if not z3.is_int(period) or p.i.decl().name() in _symbols(period) or \
-                _symbols(period) & {name for v in (*p.head1.values(), *p.head2.values()) if z3.is_expr(v)
-                                    for name in _symbols(v)}:
+        if not z3.is_int(period) or p.i.decl().name() in _symbols(period) or _moves(p, period):
             return None
-        text = f"sum({e.var} in {unparse(e.domain)}: {unparse(e.body)})" if e.domain is not None else ""
+        text = unparse(e)
         if text not in p.windows:
             current = _real(self._body_at(e, p.i, self.env))
             k = len(p.windows)
@@ -610,7 +608,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     for s in walk_statements(loop.body):
         if isinstance(s, n.If) and len(s.then) == 1 and isinstance(s.then[0], n.Break) and not s.orelse:
             cond = s.condition
-            candidates.append((f"not ({_text(cond)})", lambda st, c=cond: z3.Not(
+            candidates.append((f"not ({unparse(cond)})", lambda st, c=cond: z3.Not(
                 _eval_in(enc, {**st["s1"], loop.var: st["i"]}, constants, c))))
     candidates.append(("aligned_cost >= 0", lambda s: s["acost"] >= 0))
     # Houdini: keep what holds at entry and is preserved by an iteration that continues.
@@ -804,14 +802,14 @@ def _record_budget(product: _Product, loop: n.For, entry: list[z3.BoolRef], limi
             f"change), so the iterations spend at most a budget of 1 between them")
 
 
-def _moves(product: _Product, share: z3.ArithRef) -> bool:
-    """Whether the share reads something other than the index and what stays fixed over the loop (parameters,
-    the record, the prefix's values): the head state, the aligned cost, the ghost counters, this iteration's
-    noise. Such a share is not the same function of the index at every iteration, and `_counts_once`, which
-    compares it at two indices, would compare the wrong terms."""
+def _moves(product: _Product, term: z3.ArithRef) -> bool:
+    """Whether term reads something other than the index and what stays fixed over the loop (parameters, the
+    record, the prefix's values): the head state, the aligned cost, the ghost counters, this iteration's noise.
+    Such a term is not the same function of the index at every iteration: a records' share that `_counts_once`
+    compares at two indices, a window's period."""
     moving = [*product.head1.values(), *product.head2.values(), product.acost, *product.ghost_head.values(),
               *(d.value for d in product.run1.draws)]
-    return any(_symbols(share) & _symbols(x) for x in moving if z3.is_expr(x))
+    return any(_symbols(term) & _symbols(x) for x in moving if z3.is_expr(x))
 
 
 def _counts_once(product: _Product, share: z3.ArithRef, entry: list[z3.BoolRef], limits: Limits) -> bool:
@@ -830,10 +828,9 @@ def _symbolic_lengths(mech: ResolvedMechanism, enc: Encoding) -> dict:
     and the list parameters of `enc` replaced by views that know only that length."""
     lengths = {}
     for p in mech.params:
-        if isinstance(enc.params[p.name], RecordList):
-            record_list = enc.params[p.name]
-            assert isinstance(record_list, RecordList)
-            lengths[p.name] = record_list.length
+        value = enc.params[p.name]
+        if isinstance(value, RecordList):
+            lengths[p.name] = value.length
         elif isinstance(p.type, ListType):
             length = zt.Int(f"len({p.name})")
             lengths[p.name] = length
@@ -857,10 +854,6 @@ def _prefix_cost(pre1: Run, probe: _Product, cost_term) -> z3.ArithRef:
 
 def _eval_in(enc: Encoding, state: dict, constants: dict, e: n.Expr):
     return ExprEval(enc, {**enc.params, **constants, **state}, {}).value(e)
-
-
-def _text(e: n.Expr) -> str:
-    return unparse(e)
 
 
 def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term) -> z3.ArithRef | None:

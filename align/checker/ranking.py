@@ -86,6 +86,7 @@ from .encode import (
     _symbols,
     _term,
     equal,
+    subterms,
 )
 from .induction import Inductive, NotInductive, _loop_list
 from .solver import Limits, Validity, check_valid
@@ -166,17 +167,7 @@ def _in(lo: z3.ArithRef, x: z3.ArithRef, hi: z3.ArithRef) -> z3.BoolRef:
 
 def _ground(term: z3.ExprRef) -> bool:
     """Whether term has no quantifier."""
-    seen: set[int] = set()
-    todo = [term]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_quantifier(t):
-            return False
-        todo.extend(t.children())
-    return True
+    return not any(z3.is_quantifier(t) for t in subterms(term))
 
 
 @dataclass(frozen=True)
