@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -12,6 +15,23 @@ SPECS = ROOT / "specs"
 
 def corpus() -> list[Path]:
     return sorted(SPECS.rglob("*.dp"))
+
+
+def load_bench(relative: str) -> ModuleType:
+    """Import a script under bench/ (not a package) by path, registered under its stem so that xdist workers
+    and pickling find it again; its own directory goes on sys.path for its sibling imports."""
+    path = ROOT / "bench" / relative
+    name = path.stem
+    if name in sys.modules:
+        return sys.modules[name]
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -7,10 +7,7 @@ checker bug the harness found has a test here (and a spec in specs/incorrect/).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
-from types import ModuleType
 
 import pytest
 
@@ -18,24 +15,12 @@ from align.parse import parse_source
 from align.resolve import resolve
 from align.span import Source
 
-from .conftest import ROOT
+from .conftest import ROOT, load_bench
 
 pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
 
-def _load() -> ModuleType:
-    """bench/ is not a package: import bench/soundness.py by path (registered, so that workers unpickle it)."""
-    if "soundness" in sys.modules:
-        return sys.modules["soundness"]
-    spec = importlib.util.spec_from_file_location("soundness", ROOT / "bench" / "soundness.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["soundness"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-S = _load()
+S = load_bench("soundness.py")
 
 # Specs that between them give every operator a place: three sampling sites and two kinds of TOP (alg1),
 # sampling under a branch (numeric_sparse), top-k with lets over noise (alg4), a scalar mechanism
