@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -101,7 +102,8 @@ SVT_FAMILY = ["freegap/alg1_adaptive_svt_gap.dp", "freegap/alg1_adaptive_svt_gap
               "freegap/alg1_adaptive_svt_gap_tuples.dp",
               "freegap/alg2_svt_gap.dp", "freegap/alg3_adaptive_svt_gap_exp.dp", "freegap/alg3_adaptive_svt_gap_geo.dp",
               "dworkroth/above_threshold.dp", "dworkroth/sparse.dp", "dworkroth/numeric_sparse.dp",
-              "dworkroth/histogram.dp", "counting/partial_sums.dp", "counting/periodic_counts.dp"]
+              "dworkroth/histogram.dp", "counting/partial_sums.dp", "counting/periodic_counts.dp",
+              "counting/noisy_counts_above_threshold.dp"]
 RANKED = ["freegap/alg4_noisy_top_k_gap.dp", "freegap/alg4_noisy_top_k_gap_counting.dp",
           "freegap/alg6_hybrid_estimates.dp", "freegap/noisy_max.dp", "freegap/noisy_min.dp"]
 
@@ -450,3 +452,55 @@ def test_a_cross_check_disagreement_is_evaluated_again_before_it_is_reported(mon
     verdict = mixture.verify(mech, next(o for o in obligations(mech) if o.id == ObligationId.MIX))
     assert verdict.status == "proved"
     assert not any("DISAGREE" in note for note in verdict.notes)
+
+
+FUSED = (SPECS / "counting" / "noisy_counts_above_threshold.dp").read_text()
+
+
+def _fuse(change: tuple[str, str]):
+    from align.checker import fusion
+
+    assert change[0] in FUSED
+    return fusion.fuse(resolve(parse_source(Source("mutant.dp", FUSED.replace(*change)))).mechanisms[0])
+
+
+def test_two_loops_in_sequence_are_fused_and_proved_for_every_length():
+    """noisy counts, then a loop that thresholds them: fused (the report says so), then the induction's L1 budget."""
+    _, _, verdicts = verified(SPECS / "counting" / "noisy_counts_above_threshold.dp")
+    assert overall_scope(verdicts) == "for every input length"
+    (c4a,) = [v for v in verdicts if v.obligation.id == "C4a"]
+    assert any("were fused into one" in note for note in c4a.notes), c4a.notes
+    fused = _fuse(("", ""))
+    assert fused is not None
+    (loop,) = fused.mechanism.body  # the two loops are one
+    assert str(fused.mechanism.variables["noisy"]) == "real"  # the list became the iteration's value
+    assert [site.loop for site in fused.mechanism.noise] == [loop]
+
+
+@pytest.mark.parametrize("change,reason", [
+    # 1. the same range
+    (("for j in 0 .. len(q) {", "for j in 1 .. len(q) {"), "different ranges"),
+    # 2. the first loop only samples and fills lists at its index
+    (("    noisy[i] = q[i] + eta\n", "    noisy[i] = q[i] + eta\n    output TOP\n"), "more than sample"),
+    (("noisy[i] = q[i] + eta", "noisy[len(q) - 1 - i] = q[i] + eta"), "more than sample"),
+    (("noisy[i] = q[i] + eta", "noisy[i] = q[i] + eta\n    noisy[i] = eta"), "twice"),
+    # 3. the second loop reads the lists at its own index, and not the first loop's noise
+    (("if noisy[j] >= T {", "if noisy[0] >= T {"), "not `noisy[j]`"),
+    (("if noisy[j] >= T {", "if sum(l in 0 .. len(q): noisy[l]) >= T {"), "not `noisy[j]`"),
+    # 5. no break
+    (("      output TOP\n", "      output TOP\n      break\n"), "may break"),
+])
+def test_fusion_declines_where_a_hypothesis_fails(change, reason):
+    from align.checker import fusion
+
+    with pytest.raises(fusion.NotFusable, match=re.escape(reason)):
+        _fuse(change)
+
+
+def test_fusion_refusals_leave_the_bounded_check_to_decide():
+    # hypothesis 3 and 5's guard specs: refuted by the bounded check, with fusion's reason in the notes
+    for name, reason in (("fused_loops_read_next_entry", "not `noisy[j]`"),
+                         ("fused_loops_break_alignment_past_output", "may break")):
+        _, _, verdicts = verified(SPECS / "incorrect" / f"{name}.dp")
+        assert overall_status(verdicts) == "refuted"
+        assert any(reason in note for v in verdicts for note in v.notes), name

@@ -255,14 +255,22 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     """The proof for every length: by induction over the main loop (`induction.py`), or for a mechanism that
     ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits. Its `proved`
     maps each obligation to None (proved) or why not."""
-    from . import induction, ranking, records
+    from . import fusion, induction, ranking, records
 
+    reasons = []
+    fused_note = None
+    try:
+        fused = fusion.fuse(mech)
+    except fusion.NotFusable as error:
+        fused = None
+        reasons.append(f"fusion: {error}")
+    if fused is not None:
+        mech, fused_note = fused.mechanism, fused.note
     hidden = [p.name for p in mech.params if not p.length_public]
     # add/remove-one-record neighbours: the induction and the ranking encoding relate lists of one length
     # (records first: the induction takes them only with a loop over a public bound, whose folds it summarises)
     strategies = (records, induction) if hidden else (induction, ranking)
     start = time.perf_counter()
-    reasons = []
     result = None
     try:
         for strategy in strategies:
@@ -275,6 +283,9 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
         elapsed = time.perf_counter() - start
     if result is None:
         return Inductive(proved={o.key: "; ".join(reasons) for o in checked})
+    if fused_note is not None:
+        for key in (ObligationId.C4A, ObligationId.C4C):  # beside the loop invariant, which is the fused loop's
+            result.notes.setdefault(key, []).insert(0, fused_note)
     if (ObligationId.C4B, None) not in result.proved:
         no_reads = acyclic.reads_no_noise(mech)
         result.proved[ObligationId.C4B, None] = None if no_reads else "shifts read noise"

@@ -36,6 +36,7 @@ from .program import (
     is_expr,
     names_in,
     read_name,
+    rewrite,
     walk,
     walk_statements,
 )
@@ -44,7 +45,8 @@ from .scope import BUILTIN_ARITY, COMPREHENSIONS, RESERVED, TAG_PATTERN
 __all__ = [
     "BUILTIN_ARITY", "COMPREHENSIONS", "RESERVED", "TAG_PATTERN", "MechanismChecker", "NoiseSite",
     "ResolvedAlignment", "ResolvedMechanism", "ResolvedParam", "ResolvedShift", "ResolvedSpec", "children",
-    "dependent_variables", "free_names", "is_expr", "names_in", "read_name", "resolve", "walk", "walk_statements",
+    "dependent_variables", "free_names", "is_expr", "names_in", "read_name", "resolve", "rewrite", "walk",
+    "walk_statements",
 ]
 
 

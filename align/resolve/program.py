@@ -8,8 +8,9 @@ by their position in `ResolvedMechanism.tags`, comprehension domains explicit an
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import nodes as n
 from ..distributions import Distribution
@@ -188,6 +189,28 @@ def walk(e: n.Expr) -> Iterator[n.Expr]:
     yield e
     for child in children(e):
         yield from walk(child)
+
+
+def rewrite(e: n.Expr, f: Callable[[n.Expr], n.Expr | None]) -> n.Expr:
+    """e with every sub-expression x for which f(x) is not None replaced by f(x) (outermost first: a
+    replacement is not rewritten further); unchanged nodes keep their identity."""
+    replaced = f(e)
+    if replaced is not None:
+        return replaced
+    changes: dict[str, Any] = {}  # dataclasses.replace keywords: each value has its own field's type
+    for fld in dataclasses.fields(e):
+        if fld.name == "type":
+            continue
+        value = getattr(e, fld.name)
+        if isinstance(value, tuple) and value and all(is_expr(v) for v in value):
+            items = tuple(rewrite(v, f) for v in value)
+            if any(new is not old for new, old in zip(items, value)):
+                changes[fld.name] = items
+        elif is_expr(value):
+            item = rewrite(value, f)
+            if item is not value:
+                changes[fld.name] = item
+    return dataclasses.replace(e, **changes) if changes else e
 
 
 def read_name(e: n.Expr) -> str | None:

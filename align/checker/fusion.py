@@ -1,0 +1,207 @@
+"""Loop fusion: two loops in sequence — the first samples and fills lists, the second reads them — become one
+loop, so that the induction (`induction.py`) proves the mechanism for every length.
+
+    for i in 0 .. n { eta ~ D(...); x[i] = e }          for i in 0 .. n {
+    for i in 0 .. n { ... x[i] ... }              ⟶        eta ~ D(...); x = e; ... x ...
+                                                         }
+
+The fused program has the same output distribution as the written one, so a proof of either is a proof of
+both. Hypotheses, each checked here (the spec named after it is what the checker would "prove" without it):
+
+1. Both loops run over the same bound, which reads nothing the first loop writes: the fused loop draws each
+   noise family over the same indices.
+2. The first loop only samples and fills lists at its own index (`x[i] = e`, once each, e reading no list it
+   builds); it outputs nothing and does not break: outputs keep their positions (an alignment reading
+   `out[l]` means the same output), and every entry the second loop reads at index i is final by then.
+3. The second loop reads each built list only at its own index (`x[i]`, not inside a comprehension that
+   rebinds i), and not the first loop's noise: iteration i reads nothing that the fused iteration has not
+   computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`).
+4. Nothing else reads or writes the built lists (the prefix, a user invariant).
+5. The second loop does not `break`. With a break the written program still draws the first loop's noise for
+   the indices after the halt, and its alignment must be defined there and paid for (a shift reading
+   `out[i]` past the output's end is not defined: C4a); the fused loop never reaches those indices, so it
+   would prove an alignment that the written program gives no meaning to
+   (`specs/incorrect/fused_loops_break_alignment_past_output.dp`: AboveThreshold with its noise drawn first).
+
+With them the fused program draws the same noise with the same parameters (1, 5; the sampling statements are
+moved, not changed), and computes the same outputs from it, since each `x[i]` the second loop reads holds the
+value the first loop's iteration i assigned (2, 3, 4). Only the order of the draws changes, and the noise
+variables are independent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .. import nodes as n
+from ..resolve import ResolvedMechanism, children, free_names, names_in, rewrite, walk, walk_statements
+from ..types import ListType
+from ..unparse import unparse
+
+
+@dataclass(frozen=True)
+class Fused:
+    """The mechanism with its two loops fused, and the sentence the report shows."""
+
+    mechanism: ResolvedMechanism
+    note: str
+
+
+class NotFusable(Exception):
+    """The two loops break one of the hypotheses above (the message says which)."""
+
+
+def _exprs(st: n.Stmt) -> list[n.Expr]:
+    if isinstance(st, n.Assign):
+        return [st.value] + ([st.index] if st.index is not None else [])
+    if isinstance(st, n.Sample):
+        return list(st.args)
+    if isinstance(st, n.If):
+        return [st.condition]
+    if isinstance(st, n.Output):
+        return [st.value]
+    if isinstance(st, n.For):
+        return [st.lo, st.hi]
+    if isinstance(st, n.While):
+        return [st.condition]
+    return []
+
+
+def _is_index(e: n.Expr, var: str) -> bool:
+    return isinstance(e, n.LocalRef) and e.id == var
+
+
+def _map_stmt(st: n.Stmt, f) -> n.Stmt:
+    """st with f applied to its expressions through `rewrite` (statements nested in branches too)."""
+    if isinstance(st, n.Assign):
+        return dataclasses.replace(st, value=rewrite(st.value, f),
+                                   index=None if st.index is None else rewrite(st.index, f))
+    if isinstance(st, n.Sample):
+        return dataclasses.replace(st, args=tuple(rewrite(a, f) for a in st.args))
+    if isinstance(st, n.If):
+        return dataclasses.replace(st, condition=rewrite(st.condition, f),
+                                   then=tuple(_map_stmt(s, f) for s in st.then),
+                                   orelse=tuple(_map_stmt(s, f) for s in st.orelse))
+    if isinstance(st, n.Output):
+        return dataclasses.replace(st, value=rewrite(st.value, f))
+    return st  # Break; loops are refused before
+
+
+def fuse(mech: ResolvedMechanism) -> Fused | None:
+    """The fused mechanism when the body is a prefix and then two loops; None for any other shape. Raises
+    NotFusable when the shape is there but a hypothesis fails."""
+    body = mech.body
+    loops = [k for k, s in enumerate(body) if isinstance(s, (n.For, n.While))]
+    if len(loops) != 2 or loops != [len(body) - 2, len(body) - 1]:
+        return None
+    first, second = body[-2], body[-1]
+    if not isinstance(first, n.For) or not isinstance(second, n.For):
+        return None
+    i, j = first.var, second.var
+    # 1. the same bound
+    if unparse(first.lo) != unparse(second.lo) or unparse(first.hi) != unparse(second.hi):
+        raise NotFusable(f"the loops run over different ranges ({unparse(first.lo)} .. {unparse(first.hi)} and "
+                         f"{unparse(second.lo)} .. {unparse(second.hi)})")
+    # 2. the first loop samples and fills lists at its index, nothing else
+    built: dict[str, n.Assign] = {}
+    for st in first.body:
+        if isinstance(st, n.Sample):
+            continue
+        if not (isinstance(st, n.Assign) and st.index is not None and _is_index(st.index, i)):
+            raise NotFusable(f"the first loop does more than sample and fill lists at its index `{i}` "
+                             f"(line {st.span.line})")
+        if st.target in built:
+            raise NotFusable(f"the first loop assigns `{st.target}[{i}]` twice")
+        built[st.target] = st
+    if not built:
+        raise NotFusable("the first loop fills no list")
+    first_noise = {site.name for site in mech.noise if site.loop is first}
+    for st in first.body:
+        for e in _exprs(st):
+            if free_names(e) & set(built):
+                raise NotFusable(f"the first loop reads a list it builds (line {st.span.line})")
+            if any(isinstance(x, n.Comprehension) and x.var == j for x in walk(e)):
+                raise NotFusable(f"the first loop binds `{j}` in a comprehension")
+    if free_names(first.hi) & set(built) or free_names(first.lo) & set(built):
+        raise NotFusable("the bound reads a list the first loop builds")
+    # 3. the second loop reads the built lists at its own index only, and not the first loop's noise
+    for st in walk_statements(second.body):
+        if isinstance(st, (n.For, n.While)):
+            raise NotFusable("the second loop is nested")
+        if isinstance(st, n.Assign) and st.target in built:
+            raise NotFusable(f"the second loop assigns `{st.target}`, which the first loop builds")
+        for e in _exprs(st):
+            _reads_at_index(e, set(built), j, first_noise)
+    # 4. nobody else touches the built lists
+    for st in walk_statements(body[:-2]):
+        if (isinstance(st, n.Assign) and st.target in built) or any(names_in(e) & set(built) for e in _exprs(st)):
+            raise NotFusable(f"the statements before the loops use a list the first loop builds (line {st.span.line})")
+    if mech.alignment is not None and any(names_in(inv.condition) & set(built) for inv in mech.alignment.invariants):
+        raise NotFusable("an invariant reads a list the first loop builds")
+    # 5. no break: every index of the first loop is reached by the fused one
+    if any(isinstance(st, n.Break) for st in walk_statements(second.body)):
+        raise NotFusable("the second loop may break, and the written program draws the first loop's noise after "
+                         "the halt too, where the alignment must also hold")
+    return _fused(mech, first, second, built)
+
+
+def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str]) -> None:
+    """Raise NotFusable unless every read of a built list in e is `x[j]` outside comprehensions rebinding j."""
+    def visit(x: n.Expr, bound: bool) -> None:
+        if isinstance(x, (n.NoiseRef, n.MemberRef)) and x.id in first_noise:
+            raise NotFusable(f"the second loop reads the first loop's noise `{x.id}`")
+        if isinstance(x, n.Index) and isinstance(x.base, n.VarRef) and x.base.id in built:
+            if bound or not _is_index(x.index, j):
+                raise NotFusable(f"the second loop reads `{unparse(x)}`, not `{x.base.id}[{j}]`")
+            return
+        if isinstance(x, n.VarRef) and x.id in built:
+            raise NotFusable(f"the second loop reads the list `{x.id}` as a whole")
+        rebinds = bound or (isinstance(x, n.Comprehension) and x.var == j)
+        for child in children(x):
+            visit(child, rebinds)
+
+    visit(e, False)
+
+
+def _fused(mech: ResolvedMechanism, first: n.For, second: n.For, built: dict[str, n.Assign]) -> Fused:
+    i, j = first.var, second.var
+
+    def rename(x: n.Expr) -> n.Expr | None:
+        return dataclasses.replace(x, id=j) if isinstance(x, n.LocalRef) and x.id == i else None
+
+    def element(x: n.Expr) -> n.Expr | None:
+        if isinstance(x, n.Index) and isinstance(x.base, n.VarRef) and x.base.id in built:
+            return n.VarRef(x.base.id, False, x.span, type=x.type)
+        return None
+
+    head = [_map_stmt(st, rename) for st in first.body]
+    head = [dataclasses.replace(st, index=None) if isinstance(st, n.Assign) else st for st in head]
+    tail = [_map_stmt(st, element) for st in second.body]
+    loop = dataclasses.replace(second, body=tuple(head + tail))
+    noise = []
+    for site in mech.noise:
+        if site.loop is first or site.loop is second:
+            stmt = _same_statement(site.stmt, loop)
+            guards = tuple(rewrite(rewrite(g, rename), element) for g in site.guards)
+            site = dataclasses.replace(site, loop=loop, stmt=stmt, args=stmt.args, guards=guards)
+        noise.append(site)
+    variables = dict(mech.variables)
+    for name in built:
+        t = variables[name]
+        assert isinstance(t, ListType)
+        variables[name] = t.elem
+    fused = dataclasses.replace(mech, body=(*mech.body[:-2], loop), noise=tuple(noise), variables=variables)
+    names = ", ".join(f"`{x}`" for x in sorted(built))
+    note = (f"the loops at lines {first.span.line} and {second.span.line} were fused into one (the first only "
+            f"samples and fills {names} at its index, the second reads them only at its own), which draws the "
+            "same noise and outputs the same")
+    return Fused(fused, note)
+
+
+def _same_statement(stmt: n.Sample, loop: n.For) -> n.Sample:
+    """The sampling statement of the fused loop that was `stmt` (rebuilt by the rewrite: found by its place)."""
+    for s in walk_statements(loop.body):
+        if isinstance(s, n.Sample) and s.var == stmt.var and s.span == stmt.span:
+            return s
+    raise AssertionError(f"sampling statement of {stmt.var} lost in fusion")
