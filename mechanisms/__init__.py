@@ -7,10 +7,13 @@ specs/ (same noise parameterisations, same branches, same output shapes). Every 
 
 Modules (each class's docstring cites its algorithm):
 
-- `svt_gap` — `SVTWithGap`, `AdaptiveSVTWithGap` (Laplace; `monotone=True` for footnote 5),
-  `AdaptiveSVTWithGapExp`, `AdaptiveSVTWithGapGeo`: Free Gap §5.1–5.2, Algorithms 1–3.
+- `svt_gap` — `SVTWithGap` (`monotone=True` and `noise="exponential"` as §5.3 uses them), `AdaptiveSVTWithGap`
+  (Laplace; `monotone=True` for footnote 5), `AdaptiveSVTWithGapExp`, `AdaptiveSVTWithGapGeo`: Free Gap
+  §5.1–5.2, Algorithms 1–3.
 - `noisy_top_k` — `NoisyTopKWithGap`, `NoisyTopKWithGapExp`, `HybridPrioritizingIdentity`,
   `HybridPrioritizingEstimates`: Free Gap §6.1–6.2 and §7, Algorithms 4–6.
+- `exp_mech_gap` — `NaiveExpMechWithGap` (the Gumbel-max trick), `BlackBoxExpMechWithGap` (`as_printed=True`
+  for line 4 as misprinted, without ε): Free Gap §8, Algorithms 7–8, with Theorem 8.3's law of the output.
 - `dwork_roth` — `AboveThreshold`, `Sparse`, `NumericSparse` (δ = 0): Dwork & Roth (2014) §3.6, Algorithms 1–3.
 - `r2dp` — `R2DP` with the second folds `PointMass`, `BernoulliFold`, `GammaFold`, `UniformFold`,
   `TruncatedGaussianFold`, `LinearCombination` (Algorithm 1's ensemble); ε by Theorem 4.1 / Corollary 4.2;
@@ -23,6 +26,7 @@ Modules (each class's docstring cites its algorithm):
 """
 
 from .dwork_roth import AboveThreshold, NumericSparse, Sparse
+from .exp_mech_gap import BlackBoxExpMechWithGap, NaiveExpMechWithGap
 from .noisy_top_k import HybridPrioritizingEstimates, HybridPrioritizingIdentity, NoisyTopKWithGap, NoisyTopKWithGapExp
 from .outputs import BOT, NOT_REACHED, TOP, TOP1, TOP2, IndexGapList, TaggedStream
 from .r2dp import R2DP
@@ -39,9 +43,11 @@ __all__ = [
                           "AdaptiveSVTWithGap",
                           "AdaptiveSVTWithGapExp",
                           "AdaptiveSVTWithGapGeo",
+                          "BlackBoxExpMechWithGap",
                           "HybridPrioritizingEstimates",
                           "HybridPrioritizingIdentity",
                           "IndexGapList",
+                          "NaiveExpMechWithGap",
                           "NoisyTopKWithGap",
                           "NoisyTopKWithGapExp",
                           "NumericSparse",

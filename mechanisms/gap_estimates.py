@@ -6,7 +6,8 @@
   and the budget split θ that minimises the gap's variance.
 - Theorem 6.2: the best linear unbiased estimate (BLUE) of the top-k query answers from k measurements and the
   k − 1 free gaps of Noisy Top-K with Gap, by the paper's linear-time algorithm; `blue_matrices` gives the
-  theorem's X and Y, and Corollary 1's variance ratio is `blue_variance_ratio`.
+  theorem's X and Y, and Corollary 1's variance ratio is `blue_variance_ratio`; `blue_error` is the estimator's
+  mean squared error for any mean and covariance of the gaps' noise (Corollary 1 is its special case).
 
 Post-processing costs no privacy: everything here reads only released outputs and public parameters.
 """
@@ -37,8 +38,9 @@ def laplace_gap_lower_tail(t, eps0: float, eps_star: float) -> np.ndarray:
     t = np.asarray(t, dtype=float)
     require(bool(np.all(t >= 0)), "Lemma 3 is stated for t >= 0")
     d = eps0 - eps_star
-    with np.errstate(over="ignore"):
-        # For |d·t| ≥ 1 the direct difference is accurate and cannot overflow; below, the expm1 form.
+    with np.errstate(over="ignore", invalid="ignore"):
+        # For |d·t| ≥ 1 the direct difference is accurate and cannot overflow; below, the expm1 form (the form
+        # not chosen may overflow to inf·0 = nan far out, which np.where discards).
         direct = eps0 ** 2 * (np.exp(-eps_star * t) - np.exp(-eps0 * t)) / (d if d != 0 else 1.0)
         stable = eps0 ** 2 * t * np.exp(-eps0 * t) * _expm1_ratio(d * t)
     middle = np.where(np.abs(d * t) >= 1, direct, stable)
@@ -144,7 +146,28 @@ def blue_variance_ratio(k: int, lam: float) -> float:
     return (1 + lam * k) / (k + lam * k)
 
 
+def blue_error(k: int, lam: float, measurement_variance: float, gap_noise_mean, gap_noise_cov) -> np.ndarray:
+    """(k,) E|βᵢ − qᵢ|² of Theorem 6.2's β when the gap noise e = g − Nq (eᵢ = gᵢ − (qᵢ − qᵢ₊₁)) has mean
+    `gap_noise_mean` ((k − 1,)) and covariance `gap_noise_cov` ((k − 1, k − 1)), independent of the
+    measurement noise ξ (i.i.d., mean 0, variance σ² = `measurement_variance`).
+
+    β − q = (Xξ + Ye)/((1 + λ)k), so E|βᵢ − qᵢ|² = (σ²‖Xᵢ‖² + YᵢCYᵢᵀ + (Yᵢm)²)/((1 + λ)k)².
+    With the model of Theorem 6.2 (e = Nη, η i.i.d. with variance λσ²: m = 0, C = λσ²NNᵀ) every entry is
+    Corollary 1's (1 + λk)/(k + λk)·σ². That model ignores that the selection and the order of the k queries
+    depend on η; other (m, C) describe the gaps Noisy Top-K with Gap releases when it does, e.g. for tied
+    queries, whose gaps are spacings of order statistics (positive: m ≠ 0, β is then biased).
+    """
+    require(int(k) == k and k >= 1, f"k must be an integer >= 1, got {k}")
+    require(measurement_variance > 0, "the measurement variance must be > 0")
+    m = np.asarray(gap_noise_mean, dtype=float).reshape(k - 1)
+    C = np.asarray(gap_noise_cov, dtype=float).reshape(k - 1, k - 1)
+    X, Y = blue_matrices(k, lam)
+    spread = measurement_variance * (X ** 2).sum(axis=1) + np.einsum("ij,jl,il->i", Y, C, Y)
+    return (spread + (Y @ m) ** 2) / ((1 + lam) * k) ** 2
+
+
 __all__ = [
+    "blue_error",
     "blue_matrices",
     "blue_variance_ratio",
     "gap_lower_confidence_bound",

@@ -20,6 +20,7 @@ for ε = 1, θ = 0.5, k = 6 it halts after 5 ⊤ instead of 6.
 
 from __future__ import annotations
 
+import enum
 import math
 from typing import ClassVar
 
@@ -27,6 +28,13 @@ import numpy as np
 
 from ._params import generator, privacy_split, query_vector, require, sample_count
 from .outputs import BOT, TOP, TOP1, TOP2, TaggedStream, empty_stream
+
+
+class Noise(enum.Enum):
+    """The noise of `SVTWithGap`: Laplace (Algorithm 2), or exponential with its mean subtracted (Algorithm 3's)."""
+
+    LAPLACE = "laplace"
+    EXPONENTIAL = "exponential"
 
 
 class SVTWithGap:
@@ -37,28 +45,47 @@ class SVTWithGap:
     noisy gap q̃ᵢ − T̃ (free, Theorem 5.1); otherwise ⊥. It halts after k ⊤. ε-DP for sensitivity-1
     queries (Lemma 2 and Theorem 5.1 with the top branch removed). Spec: specs/freegap/alg2_svt_gap.dp.
 
+    Algorithm 2 is Algorithm 1 with σ = ∞ (Section 5.1), so the options of Algorithms 1 and 3 carry over, as
+    Sections 5.3 and 9.2 use them ("SVT with Gap" with monotone queries and with exponential noise):
+
+    - `monotone=True`: query noise Lap(1/ε₁) (footnote 5); ε-DP only for monotone queries.
+    - `noise=Noise.EXPONENTIAL`: Exp(1/ε₀) threshold noise and Exp(2/ε₁) query noise (Exp(1/ε₁) when monotone),
+      each with its mean subtracted (Algorithm 3, line 3); ε-DP by Section 5.2's argument (the alignment's
+      shifts are ≥ 0). Its gaps have half the variance of the Laplace version's.
+
+    These two options have no spec; the defaults are the spec's mechanism.
+
     Tags: `BOT` and `TOP` (payload: the gap), `NOT_REACHED` after the halt.
     """
 
     TAG_NAMES: ClassVar[dict[int, str]] = {BOT: "BOT", TOP: "TOP"}
 
-    def __init__(self, eps: float, k: int, theta: float, T: float):
+    def __init__(self, eps: float, k: int, theta: float, T: float, *, monotone: bool = False,
+                 noise: Noise = Noise.LAPLACE):
         privacy_split(eps, k, theta)
+        require(isinstance(noise, Noise), f"noise must be a Noise, got {noise!r}")
         self.eps, self.k, self.theta, self.T = eps, int(k), theta, T
+        self.monotone, self.noise = monotone, noise
         self.eps0 = theta * eps
         self.eps1 = (1 - theta) * eps / k
+        self.query_scale = (1 if monotone else 2) / self.eps1
+
+    def _noise(self, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        if self.noise is Noise.LAPLACE:
+            return rng.laplace(0.0, scale, size)
+        return rng.exponential(scale, size) - scale
 
     def m(self, q, n_samples: int, rng: np.random.Generator) -> TaggedStream:
         q = query_vector(q)
         n, rng = sample_count(n_samples), generator(rng)
         tags, gaps = empty_stream(n, q.size)
-        noisy_threshold = self.T + rng.laplace(0.0, 1 / self.eps0, n)
+        noisy_threshold = self.T + self._noise(1 / self.eps0, n, rng)
         tops = np.zeros(n, dtype=np.int64)
         active = np.arange(n)
         for i in range(q.size):
             if active.size == 0:
                 break
-            gap = q[i] + rng.laplace(0.0, 2 / self.eps1, active.size) - noisy_threshold[active]
+            gap = q[i] + self._noise(self.query_scale, active.size, rng) - noisy_threshold[active]
             top = gap >= 0
             tags[active, i] = np.where(top, TOP, BOT)
             gaps[active[top], i] = gap[top]
@@ -68,12 +95,18 @@ class SVTWithGap:
 
     def gap_noise_rates(self) -> tuple[float, float]:
         """(ε₀, ε*) of Lemma 3 for a released gap: the gap's noise is ηᵢ − η with η ~ Lap(1/ε₀) and
-        ηᵢ ~ Lap(1/ε*); here ηᵢ ~ Lap(2/ε₁), so ε* = ε₁/2 (not ε₁: Section 5.3 names the scale 1/ε*)."""
-        return self.eps0, self.eps1 / 2
+        ηᵢ ~ Lap(1/ε*); here ηᵢ ~ Lap(2/ε₁), so ε* = ε₁/2 (not ε₁: Section 5.3 names the scale 1/ε*);
+        ε* = ε₁ when monotone. Lemma 3 is about Laplace noise only."""
+        require(self.noise is Noise.LAPLACE, "Lemma 3's rates describe Laplace noise only")
+        return self.eps0, self.eps1 / (1 if self.monotone else 2)
 
     def gap_variance(self) -> float:
-        """Var(ηᵢ − η) = 2/ε₀² + 2(2/ε₁)², the variance of a released gap minus qᵢ − T (Section 5.3)."""
-        return 2 / self.eps0 ** 2 + 8 / self.eps1 ** 2
+        """Var(ηᵢ − η), the variance of a released gap minus qᵢ − T (Sections 5.1 and 5.3):
+        2/ε₀² + 8/ε₁² (Laplace), 2/ε₀² + 2/ε₁² (Laplace, monotone); an Exp(β) variable has variance β², so
+        1/ε₀² + 4/ε₁² and 1/ε₀² + 1/ε₁² with exponential noise (Section 5.2, "Choice of θ")."""
+        if self.noise is Noise.LAPLACE:
+            return 2 / self.eps0 ** 2 + (2 if self.monotone else 8) / self.eps1 ** 2
+        return 1 / self.eps0 ** 2 + (1 if self.monotone else 4) / self.eps1 ** 2
 
 
 class _AdaptiveSVTWithGap:

@@ -48,9 +48,11 @@ from mechanisms import (
     AdaptiveSVTWithGap,
     AdaptiveSVTWithGapExp,
     AdaptiveSVTWithGapGeo,
+    BlackBoxExpMechWithGap,
     HybridPrioritizingEstimates,
     HybridPrioritizingIdentity,
     IndexGapList,
+    NaiveExpMechWithGap,
     NoisyTopKWithGap,
     NoisyTopKWithGapExp,
     NumericSparse,
@@ -244,6 +246,13 @@ CASES = [
     Case("alg6_hybrid_estimates", "freegap/alg6_hybrid_estimates.dp",
          {"q": Q, "T": 4, "k": 3, "eps": 2, "theta": 0.5},
          lambda a, n, rng: HybridPrioritizingEstimates(a["eps"], a["k"], a["theta"], a["T"]).m(a["q"], n, rng), 3),
+    # Algorithm 7 and (Theorem 8.3: the same output distribution) Algorithm 8 against the Algorithm 7 spec; at
+    # eps = 2, where Algorithm 8 as printed (no eps in line 4) would differ
+    Case("alg7_gumbel_exp_mech_gap", "freegap/alg7_gumbel_exp_mech_gap.dp", {"u": [0, 1, 2, 3, 4], "du": 1, "eps": 2},
+         lambda a, n, rng: NaiveExpMechWithGap(a["eps"], a["du"]).m(a["u"], n, rng), 1),
+    Case("alg8_black_box_exp_mech_gap", "freegap/alg7_gumbel_exp_mech_gap.dp",
+         {"u": [0, 1, 2, 3, 4], "du": 1, "eps": 2},
+         lambda a, n, rng: BlackBoxExpMechWithGap(a["eps"], a["du"]).m(a["u"], n, rng), 1),
     Case("above_threshold", "dworkroth/above_threshold.dp", {"q": Q, "T": 6, "eps": 1},
          lambda a, n, rng: AboveThreshold(a["eps"], a["T"]).m(a["q"], n, rng), len(Q)),
     Case("sparse", "dworkroth/sparse.dp", {"q": Q, "T": 5, "c": 2, "eps": 2},
@@ -310,12 +319,12 @@ def test_every_mechanism_class_is_covered():
 
     classes = {getattr(mechanisms, name) for name in mechanisms.__all__
                if isinstance(getattr(mechanisms, name), type) and hasattr(getattr(mechanisms, name), "m")}
-    used = {AboveThreshold, AdaptiveSVTWithGap, AdaptiveSVTWithGapExp, AdaptiveSVTWithGapGeo,
-            HybridPrioritizingEstimates, HybridPrioritizingIdentity, NoisyTopKWithGap, NoisyTopKWithGapExp,
-            NumericSparse, Sparse, SVTWithGap, r2dp.R2DP}
+    used = {AboveThreshold, AdaptiveSVTWithGap, AdaptiveSVTWithGapExp, AdaptiveSVTWithGapGeo, BlackBoxExpMechWithGap,
+            NaiveExpMechWithGap, HybridPrioritizingEstimates, HybridPrioritizingIdentity, NoisyTopKWithGap,
+            NoisyTopKWithGapExp, NumericSparse, Sparse, SVTWithGap, r2dp.R2DP}
     assert classes == used
     assert {c.spec for c in CASES} <= {str(p.relative_to(SPECS)) for p in SPECS.rglob("*.dp")}
-    assert len(CASES) == 19
+    assert len(CASES) == 21
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

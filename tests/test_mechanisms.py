@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate, special, stats
 
 from mechanisms import (
     BOT,
@@ -25,8 +25,10 @@ from mechanisms import (
     AdaptiveSVTWithGap,
     AdaptiveSVTWithGapExp,
     AdaptiveSVTWithGapGeo,
+    BlackBoxExpMechWithGap,
     HybridPrioritizingEstimates,
     HybridPrioritizingIdentity,
+    NaiveExpMechWithGap,
     NoisyTopKWithGap,
     NoisyTopKWithGapExp,
     NumericSparse,
@@ -35,6 +37,7 @@ from mechanisms import (
     r2dp,
 )
 from mechanisms.gap_estimates import (
+    blue_error,
     blue_matrices,
     blue_variance_ratio,
     gap_lower_confidence_bound,
@@ -46,6 +49,7 @@ from mechanisms.gap_estimates import (
     noisy_top_k_blue,
     optimal_theta,
 )
+from mechanisms.svt_gap import Noise
 
 pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
@@ -607,3 +611,136 @@ def test_blue_on_noisy_top_k_output():
     ratio, se = ratio_of_means(((beta - true) ** 2).sum(axis=1), ((alpha - true) ** 2).sum(axis=1))
     assert_within(ratio, se, blue_variance_ratio(k, lam))
     assert blue_variance_ratio(k, lam) == pytest.approx((1 + 16) / (4 + 16))
+
+
+# ------------------------------------------------------------------ SVT with Gap's options (Section 5.3)
+
+
+@pytest.mark.parametrize("noise", list(Noise))
+@pytest.mark.parametrize("monotone", [False, True])
+def test_svt_gap_options_release_gaps_with_the_stated_law_and_variance(monotone, noise):
+    # Section 5.3's SVT with Gap variants: the query noise is Lap(2/ε₁) or Lap(1/ε₁) (monotone), or the same
+    # scales of Exp with their means subtracted. Far above T (60 SD: never BOT) the gap minus q − T is the
+    # noise difference exactly; its variance must be gap_variance() (the formula bench/papers/svt_measures.py uses).
+    mech = SVTWithGap(1.0, 2, 0.3, T=5.0, monotone=monotone, noise=noise)
+    b0, scale = 1 / mech.eps0, (1 if monotone else 2) / mech.eps1
+    d = 60 * math.sqrt(mech.gap_variance())
+    out = mech.m([5.0 + d, 5.0 + d], 40_000, rng_for(f"svt_gap_options_{monotone}_{noise.value}"))
+    assert np.all(out.tags == TOP)
+    z = out.values[:, 0] - d
+    if noise is Noise.LAPLACE:
+        eps0, eps_star = mech.gap_noise_rates()
+        assert eps_star == pytest.approx(1 / scale)
+        assert_fits(stats.kstest(z, lambda x: laplace_gap_cdf(x, eps0, eps_star)).pvalue)
+    else:
+        # (ηᵢ − s) − (η − b₀) with ηᵢ ~ Exp(s), η ~ Exp(b₀): unbiased, and ηᵢ − η has a closed-form law.
+        with pytest.raises(ValueError):
+            mech.gap_noise_rates()
+        assert_fits(stats.kstest(z - (b0 - scale), lambda x: exp_difference_cdf(x, scale, b0)).pvalue)
+    squares = z ** 2
+    assert_within(squares.mean(), squares.std() / math.sqrt(z.size), mech.gap_variance())
+
+
+def test_svt_gap_defaults_are_the_spec_mechanism():
+    # The options must not change Algorithm 2 itself: same draws, same outputs as the explicit defaults.
+    q = [3.0, -1.0, 8.0, 0.5, 9.0]
+    a = SVTWithGap(1.0, 2, 0.4, T=2.0).m(q, 500, rng_for("svt_gap_defaults"))
+    b = SVTWithGap(1.0, 2, 0.4, T=2.0, monotone=False, noise=Noise.LAPLACE).m(q, 500, rng_for("svt_gap_defaults"))
+    assert np.array_equal(a.tags, b.tags) and np.array_equal(a.values, b.values, equal_nan=True)
+    mech = SVTWithGap(1.0, 2, 0.4, T=2.0)
+    assert mech.gap_variance() == 2 / mech.eps0 ** 2 + 8 / mech.eps1 ** 2
+    with pytest.raises(ValueError):
+        SVTWithGap(1.0, 2, 0.4, T=2.0, noise="gaussian")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ BLUE beyond Corollary 1's model (Section 6.3)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 24])
+@pytest.mark.parametrize("lam", [0.5, 1.0, 4.0])
+def test_blue_error_with_theorem_6_2_model_is_corollary_1(k, lam):
+    sigma2 = 3.0
+    N = np.eye(k - 1, k) - np.eye(k - 1, k, 1)
+    error = blue_error(k, lam, sigma2, np.zeros(k - 1), lam * sigma2 * N @ N.T)
+    assert np.allclose(error, blue_variance_ratio(k, lam) * sigma2, rtol=1e-12, atol=0)
+
+
+def test_blue_error_on_tied_queries_matches_noisy_top_k():
+    # Tied queries: the released gaps are the spacings Exp(b/j) of the top order statistics (Rényi), not
+    # Theorem 6.2's q_i + eta_i - q_i+1 - eta_i+1; the first selected query's BLUE is then worse than its
+    # measurement, which Corollary 1 (the same ratio for every i) misses.
+    k, eps, n, value = 5, 1.0, 60_000, 50.0
+    mech = NoisyTopKWithGapExp(eps, k)
+    sigma2 = 2 * (2 * k / eps) ** 2
+    lam = mech.noise_variance / sigma2
+    rng = rng_for("blue_tied")
+    out = mech.m(np.full(200, value), n, rng)
+    alpha = value + rng.laplace(0.0, 2 * k / eps, (n, k))
+    beta = noisy_top_k_blue(alpha, out.gaps[:, :-1], lam)
+    j = np.arange(1, k)
+    model = blue_error(k, lam, sigma2, mech.scale / j, np.diag((mech.scale / j) ** 2)) / sigma2
+    for i in (0, k - 1):
+        ratio, se = ratio_of_means((beta[:, i] - value) ** 2, (alpha[:, i] - value) ** 2)
+        assert_within(ratio, se, model[i])
+    assert model[0] > 1.5 * blue_variance_ratio(k, lam)
+
+
+# ------------------------------------------------------------------ Exponential Mechanism with Gap (Section 8)
+
+
+@pytest.mark.parametrize("u,du,eps", [([0, 1, 2, 3, 4], 1, 2), ([8, 8, 6, 0], 2, 0.5), ([1, -3], 1, 1)])
+def test_exp_mech_gap_law_is_the_gumbel_integral(u, du, eps):
+    """Theorem 8.3 (Appendix A.4): P(s chosen, gap >= g) = ∫ f_s(z + g) Π_{i≠s} F_i(z) dz for Gumbel(μᵢ)
+    variables equals σ(δ_s − g); the closed forms of mechanisms.exp_mech_gap against quadrature."""
+    mech = NaiveExpMechWithGap(eps, du)
+    mu = mech.scores(u)
+    delta = mech.gap_location(u)
+    np.testing.assert_allclose(special.expit(delta), mech.winner_probabilities(u), rtol=1e-12)
+
+    def joint_tail(s, g):
+        others = np.delete(mu, s)
+
+        def integrand(z):
+            x = z + g - mu[s]
+            with np.errstate(over="ignore"):  # exp(-exp(large)) = 0 in the far left tail
+                return np.exp(-x - np.exp(-x)) * np.exp(-np.exp(-(z - others)).sum())
+        return integrate.quad(integrand, -np.inf, np.inf, epsabs=1e-12)[0]
+
+    for g in (0.0, 0.3, 1.0, 2.5):
+        tails = np.array([joint_tail(s, g) for s in range(len(u))])
+        np.testing.assert_allclose(tails, special.expit(delta - g), atol=1e-9)
+        assert mech.gap_survival(g, u) == pytest.approx(tails.sum(), abs=1e-9)
+        given = tails / mech.winner_probabilities(u)
+        for s in range(len(u)):
+            assert mech.gap_survival(g, u, winner=s) == pytest.approx(given[s], abs=1e-8)
+    mean = integrate.quad(lambda g: float(mech.gap_survival(g, u)), 0, np.inf)[0]
+    assert mech.gap_mean(u) == pytest.approx(mean, rel=1e-8)
+    for s in range(len(u)):
+        mean_s = integrate.quad(lambda g, s=s: float(mech.gap_survival(g, u, winner=s)), 0, np.inf)[0]
+        assert mech.gap_mean(u, winner=s) == pytest.approx(mean_s, rel=1e-8)
+
+
+def test_algorithm_8_as_printed_differs_from_theorem_8_3_unless_eps_is_1():
+    u = [0, 1, 2, 3, 4]
+    for eps in (0.5, 1.0, 2.0):
+        corrected = BlackBoxExpMechWithGap(eps, 1).logistic_location(u)
+        printed = BlackBoxExpMechWithGap(eps, 1, as_printed=True).logistic_location(u)
+        np.testing.assert_allclose(corrected, NaiveExpMechWithGap(eps, 1).gap_location(u))
+        assert np.allclose(printed, corrected) == (eps == 1.0)
+
+
+def test_exp_mech_gap_outputs_and_arguments():
+    rng = np.random.default_rng(3)
+    for mech in (NaiveExpMechWithGap(1.0, 1.0), BlackBoxExpMechWithGap(1.0, 1.0)):
+        out = mech.m([0.0, 5.0], 1000, rng)
+        assert out.indices.shape == out.gaps.shape == (1000, 1)
+        assert set(np.unique(out.indices)) <= {0, 1} and (out.gaps >= 0).all()
+        assert out.outputs(0)[0][0] in (0, 1)
+        assert mech.m([0.0, 5.0], 0, rng).indices.shape == (0, 1)
+        with pytest.raises(ValueError):
+            mech.m([1.0], 10, rng)
+        with pytest.raises(ValueError):
+            mech.m([0.0, 1.0], 10, None)
+    for bad in ((0, 1), (1, 0), (-1, 1)):
+        with pytest.raises(ValueError):
+            NaiveExpMechWithGap(*bad)

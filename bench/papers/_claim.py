@@ -14,6 +14,7 @@ holds. tests/test_reproductions.py runs each with few trials and checks the same
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import enum
 import math
 import time
@@ -28,19 +29,31 @@ ROOT = Path(__file__).resolve().parents[2]
 PLOTS = ROOT / "docs" / "reproductions"
 
 CONFIDENCE = 0.99
-"""Two-sided level of every interval in the tables (a row's theory falls outside it with probability 1 %
-when the theory is right; a reproduction with r rows therefore states its family-wise rate, r %)."""
+"""The level of each table's intervals taken together: a reproduction with m rows that state a theory shows
+every interval at 1 − 0.01/m (Bonferroni), so that a right theory falls outside some row's interval with
+probability at most 1 %, however many rows the table has."""
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A measured quantity: the point estimate, a two-sided interval at `confidence`, and the trials behind it."""
+    """A measured quantity: the point estimate, a two-sided interval at `confidence`, and the trials behind it.
+    `interval_at(confidence)` recomputes the interval at another level (None: the interval is fixed)."""
 
     value: float
     low: float
     high: float
     trials: int
     confidence: float = CONFIDENCE
+    interval_at: Callable[[float], tuple[float, float]] | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def normal(cls, value: float, standard_error: float, trials: int, confidence: float = CONFIDENCE) -> Estimate:
+        """A value with an asymptotically normal error of the given standard error (a fit, a delta method)."""
+        def interval(level: float) -> tuple[float, float]:
+            half = stats.norm.ppf((1 + level) / 2) * standard_error
+            return value - half, value + half
+
+        return cls(value, *interval(confidence), trials, confidence, interval)
 
     @classmethod
     def mean(cls, samples: np.ndarray, confidence: float = CONFIDENCE) -> Estimate:
@@ -49,15 +62,24 @@ class Estimate:
         n = x.size
         if n < 2:
             raise ValueError("a mean's interval needs at least two samples")
-        half = stats.t.ppf((1 + confidence) / 2, n - 1) * x.std(ddof=1) / math.sqrt(n)
-        m = float(x.mean())
-        return cls(m, m - half, m + half, n, confidence)
+        m, sd = float(x.mean()), float(x.std(ddof=1))
+
+        def interval(level: float) -> tuple[float, float]:
+            half = float(stats.t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
+            return m - half, m + half
+
+        return cls(m, *interval(confidence), n, confidence, interval)
 
     @classmethod
     def proportion(cls, successes: int, trials: int, confidence: float = CONFIDENCE) -> Estimate:
         """A frequency with its exact (Clopper–Pearson) interval."""
-        ci = stats.binomtest(int(successes), int(trials)).proportion_ci(confidence, method="exact")
-        return cls(successes / trials, float(ci.low), float(ci.high), int(trials), confidence)
+        test = stats.binomtest(int(successes), int(trials))
+
+        def interval(level: float) -> tuple[float, float]:
+            ci = test.proportion_ci(level, method="exact")
+            return float(ci.low), float(ci.high)
+
+        return cls(successes / trials, *interval(confidence), int(trials), confidence, interval)
 
     @classmethod
     def ratio_of_means(cls, numerator: np.ndarray, denominator: np.ndarray,
@@ -72,22 +94,37 @@ class Estimate:
         r = mx / my
         cov = np.cov(x, y, ddof=1)
         var = (cov[0, 0] - 2 * r * cov[0, 1] + r * r * cov[1, 1]) / (my * my * n)
-        half = stats.norm.ppf((1 + confidence) / 2) * math.sqrt(max(var, 0.0))
-        return cls(r, r - half, r + half, n, confidence)
+        return cls.normal(r, math.sqrt(max(float(var), 0.0)), n, confidence)
 
     @classmethod
     def exact(cls, value: float) -> Estimate:
         """A computed (not sampled) value: its interval is the point."""
         return cls(value, value, value, 0, 1.0)
 
+    def at(self, confidence: float) -> Estimate:
+        """The same estimate with its interval at another level (unchanged when the interval is fixed)."""
+        if self.interval_at is None:
+            return self
+        low, high = self.interval_at(confidence)
+        return dataclasses.replace(self, low=low, high=high, confidence=confidence)
+
     def covers(self, theory: float, tolerance: float = 0.0) -> bool:
         """Whether `theory` lies in the interval widened by `tolerance` (absolute) on each side."""
-        return self.low - tolerance <= theory <= self.high + tolerance
+        return bool(self.low - tolerance <= theory <= self.high + tolerance)
 
     def text(self, digits: int = 4) -> str:
         if self.trials == 0:
             return f"{self.value:.{digits}g}"
         return f"{self.value:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}]"
+
+
+class Bound(enum.Enum):
+    """What a row's theory claims of the measured quantity: equal to it, or (a one-sided claim such as "more
+    answers" or "a reduction") strictly above or below it — then the whole interval must lie on that side."""
+
+    EQUALS = "="
+    ABOVE = ">"
+    BELOW = "<"
 
 
 @dataclass(frozen=True)
@@ -100,12 +137,17 @@ class Row:
     theory: float | None
     measured: Estimate
     tolerance: float = 0.0
+    bound: Bound = Bound.EQUALS
 
     @property
     def agrees(self) -> bool | None:
         """None when the seed states no number for this row (a measurement reported for its own sake)."""
         if self.theory is None:
             return None
+        if self.bound is Bound.ABOVE:
+            return bool(self.measured.low - self.tolerance > self.theory)
+        if self.bound is Bound.BELOW:
+            return bool(self.measured.high + self.tolerance < self.theory)
         return self.measured.covers(self.theory, self.tolerance)
 
 
@@ -128,6 +170,14 @@ class Reproduction:
     findings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rows", simultaneous(self.rows))
+
+    @property
+    def row_confidence(self) -> float:
+        """The level of each row's interval (1 − 0.01/m for m rows with a theory)."""
+        return row_confidence(self.rows)
+
     @property
     def verdict(self) -> Verdict:
         checked = [row.agrees for row in self.rows if row.agrees is not None]
@@ -135,11 +185,12 @@ class Reproduction:
 
     def table(self) -> str:
         columns = list(self.rows[0].label) if self.rows else []
-        header = [*columns, "theory", "measured [99% CI]", "trials", "agrees"]
+        header = [*columns, "theory", f"measured [{self.row_confidence:.4%} CI]", "trials", "agrees"]
         body = []
         for row in self.rows:
             body.append([*(_cell(row.label[c]) for c in columns),
-                         "-" if row.theory is None else f"{row.theory:.4g}",
+                         "-" if row.theory is None else f"{'' if row.bound is Bound.EQUALS else row.bound.value}"
+                                                        f"{row.theory:.4g}",
                          row.measured.text(), str(row.measured.trials),
                          {True: "yes", False: "NO", None: "-"}[row.agrees]])
         widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
@@ -152,9 +203,22 @@ class Reproduction:
         lines += [f"- {finding}" for finding in self.findings]
         agreeing = sum(1 for row in self.rows if row.agrees)
         checked = sum(1 for row in self.rows if row.agrees is not None)
-        lines.append(f"verdict: {self.verdict.value} ({agreeing}/{checked} rows within the interval; "
-                     f"recorded: {self.expected.value}) in {self.seconds:.1f} s")
+        lines.append(f"verdict: {self.verdict.value} ({agreeing}/{checked} rows agree; intervals simultaneous at "
+                     f"{CONFIDENCE:.0%}; recorded: {self.expected.value}) in {self.seconds:.1f} s")
         return "\n".join(lines)
+
+
+def row_confidence(rows: Sequence[Row]) -> float:
+    """1 − (1 − CONFIDENCE)/m for m rows that state a theory: each row's level, so that all m hold together."""
+    checked = max(1, sum(1 for row in rows if row.theory is not None))
+    return 1 - (1 - CONFIDENCE) / checked
+
+
+def simultaneous(rows: Sequence[Row]) -> list[Row]:
+    """The rows with every interval at `row_confidence(rows)` (Bonferroni). `Reproduction` applies it; a script
+    that quotes intervals in its findings applies it first, so that the text and the table agree."""
+    level = row_confidence(rows)
+    return [dataclasses.replace(row, measured=row.measured.at(level)) for row in rows]
 
 
 def _cell(value: object) -> str:
@@ -175,7 +239,7 @@ def main(reproduce: Callable[[int, int], Reproduction], plot: Callable[[Reproduc
     args = parser.parse_args(argv)
     started = time.perf_counter()
     result = reproduce(args.trials, args.seed)
-    result = Reproduction(**{**result.__dict__, "seconds": time.perf_counter() - started})
+    result = dataclasses.replace(result, seconds=time.perf_counter() - started)
     print(result.report())
     if not args.no_plot:
         args.plot.parent.mkdir(parents=True, exist_ok=True)
@@ -193,6 +257,12 @@ def figure(width: float = 6.0, height: float = 3.6):
 
     fig, ax = plt.subplots(figsize=(width, height), dpi=90)
     return fig, ax
+
+
+def error_bars(rows: Sequence[Row], scale: float = 1.0) -> np.ndarray:
+    """matplotlib's `yerr` (2 × n: below, above) for the rows' measured values and their intervals."""
+    return scale * np.array([[row.measured.value - row.measured.low for row in rows],
+                             [row.measured.high - row.measured.value for row in rows]])
 
 
 def save(fig, path: Path) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _claim import Estimate, Reproduction, Row, Verdict, figure, main, save
+from _claim import Estimate, Reproduction, Row, Verdict, error_bars, figure, main, save
 
 from mechanisms import SVTWithGap
 from mechanisms.gap_estimates import laplace_gap_quantile, laplace_gap_tail
@@ -102,14 +102,12 @@ def plot(result: Reproduction, path: Path) -> None:
         rows = [row for row in result.rows if row.label["setting"] == setting]
         x = np.array([float(row.label["c"]) for row in rows]) + (n - len(settings) / 2) * 0.0015
         y = np.array([row.measured.value for row in rows])
-        err = np.array([[row.measured.value - row.measured.low for row in rows],
-                        [row.measured.high - row.measured.value for row in rows]])
-        ax.errorbar(x, y, yerr=err, fmt="o", ms=4, capsize=2, label=setting)
+        ax.errorbar(x, y, yerr=error_bars(rows), fmt="o", ms=4, capsize=2, label=setting)
     grid = np.linspace(0.88, 1.0, 50)
     ax.plot(grid, grid, "k-", lw=0.8, label="Lemma 3: coverage = c")
     ax.plot(grid, 2 * grid - 1, "k:", lw=0.8, label="released at q = T: 2c - 1")
     ax.set_xlabel("confidence level c")
-    ax.set_ylabel("measured coverage (99% CI)")
+    ax.set_ylabel("measured coverage (simultaneous 99% CIs)")
     ax.set_title("Free Gap Lemma 3: lower confidence bound from an SVT gap", fontsize=9)
     ax.legend(fontsize=7)
     save(fig, path)
