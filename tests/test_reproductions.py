@@ -22,6 +22,7 @@ FAST = {
     "papers/adaptive_svt.py": 1_000,
     "papers/exp_mech_gap.py": 10,
     "papers/lemma3_coverage.py": 40_000,
+    "papers/noisy_top_k_exp_privacy.py": 10,
     "papers/r2dp_rule.py": 20_000,
     "papers/svt_measures.py": 100_000,
     "papers/top_k_blue.py": 2_000,
@@ -73,8 +74,9 @@ def test_a_row_outside_its_interval_makes_the_verdict_disagree():
     # one-sided claims: the whole interval on the claimed side
     above = claim.Row({"x": 4}, 0.3, claim.Estimate(0.5, 0.4, 0.6, 100), bound=claim.Bound.ABOVE)
     straddles = claim.Row({"x": 5}, 0.45, claim.Estimate(0.5, 0.4, 0.6, 100), bound=claim.Bound.ABOVE)
-    below = claim.Row({"x": 6}, 0.7, claim.Estimate(0.5, 0.4, 0.6, 100), bound=claim.Bound.BELOW)
-    assert (above.agrees, straddles.agrees, below.agrees) == (True, False, True)
+    at_most = claim.Row({"x": 6}, 0.6, claim.Estimate(0.5, 0.4, 0.6, 100), bound=claim.Bound.AT_MOST)
+    exceeds = claim.Row({"x": 7}, 0.55, claim.Estimate(0.5, 0.4, 0.6, 100), bound=claim.Bound.AT_MOST)
+    assert (above.agrees, straddles.agrees, at_most.agrees, exceeds.agrees) == (True, False, True, False)
 
 
 def test_intervals_are_simultaneous_over_the_rows_with_a_theory():
@@ -192,3 +194,11 @@ def test_r2dp_rule_numeric_supremum_sees_a_wrong_rule():
     sup = module.numeric_supremum(r2dp.bernoulli(p, b0, b1).fold, dq).value
     assert module.theorem_b2(p, b0, b1, dq) < sup - 0.3
     assert math.isclose(sup, r2dp.bernoulli(p, b0, b1).epsilon(dq), abs_tol=1e-12)
+
+
+def test_noisy_top_k_exp_privacy_sees_too_little_noise(monkeypatch):
+    # the exact-density check is not vacuous: with half the noise (Exp(k/eps)) the loss reaches 2 eps
+    module = load_bench("papers/noisy_top_k_exp_privacy.py")
+    monkeypatch.setattr(module, "_scale", lambda k: k / module.EPS)
+    loss, _ = module.largest_loss(1, 3, fast=True)
+    assert loss == pytest.approx(2 * module.EPS, abs=1e-9)

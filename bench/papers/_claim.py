@@ -119,12 +119,13 @@ class Estimate:
 
 
 class Bound(enum.Enum):
-    """What a row's theory claims of the measured quantity: equal to it, or (a one-sided claim such as "more
-    answers" or "a reduction") strictly above or below it — then the whole interval must lie on that side."""
+    """What a row's theory claims of the measured quantity: equal to it; strictly above it (a one-sided claim
+    such as "more answers": the whole interval must lie above, beyond the tolerance); or at most it (a bound
+    such as "the loss is at most ε": the whole interval, less the tolerance, must not exceed it)."""
 
     EQUALS = "="
     ABOVE = ">"
-    BELOW = "<"
+    AT_MOST = "<="
 
 
 @dataclass(frozen=True)
@@ -146,8 +147,8 @@ class Row:
             return None
         if self.bound is Bound.ABOVE:
             return bool(self.measured.low - self.tolerance > self.theory)
-        if self.bound is Bound.BELOW:
-            return bool(self.measured.high + self.tolerance < self.theory)
+        if self.bound is Bound.AT_MOST:
+            return bool(self.measured.high - self.tolerance <= self.theory)
         return self.measured.covers(self.theory, self.tolerance)
 
 
