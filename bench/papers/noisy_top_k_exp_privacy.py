@@ -21,8 +21,8 @@ k = 3) — against the claim ε
 second row per shape that it reaches ε (the bound is tight).
 `trials` is unused (no sampling); the fast version uses a smaller grid (trials < 100).
 
-What this adds to the seed: for k = 1 the bound is proved in docs/checker.md (a direct argument on the density,
-not Lemma 1); for k ≥ 2 this grid is evidence, not a proof.
+What this adds to the seed: docs/checker.md ("Findings on the seeds") proves the bound for every k from this
+density (a direct argument, not Lemma 1); the grid checks it and shows that it is attained.
 """
 
 from __future__ import annotations
