@@ -59,6 +59,7 @@ TOPK = [({"q": Q, "k": 3, "eps": 1}, {"q": UP}), ({"q": Q, "k": 3, "eps": 1}, {"
 CASES: dict[str, list[tuple[dict, dict]]] = {
     "dworkroth/above_threshold.dp": _svt({"eps": 1}),
     "incorrect/fused_loops_break_alignment_past_output.dp": _svt({"eps": 1}),
+    "dworkroth/above_threshold_presampled.dp": _svt({"eps": 1}),
     "counting/noisy_counts_above_threshold.dp": [({"q": Q, "T": 4, "eps": 1}, {"q": Q[:3] + [Q[3] + 1] + Q[4:]}),
                                                  ({"q": Q, "T": 4, "eps": 1}, {"q": Q[:5] + [Q[5] - 1] + Q[6:]})],
     "incorrect/fused_loops_read_next_entry.dp": [({"q": Q, "eps": 1}, {"q": ALTERNATE})],

@@ -21,6 +21,7 @@ from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.span import Source
 from align.symbolic import symbol
+from align.unparse import unparse
 
 from .conftest import ROOT, SPECS, corpus
 
@@ -103,7 +104,7 @@ SVT_FAMILY = ["freegap/alg1_adaptive_svt_gap.dp", "freegap/alg1_adaptive_svt_gap
               "freegap/alg2_svt_gap.dp", "freegap/alg3_adaptive_svt_gap_exp.dp", "freegap/alg3_adaptive_svt_gap_geo.dp",
               "dworkroth/above_threshold.dp", "dworkroth/sparse.dp", "dworkroth/numeric_sparse.dp",
               "dworkroth/histogram.dp", "counting/partial_sums.dp", "counting/periodic_counts.dp",
-              "counting/noisy_counts_above_threshold.dp"]
+              "counting/noisy_counts_above_threshold.dp", "dworkroth/above_threshold_presampled.dp"]
 RANKED = ["freegap/alg4_noisy_top_k_gap.dp", "freegap/alg4_noisy_top_k_gap_counting.dp",
           "freegap/alg6_hybrid_estimates.dp", "freegap/noisy_max.dp", "freegap/noisy_min.dp"]
 
@@ -495,6 +496,23 @@ def test_fusion_declines_where_a_hypothesis_fails(change, reason):
 
     with pytest.raises(fusion.NotFusable, match=re.escape(reason)):
         _fuse(change)
+
+
+def test_fusion_with_a_break_needs_the_shift_zero_past_the_output():
+    """AboveThreshold with its noise drawn first: fused (its break allowed) only because the shift of nu is 0 past
+    the output's end by its guard; the guard is dropped in the fused loop, where it holds at every drawn index."""
+    from align.checker import fusion
+
+    text = (SPECS / "dworkroth" / "above_threshold_presampled.dp").read_text()
+    mech = resolve(parse_source(Source("presampled.dp", text))).mechanisms[0]
+    fused = fusion.fuse(mech)
+    assert fused is not None and "holds at every index it draws" in fused.note
+    (nu,) = [sh for sh in fused.mechanism.alignment.shifts if sh.var == "nu"]
+    assert "len(out)" not in unparse(nu.shift)
+    for guard in ("i <= len(out) and ", "i < len(q) and "):  # not the guard: declined, bounded verdict
+        mutant = resolve(parse_source(Source("m.dp", text.replace("i < len(out) and ", guard)))).mechanisms[0]
+        with pytest.raises(fusion.NotFusable, match="may break"):
+            fusion.fuse(mutant)
 
 
 def test_fusion_refusals_leave_the_bounded_check_to_decide():

@@ -17,21 +17,27 @@ both. Hypotheses, each checked here (the spec named after it is what the checker
    rebinds i), and not the first loop's noise: iteration i reads nothing that the fused iteration has not
    computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`).
 4. Nothing else reads or writes the built lists (the prefix, a user invariant).
-5. The second loop does not `break`. With a break the written program still draws the first loop's noise for
-   the indices after the halt, and its alignment must be defined there and paid for (a shift reading
-   `out[i]` past the output's end is not defined: C4a); the fused loop never reaches those indices, so it
-   would prove an alignment that the written program gives no meaning to
-   (`specs/incorrect/fused_loops_break_alignment_past_output.dp`: AboveThreshold with its noise drawn first).
+5. Where the second loop may `break`, the written program still draws the first loop's noise for the indices
+   after the halt, and its alignment must be defined there and paid for (a shift reading `out[i]` past the
+   output's end is not defined: C4a); the fused loop never reaches those indices. So with a `break`, the shift of
+   every noise family of the first loop must be 0 past the output's end, written so that this is syntactic:
+   `(i < len(out) and ...) ? e : 0` (or no shift at all). Then those draws cost nothing and stay in their
+   support, their parameters read only parameters and i (hypothesis 2), so C0 at any index is C0 at a
+   symbolic one, and the written program's obligations are the fused program's. Without it,
+   `specs/incorrect/fused_loops_break_alignment_past_output.dp` (AboveThreshold with its noise drawn first and
+   the shift `out[i] is TOP ? 2 : 0`) would be "proved"; with the guard, `dworkroth/above_threshold_presampled.dp`
+   is proved for every length.
 
-With them the fused program draws the same noise with the same parameters (1, 5; the sampling statements are
-moved, not changed), and computes the same outputs from it, since each `x[i]` the second loop reads holds the
-value the first loop's iteration i assigned (2, 3, 4). Only the order of the draws changes, and the noise
-variables are independent.
+With them the fused program draws the same noise with the same parameters up to the halt (1; the sampling
+statements are moved, not changed), none after it that an obligation sees (5), and computes the same outputs,
+since each `x[i]` the second loop reads holds the value the first loop's iteration i assigned (2, 3, 4). Only the
+order of the draws changes, and the noise variables are independent.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 from .. import nodes as n
@@ -139,11 +145,74 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
             raise NotFusable(f"the statements before the loops use a list the first loop builds (line {st.span.line})")
     if mech.alignment is not None and any(names_in(inv.condition) & set(built) for inv in mech.alignment.invariants):
         raise NotFusable("an invariant reads a list the first loop builds")
-    # 5. no break: every index of the first loop is reached by the fused one
-    if any(isinstance(st, n.Break) for st in walk_statements(second.body)):
-        raise NotFusable("the second loop may break, and the written program draws the first loop's noise after "
-                         "the halt too, where the alignment must also hold")
-    return _fused(mech, first, second, built)
+    # 5. with a break, the first loop's draws after the halt must have shift 0 (guarded by i < len(out))
+    if any(isinstance(st, n.Break) for st in walk_statements(second.body)) and mech.alignment is not None:
+        for name in sorted(first_noise):
+            shift = mech.alignment.shift_of(name)
+            if shift is not None and not _zero_past_output(shift.shift, shift.index_var):
+                raise NotFusable(f"the second loop may break, and the shift of `{name}` is not written "
+                                 f"`({shift.index_var} < len(out) and ...) ? e : 0`: the written program draws "
+                                 f"`{name}` after the halt too, where the alignment must also hold")
+    fused = _fused(mech, first, second, built)
+    if _outputs_before_halting(second.body) >= 1 and mech.alignment is not None:
+        # In the fused loop every iteration that draws index i outputs before it can halt, so len(out) > i at
+        # every drawn index and the guard of hypothesis 5 is true there: dropped for the induction, which does
+        # not encode len(out) in its abstract iteration.
+        shifts = tuple(
+            dataclasses.replace(sh, shift=rewrite(sh.shift, functools.partial(_guard_true, index=sh.index_var)))
+            if sh.var in first_noise else sh for sh in mech.alignment.shifts)
+        if all(new.shift is old.shift for new, old in zip(shifts, mech.alignment.shifts)):
+            return fused
+        alignment = dataclasses.replace(mech.alignment, shifts=shifts)
+        fused = Fused(dataclasses.replace(fused.mechanism, alignment=alignment),
+                      fused.note + "; every iteration outputs before it can halt, so the shifts' guard "
+                      "`i < len(out)` holds at every index it draws, and the written program's draws after the "
+                      "halt have shift 0")
+    return fused
+
+
+def _is_guard(c: n.Expr, index: str | None) -> bool:
+    """`index < len(out)`."""
+    return (isinstance(c, n.Compare) and c.ops == ("<",) and _is_index(c.operands[0], index or "")
+            and isinstance(c.operands[1], n.Call) and c.operands[1].func == "len"
+            and isinstance(c.operands[1].args[0], n.OutRef))
+
+
+def _guard_true(x: n.Expr, index: str | None) -> n.Expr | None:
+    if not _is_guard(x, index):
+        return None
+    assert isinstance(x, n.Compare)
+    return n.BoolLit(True, x.span, type=x.type)
+
+
+def _outputs_before_halting(body: tuple[n.Stmt, ...]) -> int:
+    """The fewest outputs on any path through body before it ends or reaches a `break` (paths through branches)."""
+    count = 0
+    for k, st in enumerate(body):
+        if isinstance(st, n.Output):
+            count += 1
+        elif isinstance(st, n.Break):
+            return count
+        elif isinstance(st, n.If):
+            rest = body[k + 1:]
+            return count + min(_outputs_before_halting(st.then + rest), _outputs_before_halting(st.orelse + rest))
+    return count
+
+
+def _zero_past_output(shift: n.Expr, index: str | None) -> bool:
+    """Whether the shift is 0 syntactically, or `c ? e : 0` with `index < len(out)` among the conjuncts of c."""
+    if isinstance(shift, n.Number):
+        return shift.value == 0
+    if not (isinstance(shift, n.Conditional) and isinstance(shift.orelse, n.Number) and shift.orelse.value == 0):
+        return False
+    conjuncts, todo = [], [shift.condition]
+    while todo:
+        c = todo.pop()
+        if isinstance(c, n.BoolOp) and c.op == "and":
+            todo += [c.left, c.right]
+        else:
+            conjuncts.append(c)
+    return any(_is_guard(c, index) for c in conjuncts)
 
 
 def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str]) -> None:
