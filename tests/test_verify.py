@@ -515,6 +515,27 @@ def test_fusion_with_a_break_needs_the_shift_zero_past_the_output():
             fusion.fuse(mutant)
 
 
+def test_statements_between_fused_loops_move_before_the_first():
+    """The threshold noise drawn between the two loops: it commutes with the first loop (which only samples and
+    fills noisy), moves before it, and the mechanism is proved for every length; a statement there that reads the
+    list the first loop builds does not commute, and fusion declines."""
+    from align.checker import fusion
+
+    text = (SPECS / "dworkroth" / "above_threshold_presampled.dp").read_text()
+    prefix = "  rho ~ Lap(2 / eps)\n  T_hat = T + rho\n"
+    loop_end = "    noisy[i] = q[i] + nu\n  }\n"
+    assert prefix in text and loop_end in text
+    moved = text.replace(prefix, "").replace(loop_end, loop_end + prefix)
+    mech = resolve(parse_source(Source("between.dp", moved))).mechanisms[0]
+    verdicts = verify_mechanism(mech, Options(max_length=3))
+    assert overall_status(verdicts) == "proved" and overall_scope(verdicts) == "for every input length"
+    (c4a,) = [v for v in verdicts if v.obligation.id == "C4a"]
+    assert any("move before the first loop" in note for note in c4a.notes), c4a.notes
+    reading = moved.replace("T_hat = T + rho", "T_hat = T + rho + 0 * noisy[0]")
+    with pytest.raises(fusion.NotFusable, match="use a list the first loop builds"):
+        fusion.fuse(resolve(parse_source(Source("reads.dp", reading))).mechanisms[0])
+
+
 def test_fusion_refusals_leave_the_bounded_check_to_decide():
     # hypothesis 3 and 5's guard specs: refuted by the bounded check, with fusion's reason in the notes
     for name, reason in (("fused_loops_read_next_entry", "not `noisy[j]`"),

@@ -16,7 +16,9 @@ both. Hypotheses, each checked here (the spec named after it is what the checker
 3. The second loop reads each built list only at its own index (`x[i]`, not inside a comprehension that
    rebinds i), and not the first loop's noise: iteration i reads nothing that the fused iteration has not
    computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`).
-4. Nothing else reads or writes the built lists (the prefix, a user invariant).
+4. Nothing else reads or writes the built lists (the prefix, a user invariant). Statements between the loops
+   (no loops among them) must not read the lists or the first loop's noise: they then commute with the first
+   loop, which writes nothing else, and move before it.
 5. Where the second loop may `break`, the written program still draws the first loop's noise for the indices
    after the halt, and its alignment must be defined there and paid for (a shift reading `out[i]` past the
    output's end is not defined: C4a); the fused loop never reaches those indices. So with a `break`, the shift of
@@ -99,11 +101,12 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
     NotFusable when the shape is there but a hypothesis fails."""
     body = mech.body
     loops = [k for k, s in enumerate(body) if isinstance(s, (n.For, n.While))]
-    if len(loops) != 2 or loops != [len(body) - 2, len(body) - 1]:
+    if len(loops) != 2 or loops[1] != len(body) - 1:
         return None
-    first, second = body[-2], body[-1]
+    first, second = body[loops[0]], body[-1]
     if not isinstance(first, n.For) or not isinstance(second, n.For):
         return None
+    between = body[loops[0] + 1:-1]
     i, j = first.var, second.var
     # 1. the same bound
     if unparse(first.lo) != unparse(second.lo) or unparse(first.hi) != unparse(second.hi):
@@ -139,10 +142,15 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
             raise NotFusable(f"the second loop assigns `{st.target}`, which the first loop builds")
         for e in _exprs(st):
             _reads_at_index(e, set(built), j, first_noise)
-    # 4. nobody else touches the built lists
-    for st in walk_statements(body[:-2]):
+    # 4. nobody else touches the built lists (nor, between the loops, the first loop's noise: the statements
+    # there then commute with the first loop, which writes nothing else, and move before it)
+    for st in walk_statements(body[:loops[0]] + between):
         if (isinstance(st, n.Assign) and st.target in built) or any(names_in(e) & set(built) for e in _exprs(st)):
-            raise NotFusable(f"the statements before the loops use a list the first loop builds (line {st.span.line})")
+            raise NotFusable(f"the statements before the second loop use a list the first loop builds "
+                             f"(line {st.span.line})")
+    for st in walk_statements(between):
+        if any(names_in(e) & first_noise for e in _exprs(st)):
+            raise NotFusable(f"the statements between the loops read the first loop's noise (line {st.span.line})")
     if mech.alignment is not None and any(names_in(inv.condition) & set(built) for inv in mech.alignment.invariants):
         raise NotFusable("an invariant reads a list the first loop builds")
     # 5. with a break, the first loop's draws after the halt must have shift 0 (guarded by i < len(out))
@@ -153,7 +161,7 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
                 raise NotFusable(f"the second loop may break, and the shift of `{name}` is not written "
                                  f"`({shift.index_var} < len(out) and ...) ? e : 0`: the written program draws "
                                  f"`{name}` after the halt too, where the alignment must also hold")
-    fused = _fused(mech, first, second, built)
+    fused = _fused(mech, loops[0], first, second, built)
     if _outputs_before_halting(second.body) >= 1 and mech.alignment is not None:
         # In the fused loop every iteration that draws index i outputs before it can halt, so len(out) > i at
         # every drawn index and the guard of hypothesis 5 is true there: dropped for the induction, which does
@@ -233,7 +241,9 @@ def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str]) -
     visit(e, False)
 
 
-def _fused(mech: ResolvedMechanism, first: n.For, second: n.For, built: dict[str, n.Assign]) -> Fused:
+def _fused(mech: ResolvedMechanism, at: int, first: n.For, second: n.For, built: dict[str, n.Assign]) -> Fused:
+    """The prefix, then the statements between the loops (moved before the first, which they commute with), then
+    the fused loop; the first loop sits at `at` in the body."""
     i, j = first.var, second.var
 
     def rename(x: n.Expr) -> n.Expr | None:
@@ -260,11 +270,17 @@ def _fused(mech: ResolvedMechanism, first: n.For, second: n.For, built: dict[str
         t = variables[name]
         assert isinstance(t, ListType)
         variables[name] = t.elem
-    fused = dataclasses.replace(mech, body=(*mech.body[:-2], loop), noise=tuple(noise), variables=variables)
+    body = (*mech.body[:at], *mech.body[at + 1:-1], loop)
+    fused = dataclasses.replace(mech, body=body, noise=tuple(noise), variables=variables)
     names = ", ".join(f"`{x}`" for x in sorted(built))
     note = (f"the loops at lines {first.span.line} and {second.span.line} were fused into one (the first only "
             f"samples and fills {names} at its index, the second reads them only at its own), which draws the "
             "same noise and outputs the same")
+    moved = mech.body[at + 1:-1]
+    if moved:
+        lines = ", ".join(str(st.span.line) for st in moved)
+        note += (f"; the statements between them (line{'s' if len(moved) > 1 else ''} {lines}) move before the "
+                 "first loop, which writes nothing they read")
     return Fused(fused, note)
 
 
