@@ -536,6 +536,23 @@ def test_statements_between_fused_loops_move_before_the_first():
         fusion.fuse(resolve(parse_source(Source("reads.dp", reading))).mechanisms[0])
 
 
+def test_fusion_declines_when_the_first_loop_reads_what_runs_after_it():
+    """Fused, the first loop runs after the statements between the loops and interleaved with the second: a scale
+    `s` that either writes would be read with another value (`nu ~ Lap(s)` with s doubled by the second loop
+    draws more noise fused than written)."""
+    from align.checker import fusion
+
+    text = FUSED.replace("    eta ~ Lap(1 / eps)\n", "    eta ~ Lap(s)\n").replace(
+        "  for i in 0 .. len(q) {\n", "  s = 1 / eps\n  for i in 0 .. len(q) {\n", 1)
+    assert "Lap(s)" in text and "s = 1 / eps" in text
+    for where, change in (("second", ("  for j in 0 .. len(q) {\n", "  for j in 0 .. len(q) {\n    s = s * 2\n")),
+                          ("between", ("  for j in 0 .. len(q) {\n", "  s = 2 / eps\n  for j in 0 .. len(q) {\n"))):
+        mutant = resolve(parse_source(Source(f"{where}.dp", text.replace(*change)))).mechanisms[0]
+        with pytest.raises(fusion.NotFusable, match="the first loop reads `s`"):
+            fusion.fuse(mutant)
+    assert fusion.fuse(resolve(parse_source(Source("same.dp", text))).mechanisms[0]) is not None
+
+
 def test_fusion_refusals_leave_the_bounded_check_to_decide():
     # hypothesis 3 and 5's guard specs: refuted by the bounded check, with fusion's reason in the notes
     for name, reason in (("fused_loops_read_next_entry", "not `noisy[j]`"),

@@ -18,7 +18,9 @@ both. Hypotheses, each checked here (the spec named after it is what the checker
    computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`).
 4. Nothing else reads or writes the built lists (the prefix, a user invariant). Statements between the loops
    (no loops among them) must not read the lists or the first loop's noise: they then commute with the first
-   loop, which writes nothing else, and move before it.
+   loop, which writes nothing else, and move before it. And the first loop reads no variable that the statements
+   between the loops or the second loop write (it runs after the first and interleaved with the second in the
+   fused program: `nu ~ Lap(s)` with `s` updated by the second loop would draw with another scale).
 5. Where the second loop may `break`, the written program still draws the first loop's noise for the indices
    after the halt, and its alignment must be defined there and paid for (a shift reading `out[i]` past the
    output's end is not defined: C4a); the fused loop never reaches those indices. So with a `break`, the shift of
@@ -153,6 +155,13 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
             raise NotFusable(f"the statements between the loops read the first loop's noise (line {st.span.line})")
     if mech.alignment is not None and any(names_in(inv.condition) & set(built) for inv in mech.alignment.invariants):
         raise NotFusable("an invariant reads a list the first loop builds")
+    # ... and the first loop reads nothing that the statements between the loops or the second loop write: in
+    # the fused program it runs after the first and interleaved with the second
+    reads = {name for st in first.body for e in _exprs(st) for name in free_names(e)} - {i}
+    for st in walk_statements(between + (second,)):
+        written = st.target if isinstance(st, n.Assign) else st.var if isinstance(st, n.Sample) else None
+        if written is not None and written in reads:
+            raise NotFusable(f"the first loop reads `{written}`, which line {st.span.line} writes after it")
     # 5. with a break, the first loop's draws after the halt must have shift 0 (guarded by i < len(out))
     if any(isinstance(st, n.Break) for st in walk_statements(second.body)) and mech.alignment is not None:
         for name in sorted(first_noise):
