@@ -479,8 +479,6 @@ def test_two_loops_in_sequence_are_fused_and_proved_for_every_length():
 
 
 @pytest.mark.parametrize("change,reason", [
-    # 1. the same range
-    (("for j in 0 .. len(q) {", "for j in 1 .. len(q) {"), "different ranges"),
     # 2. the first loop only samples and fills lists at its index
     (("    noisy[i] = q[i] + eta\n", "    noisy[i] = q[i] + eta\n    output TOP\n"), "more than sample"),
     (("noisy[i] = q[i] + eta", "noisy[len(q) - 1 - i] = q[i] + eta"), "more than sample"),
@@ -534,6 +532,13 @@ def test_statements_between_fused_loops_move_before_the_first():
     reading = moved.replace("T_hat = T + rho", "T_hat = T + rho + 0 * noisy[0]")
     with pytest.raises(fusion.NotFusable, match="use a list the first loop builds"):
         fusion.fuse(resolve(parse_source(Source("reads.dp", reading))).mechanisms[0])
+
+
+def test_loops_over_different_ranges_are_not_fusions_shape():
+    from align.checker import fusion
+
+    shifted = FUSED.replace("for j in 0 .. len(q) {", "for j in 1 .. len(q) {")
+    assert fusion.fuse(resolve(parse_source(Source("r.dp", shifted))).mechanisms[0]) is None
 
 
 def test_fusion_declines_when_the_first_loop_reads_what_runs_after_it():
