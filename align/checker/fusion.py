@@ -45,7 +45,16 @@ import functools
 from dataclasses import dataclass
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, children, free_names, names_in, rewrite, walk, walk_statements
+from ..resolve import (
+    ResolvedMechanism,
+    children,
+    free_names,
+    names_in,
+    rewrite,
+    statement_exprs,
+    walk,
+    walk_statements,
+)
 from ..types import ListType
 from ..unparse import unparse
 
@@ -60,22 +69,6 @@ class Fused:
 
 class NotFusable(Exception):
     """The two loops break one of the hypotheses above (the message says which)."""
-
-
-def _exprs(st: n.Stmt) -> list[n.Expr]:
-    if isinstance(st, n.Assign):
-        return [st.value] + ([st.index] if st.index is not None else [])
-    if isinstance(st, n.Sample):
-        return list(st.args)
-    if isinstance(st, n.If):
-        return [st.condition]
-    if isinstance(st, n.Output):
-        return [st.value]
-    if isinstance(st, n.For):
-        return [st.lo, st.hi]
-    if isinstance(st, n.While):
-        return [st.condition]
-    return []
 
 
 def _is_index(e: n.Expr, var: str) -> bool:
@@ -126,14 +119,15 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
         built[st.target] = st
     if not built:
         raise NotFusable("the first loop fills no list")
+    lists = set(built)
     first_noise = {site.name for site in mech.noise if site.loop is first}
     for st in first.body:
-        for e in _exprs(st):
-            if free_names(e) & set(built):
+        for e in statement_exprs(st):
+            if free_names(e) & lists:
                 raise NotFusable(f"the first loop reads a list it builds (line {st.span.line})")
             if any(isinstance(x, n.Comprehension) and x.var == j for x in walk(e)):
                 raise NotFusable(f"the first loop binds `{j}` in a comprehension")
-    if free_names(first.hi) & set(built) or free_names(first.lo) & set(built):
+    if free_names(first.hi) & lists or free_names(first.lo) & lists:
         raise NotFusable("the bound reads a list the first loop builds")
     # 3. the second loop reads the built lists at its own index only, and not the first loop's noise
     for st in walk_statements(second.body):
@@ -141,22 +135,22 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
             raise NotFusable("the second loop is nested")
         if isinstance(st, n.Assign) and st.target in built:
             raise NotFusable(f"the second loop assigns `{st.target}`, which the first loop builds")
-        for e in _exprs(st):
-            _reads_at_index(e, set(built), j, first_noise)
+        for e in statement_exprs(st):
+            _reads_at_index(e, lists, j, first_noise)
     # 4. nobody else touches the built lists (nor, between the loops, the first loop's noise: the statements
     # there then commute with the first loop, which writes nothing else, and move before it)
     for st in walk_statements(body[:loops[0]] + between):
-        if (isinstance(st, n.Assign) and st.target in built) or any(names_in(e) & set(built) for e in _exprs(st)):
+        if (isinstance(st, n.Assign) and st.target in lists) or any(names_in(e) & lists for e in statement_exprs(st)):
             raise NotFusable(f"the statements before the second loop use a list the first loop builds "
                              f"(line {st.span.line})")
     for st in walk_statements(between):
-        if any(names_in(e) & first_noise for e in _exprs(st)):
+        if any(names_in(e) & first_noise for e in statement_exprs(st)):
             raise NotFusable(f"the statements between the loops read the first loop's noise (line {st.span.line})")
-    if mech.alignment is not None and any(names_in(inv.condition) & set(built) for inv in mech.alignment.invariants):
+    if mech.alignment is not None and any(names_in(inv.condition) & lists for inv in mech.alignment.invariants):
         raise NotFusable("an invariant reads a list the first loop builds")
     # ... and the first loop reads nothing that the statements between the loops or the second loop write: in
     # the fused program it runs after the first and interleaved with the second
-    reads = {name for st in first.body for e in _exprs(st) for name in free_names(e)} - {i}
+    reads = {name for st in first.body for e in statement_exprs(st) for name in free_names(e)} - {i}
     for st in walk_statements(between + (second,)):
         written = st.target if isinstance(st, n.Assign) else st.var if isinstance(st, n.Sample) else None
         if written is not None and written in reads:

@@ -35,7 +35,7 @@ import z3
 
 from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
-from ..resolve import ResolvedMechanism, children, walk, walk_statements
+from ..resolve import ResolvedMechanism, children, statement_exprs, walk, walk_statements
 from ..types import INT, ListType
 from ..unparse import unparse
 from . import terms as zt
@@ -111,10 +111,8 @@ def _indexed_lists(mech: ResolvedMechanism) -> dict[str, str]:
     """The list parameters with a public length that the loop reads at its index, or whose clause bounds a
     total over their entries, each with what does (a read `q[e]` in the body or the alignment, or the clause):
     with a loop over a public bound, the proof needs that bound to be at most their length."""
-    from .verify import _stmt_exprs
-
     found: dict[str, str] = {}
-    roots = [e for st in walk_statements(mech.body) for e in _stmt_exprs(st)]
+    roots = [e for st in walk_statements(mech.body) for e in statement_exprs(st)]
     if mech.alignment is not None:
         roots += [let.value for let in mech.alignment.lets] + [s.shift for s in mech.alignment.shifts]
     for x in (y for e in roots for y in walk(e)):

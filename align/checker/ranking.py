@@ -59,7 +59,7 @@ import z3
 
 from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
-from ..resolve import ResolvedMechanism, walk, walk_statements
+from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
 from ..resolve.program import children
 from ..types import ListType
 from . import terms as zt
@@ -620,11 +620,9 @@ def _shape(mech: ResolvedMechanism) -> _Shape:
 
 
 def _stmt_exprs_deep(s: n.Stmt) -> list[n.Expr]:
-    from .verify import _stmt_exprs
-
     found = []
     for t in walk_statements([s]):
-        for e in _stmt_exprs(t):
+        for e in statement_exprs(t):
             found += list(walk(e))
     return found
 

@@ -347,11 +347,11 @@ def _structural_names(mech: ResolvedMechanism) -> list[str]:
     ints = {p.name for p in mech.params if str(p.type) == "int"}
     used: set[str] = set()
     exprs: list[n.Expr] = []
-    from ..resolve import walk_statements
+    from ..resolve import statement_exprs, walk_statements
     for s in walk_statements(mech.body):
         if isinstance(s, n.For):
             exprs += [s.lo, s.hi]
-        for value in _stmt_exprs(s):
+        for value in statement_exprs(s):
             for sub in walk(value):
                 if isinstance(sub, n.Call) and sub.func in ("top_k", "top_k_with_gaps"):
                     exprs.append(sub.args[1])
@@ -375,18 +375,6 @@ def _structural_names(mech: ResolvedMechanism) -> list[str]:
                     seen.add(sub.id)
                     exprs.append(constants[sub.id])
     return sorted(used)
-
-
-def _stmt_exprs(s: n.Stmt) -> list[n.Expr]:
-    if isinstance(s, n.Assign):
-        return [s.value] + ([s.index] if s.index is not None else [])
-    if isinstance(s, n.Sample):
-        return list(s.args)
-    if isinstance(s, (n.If, n.While)):
-        return [s.condition]
-    if isinstance(s, n.Output):
-        return [s.value]
-    return []
 
 
 def _structural_values(mech: ResolvedMechanism, lengths: dict[str, int], cover: Coverage,

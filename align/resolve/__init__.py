@@ -37,6 +37,7 @@ from .program import (
     names_in,
     read_name,
     rewrite,
+    statement_exprs,
     walk,
     walk_statements,
 )
@@ -45,7 +46,8 @@ from .scope import BUILTIN_ARITY, COMPREHENSIONS, RESERVED, TAG_PATTERN
 __all__ = [
     "BUILTIN_ARITY", "COMPREHENSIONS", "RESERVED", "TAG_PATTERN", "MechanismChecker", "NoiseSite",
     "ResolvedAlignment", "ResolvedMechanism", "ResolvedParam", "ResolvedShift", "ResolvedSpec", "children",
-    "dependent_variables", "free_names", "is_expr", "names_in", "read_name", "resolve", "rewrite", "walk",
+    "dependent_variables", "free_names", "is_expr", "names_in", "read_name", "resolve", "rewrite", "statement_exprs",
+    "walk",
     "walk_statements",
 ]
 

@@ -254,6 +254,20 @@ def walk_statements(body: Iterable[n.Stmt]) -> Iterator[n.Stmt]:
             yield from walk_statements(s.body)
 
 
+def statement_exprs(s: n.Stmt) -> list[n.Expr]:
+    """The expressions a statement evaluates itself (not those of the statements nested in it; a loop's bounds
+    are not included)."""
+    if isinstance(s, n.Assign):
+        return [s.value] + ([s.index] if s.index is not None else [])
+    if isinstance(s, n.Sample):
+        return list(s.args)
+    if isinstance(s, (n.If, n.While)):
+        return [s.condition]
+    if isinstance(s, n.Output):
+        return [s.value]
+    return []
+
+
 def dependent_variables(body: tuple[n.Stmt, ...], sources: set[str]) -> set[str]:
     """Names whose value depends on `sources` (data flow only; a fixpoint over assignments)."""
     tainted = set(sources)
