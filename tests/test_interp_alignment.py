@@ -190,6 +190,11 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "counting/record_histogram.dp": [({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3}, {"q": [0, 1, 2, 1, 2, 5]}),
                                      ({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3}, {"q": [1, 1, 2, 5]}),
                                      ({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3}, {"q": [0, 1, 1, 2]})],
+    "counting/above_threshold_record_counts.dp": [
+        ({"q": [0, 3, 1, 4, 2, 5, 1], "t": [1, 2, 3, 4, 5], "T": 4, "eps": 1}, {"q": [5, 0, 3, 1, 4, 2, 5, 1]}),
+        ({"q": [0, 3, 1, 4, 2, 5, 1], "t": [1, 2, 3, 4, 5], "T": 4, "eps": 1}, {"q": [0, 1, 4, 2, 5, 1]})],
+    "incorrect/fold_reads_its_accumulator.dp": [({"q": [1, 1, 0, 0], "t": [1, 1, 1], "T": 5, "eps": 1},
+                                                 {"q": [1, 1, 0, 0, 1]})],
     "incorrect/clipped_sum_unclipped.dp": [({"q": Q, "eps": 1, "c": 1}, {"q": Q + [5]})],
     "incorrect/cumulative_record_histogram.dp": [({"q": [0, 1, 1, 2, 5], "eps": 1, "B": 3},
                                                   {"q": [0, 0, 1, 1, 2, 5]})],

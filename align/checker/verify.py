@@ -255,17 +255,26 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     """The proof for every length: by induction over the main loop (`induction.py`), or for a mechanism that
     ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits. Its `proved`
     maps each obligation to None (proved) or why not."""
-    from . import fusion, induction, ranking, records
+    from . import folds, fusion, induction, ranking, records
 
     reasons = []
-    fused_note = None
+    rewrite_notes = []
+    try:
+        folded = folds.fold(mech)
+    except folds.NotFoldable as error:
+        folded = None
+        reasons.append(f"folds: {error}")
+    if folded is not None:
+        mech = folded.mechanism
+        rewrite_notes.append(folded.note)
     try:
         fused = fusion.fuse(mech)
     except fusion.NotFusable as error:
         fused = None
         reasons.append(f"fusion: {error}")
     if fused is not None:
-        mech, fused_note = fused.mechanism, fused.note
+        mech = fused.mechanism
+        rewrite_notes.append(fused.note)
     hidden = [p.name for p in mech.params if not p.length_public]
     # add/remove-one-record neighbours: the induction and the ranking encoding relate lists of one length
     # (records first: the induction takes them only with a loop over a public bound, whose folds it summarises)
@@ -283,9 +292,8 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
         elapsed = time.perf_counter() - start
     if result is None:
         return Inductive(proved={o.key: "; ".join(reasons) for o in checked})
-    if fused_note is not None:
-        for key in (ObligationId.C4A, ObligationId.C4C):  # beside the loop invariant, which is the fused loop's
-            result.notes.setdefault(key, []).insert(0, fused_note)
+    for key in (ObligationId.C4A, ObligationId.C4C) if rewrite_notes else ():  # beside the rewritten loop's invariant
+        result.notes.setdefault(key, [])[:0] = rewrite_notes
     if (ObligationId.C4B, None) not in result.proved:
         no_reads = acyclic.reads_no_noise(mech)
         result.proved[ObligationId.C4B, None] = None if no_reads else "shifts read noise"
