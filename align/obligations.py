@@ -22,12 +22,15 @@ of Lemma 1: the claim must be at least ε = ln(E[u] / M'_u(-Δq)) (Theorem 4.1, 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cache as cache_function
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
+from . import cache
 from . import nodes as n
 from .resolve import NoiseSite, ResolvedMechanism, children, read_name, walk, walk_statements
 from .span import Span
@@ -218,21 +221,88 @@ _SHORT = 4
 coefficients of the corpus, the diagnostics' specs and the tutorial, `simplify` returns these unchanged)."""
 
 
-def summarize_site(mech: ResolvedMechanism, site: NoiseSite) -> SiteSummary:
+def coefficient_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str | None, str | None]:
+    """The site's cost coefficient as text: as the distribution's rule gives it over the written arguments
+    (`eps1/2`), and in terms of the parameters (`eps*(1 - theta)/(2*k)`); None where it is not symbolic.
+
+    sympy computes them, and importing it alone takes longer than the rest of `align check`, so the texts are
+    kept in the cache directory (`cache.py`), keyed by the distribution, the arguments and the definitions of
+    the constants as written, in a file whose name hashes sympy's release and the modules that compute them."""
+    key = "\0".join((site.distribution.name, *(unparse(a) for a in site.args), *_constant_definitions(mech)))
+    memo = _coefficient_memo()
+    found = memo.get(key)
+    if found is not None:
+        return found
     from .symbolic import show
 
+    local = cost_coefficient(site)
+    expanded = cost_coefficient(site, constant_bindings(mech))
+    texts = (None if local is None else show(local), None if expanded is None else show(expanded))
+    memo[key] = texts
+    path = _coefficient_memo_path()
+    if path is not None:
+        body = json.dumps({k: list(v) for k, v in memo.items()}, sort_keys=True).encode()
+        cache.write(path, lambda f: f.write(body))
+    return texts
+
+
+def _constant_definitions(mech: ResolvedMechanism) -> list[str]:
+    return [f"{s.target} = {unparse(s.value)}" for s in mech.body
+            if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants]
+
+
+@cache_function
+def _coefficient_memo_path() -> str | None:
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("sympy")
+    if spec is None or spec.origin is None:
+        return None
+    sources = [os.path.join(os.path.dirname(spec.origin), "release.py")]
+    here = os.path.dirname(__file__)
+    sources += [os.path.join(here, name) for name in ("distributions.py", "symbolic.py", "obligations.py")]
+    try:
+        parts = []
+        for source in sources:
+            with open(source, encoding="utf-8") as f:
+                parts.append(f.read())
+    except OSError:
+        return None
+    return cache.path("coefficients", tuple(parts), "json")
+
+
+@cache_function
+def _coefficient_memo() -> dict[str, tuple[str | None, str | None]]:
+    """The memo of `coefficient_texts`, read once per process (empty when missing or damaged)."""
+    path = _coefficient_memo_path()
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    memo: dict[str, tuple[str | None, str | None]] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, list) and len(value) == 2 and all(v is None or isinstance(v, str) for v in value):
+                memo[key] = (value[0], value[1])
+    return memo
+
+
+def summarize_site(mech: ResolvedMechanism, site: NoiseSite) -> SiteSummary:
     dist = f"{site.distribution.name}({', '.join(unparse(a) for a in site.args)})"
     if site.distribution.cost is None:
         cost = f"none: not Lipschitz ({site.distribution.cost_note})"
     else:
-        local = cost_coefficient(site)
-        expanded = cost_coefficient(site, constant_bindings(mech))
+        local, expanded = coefficient_texts(mech, site)
         if local is None:
             cost = f"{site.distribution.name} coefficient of {', '.join(unparse(a) for a in site.args)}"
         else:
-            cost = show(local)
+            cost = local
             if expanded is not None and expanded != local:
-                cost += f" = {show(expanded)}"
+                cost += f" = {expanded}"
         if site.distribution.whole_shifts:
             cost += f" ({site.distribution.cost_note})"
     shift = mech.alignment.shift_of(site.name) if mech.alignment else None
@@ -440,15 +510,12 @@ def _lipschitz_details(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, .
 
 def _cost_details(mech: ResolvedMechanism) -> tuple[str, ...]:
     """C4c's details: the cost sum with each site's coefficient (sympy)."""
-    from .symbolic import show
-
     terms = []
     for site in mech.noise:
         shift = mech.alignment.shift_of(site.name) if mech.alignment else None
         if shift is None:
             continue
-        c = cost_coefficient(site)
-        c_text = show(c) if c is not None else f"c[{site.name}]"
+        c_text = coefficient_texts(mech, site)[0] or f"c[{site.name}]"
         term = f"{_factor(c_text)}·|{unparse(shift.shift)}|"
         terms.append(f"Σ_{site.loop.var} {term}" if site.loop is not None else term)
     total = " + ".join(terms) if terms else "0"

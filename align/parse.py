@@ -15,14 +15,12 @@ that no later stage meets a constant it cannot afford.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
 import re
 import stat
 import sys
-import tempfile
 from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
@@ -38,6 +36,7 @@ from lark.exceptions import (
     VisitError,
 )
 
+from . import cache
 from . import nodes as n
 from .adjacency import AdjacencyKind
 from .diagnostics import Diagnostic, SpecError, diag, os_reason
@@ -73,35 +72,14 @@ def _parser() -> Lark:
             return Lark.load(f)
     parser = Lark(grammar, **_PARSER_OPTIONS)
     if path is not None:
-        with contextlib.suppress(OSError):
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".parser-")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    parser.save(f)
-                os.replace(tmp, path)  # atomic: a concurrent process reads the old file or the whole new one
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        cache.write(path, parser.save)
     return parser
 
 
 def _cache_path(grammar: str) -> str | None:
-    """Where the built parser of this grammar, lark version and Python version is kept: `$ALIGN_CACHE_DIR`, else
-    `$XDG_CACHE_HOME/align`, else `~/.cache/align`; None when no such directory can be used safely. Lark saves
-    parsers with pickle, so a file is read only from a directory that this user owns and no one else can
-    write to (never a shared temporary directory)."""
-    root = os.environ.get("ALIGN_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "align")
-    try:
-        os.makedirs(root, mode=0o700, exist_ok=True)
-        info = os.stat(root)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return None
-    key = hashlib.sha256("\0".join((grammar, repr(sorted(_PARSER_OPTIONS.items())), lark.__version__,
-                                     sys.version)).encode()).hexdigest()[:32]
-    return os.path.join(root, f"parser-{key}.lark")
+    """Where the built parser of this grammar, lark version and Python version is kept (`cache.directory`)."""
+    return cache.path("parser", (grammar, repr(sorted(_PARSER_OPTIONS.items())), lark.__version__, sys.version),
+                      "lark")
 
 
 

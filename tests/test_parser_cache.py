@@ -4,6 +4,7 @@ write to is never read (lark saves parsers with pickle)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -93,3 +94,33 @@ def test_align_check_imports_no_solver_and_no_numeric_library(tmp_path: Path) ->
     out = subprocess.run([sys.executable, "-c", probe, str(spec)], capture_output=True, text=True, env=env,
                          check=True).stdout
     assert out.strip().endswith("[]"), out
+
+
+def _check_imports(spec: Path, env: dict[str, str], output_format: str = "text") -> tuple[str, list[str]]:
+    """(the report, the heavy libraries the process imported) of `align check` in a fresh process."""
+    probe = ("import io, sys, contextlib; from align.cli import main\nbuffer = io.StringIO()\n"
+             "with contextlib.redirect_stdout(buffer):\n    try:\n"
+             "        main(['check', '--output-format', sys.argv[2], sys.argv[1]])\n"
+             "    except SystemExit:\n        pass\n"
+             "print(repr(buffer.getvalue())); "
+             "print(sorted({m.split('.')[0] for m in sys.modules} & {'z3', 'sympy', 'numpy', 'scipy'}))")
+    lines = subprocess.run([sys.executable, "-c", probe, str(spec), output_format], capture_output=True, text=True,
+                           env=env, check=True).stdout.strip().splitlines()
+    return eval(lines[-2]), eval(lines[-1])  # noqa: S307 - our own probe's repr output
+
+
+def test_kept_coefficients_spare_sympy_and_show_the_same_texts(tmp_path: Path) -> None:
+    """The text report's cost coefficients (sympy) are kept in the cache directory: a second `align check` of the
+    spec imports no sympy and prints the same report; a damaged file is ignored and written again."""
+    spec = ROOT / "specs" / "freegap" / "alg2_svt_gap.dp"
+    root = tmp_path / "cache"
+    env = {**os.environ, "ALIGN_CACHE_DIR": str(root)}
+    first, imported = _check_imports(spec, env)
+    assert "sympy" in imported and "eps1/2 = eps*(1 - theta)/(2*k)" in first
+    [kept] = root.glob("coefficients-*.json")
+    second, imported = _check_imports(spec, env)
+    assert imported == [] and second == first
+    kept.write_text("{not json")
+    third, imported = _check_imports(spec, env)
+    assert "sympy" in imported and third == first
+    assert json.loads(kept.read_text())  # written again, whole
