@@ -9,8 +9,8 @@ target <= 0.4 s), `align check` (the text report: each cost coefficient is simpl
 in the cache directory; target <= 0.4), the same with the kept coefficients removed before each run (a spec
 checked for the first time: sympy's import), and `align verify`. The first run of each command is a warm-up: it
 builds the LALR parser and saves it in the cache directory (`ALIGN_CACHE_DIR`, here a temporary one), as the
-first `align` command a user runs does; every later run loads it. Bytecode is compiled first (pip does so when it installs align; a `PYTHONDONTWRITEBYTECODE`
-checkout would otherwise compile align's modules on every run).
+first `align` command a user runs does; every later run loads it. Bytecode is compiled first (pip does so when
+it installs align; a `PYTHONDONTWRITEBYTECODE` checkout would otherwise compile align's modules on every run).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Benchmark: `align verify` over the whole spec corpus, one row per spec.
 
-    python bench/verify.py [--max-length N]
-    python bench/verify.py --scaling [--up-to 8]
+    python bench/verify.py [--max-length N] [SPEC.dp ...]
+    python bench/verify.py --scaling [--up-to 8] [SPEC.dp ...]
 
 The first form prints spec, status, scope, number of obligations and seconds, and last
 `verify median s: X max s: Y unbounded: U/P` (U of the P proved specs proved for every input length or for
@@ -14,7 +14,8 @@ length, so that the growth with the input length stays visible (docs/checker.md)
 cell is a fresh verification in this process, with the overall status's letter (b bounded, r refuted,
 u unknown, p proved for all inputs), run in a process of its own; a cell that takes over 60 s is stopped and
 ends the row (shown as `>60`). The last line counts the unknown verdicts per length (issue 12: none at
---max-length 5, besides the specs that expect one).
+--max-length 5, besides the specs that expect one). Spec paths given on the command line (under specs/) replace
+the whole corpus, to add rows for new specs.
 """
 
 from __future__ import annotations
@@ -36,15 +37,16 @@ from align.status import Status
 CELL_LIMIT_S = 60.0
 
 
-def _mechanisms():
-    for path in sorted((ROOT / "specs").rglob("*.dp")):
-        rel = path.relative_to(ROOT)
+def _mechanisms(only: list[str]):
+    paths = [ROOT / p for p in only] if only else sorted((ROOT / "specs").rglob("*.dp"))
+    for path in paths:
+        rel = path.resolve().relative_to(ROOT)
         yield rel, resolve(parse_source(read_source(str(rel)))).mechanisms[0]
 
 
-def corpus(max_length: int) -> None:
+def corpus(max_length: int, only: list[str]) -> None:
     rows = []
-    for rel, mech in _mechanisms():
+    for rel, mech in _mechanisms(only):
         start = time.perf_counter()
         verdicts = verify_mechanism(mech, Options(max_length=max_length))
         seconds = time.perf_counter() - start
@@ -66,7 +68,7 @@ def _cell(rel: str, n: int, answers) -> None:
     answers.put((time.perf_counter() - start, status.value))
 
 
-def scaling(up_to: int) -> None:
+def scaling(up_to: int, only: list[str]) -> None:
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
@@ -74,7 +76,7 @@ def scaling(up_to: int) -> None:
     print(f"{'spec':58} " + " ".join(f"{'<=' + str(n):>7}" for n in lengths) + "  (seconds, bounded check only)")
     totals = [0.0] * len(lengths)
     unknown = [0] * len(lengths)
-    for rel, _ in _mechanisms():
+    for rel, _ in _mechanisms(only):
         cells = []
         for k, n in enumerate(lengths):
             answers = context.Queue()
@@ -100,11 +102,12 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH)
     parser.add_argument("--scaling", action="store_true", help="seconds of the bounded check per length")
     parser.add_argument("--up-to", type=int, default=8, help="longest length for --scaling (default 8)")
+    parser.add_argument("specs", nargs="*", help="specs to run instead of the whole corpus")
     args = parser.parse_args()
     if args.scaling:
-        scaling(args.up_to)
+        scaling(args.up_to, args.specs)
     else:
-        corpus(args.max_length)
+        corpus(args.max_length, args.specs)
 
 
 if __name__ == "__main__":
