@@ -189,6 +189,13 @@ def test_confirmation_tests_are_counted_from_the_start_and_drawn_afresh():
     broken = _ref(INCORRECT / "histogram_lap_eps.dp")
     found = search(broken, {"eps": 0.5}, length=3, samples=4000, seed=3, confirm=2)
     assert found.violation and found.confirmations == 0 and found.tests == len(sizes) * len(found.pairs) * 3 + 2
+    # --sharpen: the same tests at the same level after a violation too, on the larger sample: a tighter bound
+    sharp = search(broken, {"eps": 0.5}, length=3, samples=4000, seed=3, confirm=2, confirm_factor=16, sharpen=True)
+    assert sharp.violation and 1 <= sharp.confirmations <= 2 and sharp.tests == found.tests
+    assert sharp.findings[:-sharp.confirmations] == found.findings
+    last = sharp.findings[-sharp.confirmations:]
+    assert all(f.mean == 16 * 4000 and f.adjusted_p == min(1.0, f.p_value * sharp.tests) for f in last)
+    assert sharp.strongest.epsilon_lower_bound > found.strongest.epsilon_lower_bound
 
 
 def test_the_promising_events_have_evidence_and_a_loss_above_the_claim():

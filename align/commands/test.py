@@ -53,6 +53,9 @@ def add_arguments(test: Any) -> None:
     test.add_argument("--confirm", type=int, default=3, metavar="C",
                       help="when the rounds find no violation, test the C most promising events once more on "
                            "fresh samples 32 times the largest round's (default 3; 0: no confirmation)")
+    test.add_argument("--sharpen", action="store_true",
+                      help="run the confirmation tests after a violation too, for a tighter lower bound on the "
+                           "loss (same level; costs their samples)")
     test.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     test.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     test.add_argument("--jobs", type=int, default=1, metavar="J",
@@ -117,6 +120,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             result = search(mech, public, length=length, samples=args.samples,
                             alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
                             patterns=not (d or neighbour), progress=progress, confirm=args.confirm,
+                            sharpen=args.sharpen,
                             checker=not (d or neighbour or getattr(args, "no_checker", False)))
         report = TestReport(args.file, mech, result, time.perf_counter() - started, dict(public))
         if plot:
