@@ -39,18 +39,14 @@ from .. import nodes as n
 from ..resolve import ResolvedMechanism, free_names, walk_statements
 from ..types import BOOL, INT, RANGE, REAL, Scalar, Type
 from ..unparse import unparse
+from .rewrites import NotRewritable, Rewritten
 
 
-class NotFoldable(Exception):
+class NotFoldable(NotRewritable):
     """A nested loop that is not a fold (the message says which hypothesis fails)."""
 
 
-@dataclass(frozen=True)
-class Folded:
-    """The mechanism with its accumulation loops rewritten, and the sentence the report shows."""
-
-    mechanism: ResolvedMechanism
-    note: str
+Folded = Rewritten
 
 
 @dataclass(frozen=True)

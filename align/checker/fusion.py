@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 
 from .. import nodes as n
 from ..resolve import (
@@ -57,17 +56,12 @@ from ..resolve import (
 )
 from ..types import ListType
 from ..unparse import unparse
+from .rewrites import NotRewritable, Rewritten
+
+Fused = Rewritten
 
 
-@dataclass(frozen=True)
-class Fused:
-    """The mechanism with its two loops fused, and the sentence the report shows."""
-
-    mechanism: ResolvedMechanism
-    note: str
-
-
-class NotFusable(Exception):
+class NotFusable(NotRewritable):
     """The two loops break one of the hypotheses above (the message says which)."""
 
 

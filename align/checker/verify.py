@@ -256,25 +256,19 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits. Its `proved`
     maps each obligation to None (proved) or why not."""
     from . import folds, fusion, induction, ranking, records
+    from .rewrites import NotRewritable
 
     reasons = []
     rewrite_notes = []
-    try:
-        folded = folds.fold(mech)
-    except folds.NotFoldable as error:
-        folded = None
-        reasons.append(f"folds: {error}")
-    if folded is not None:
-        mech = folded.mechanism
-        rewrite_notes.append(folded.note)
-    try:
-        fused = fusion.fuse(mech)
-    except fusion.NotFusable as error:
-        fused = None
-        reasons.append(f"fusion: {error}")
-    if fused is not None:
-        mech = fused.mechanism
-        rewrite_notes.append(fused.note)
+    for name, rewrite in (("folds", folds.fold), ("fusion", fusion.fuse)):
+        try:
+            rewritten = rewrite(mech)
+        except NotRewritable as error:
+            reasons.append(f"{name}: {error}")
+            continue
+        if rewritten is not None:
+            mech = rewritten.mechanism
+            rewrite_notes.append(rewritten.note)
     hidden = [p.name for p in mech.params if not p.length_public]
     # add/remove-one-record neighbours: the induction and the ranking encoding relate lists of one length
     # (records first: the induction takes them only with a loop over a public bound, whose folds it summarises)
