@@ -848,6 +848,23 @@ def _syntax_diagnostic(error: UnexpectedInput, source: Source) -> Diagnostic:
 
 def parse_source(source: Source) -> n.SpecFile:
     """Parse one file. Raises `SpecError` with located diagnostics on any syntax problem or broken limit."""
+    items = _items(source)
+    mechanisms = tuple(i for i in items if isinstance(i, n.Mechanism))
+    alignments = tuple(i for i in items if isinstance(i, n.Alignment))
+    if not mechanisms:
+        raise SpecError([diag("no-mechanism", Span(source.path, 1, 1, 1, 2))])
+    return n.SpecFile(source, mechanisms, alignments)
+
+
+def parse_alignments(source: Source) -> tuple[n.Alignment, ...]:
+    """The alignment blocks of a text that holds only those (a synthesised alignment, checker/synthesis.py)."""
+    items = _items(source)
+    if any(isinstance(i, n.Mechanism) for i in items):
+        raise ValueError("a mechanism among the alignment blocks")
+    return tuple(i for i in items if isinstance(i, n.Alignment))
+
+
+def _items(source: Source) -> list[n.Mechanism | n.Alignment]:
     try:
         tree = _parser().parse(source.text, start="start")
     except UnexpectedInput as error:
@@ -859,11 +876,7 @@ def parse_source(source: Source) -> n.SpecFile:
         if isinstance(error.orig_exc, _SyntaxProblem):
             raise SpecError([error.orig_exc.diagnostic]) from None
         raise
-    mechanisms = tuple(i for i in items if isinstance(i, n.Mechanism))
-    alignments = tuple(i for i in items if isinstance(i, n.Alignment))
-    if not mechanisms:
-        raise SpecError([diag("no-mechanism", Span(source.path, 1, 1, 1, 2))])
-    return n.SpecFile(source, mechanisms, alignments)
+    return list(items)
 
 
 _FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),

@@ -67,6 +67,29 @@ class Confirmation:
 
 
 @dataclass(frozen=True)
+class SynthesisOutcome:
+    """`align verify --synthesise`: an alignment searched for in the template space (checker/synthesis.py)."""
+
+    found: bool
+    """True: the mechanism's verdicts are those of the synthesised alignment, which the checker proved (for every
+    length, or for bounded lengths: the verdict's scope says which)."""
+    alignment: str | None
+    """The synthesised alignment block, as `.dp` text to paste into the spec."""
+    candidates: int
+    iterations: int
+    """Checker calls (CEGIS iterations)."""
+    seconds: float
+    space: int
+    """Size of the template space."""
+    text: str
+    """One sentence for the reports."""
+
+    def to_json(self) -> dict[str, Any]:
+        keys = ("found", "alignment", "candidates", "iterations", "seconds", "space", "text")
+        return {k: getattr(self, k) for k in keys}
+
+
+@dataclass(frozen=True)
 class MechanismVerdict:
     """Every obligation of one mechanism, decided, and the verdict on the whole."""
 
@@ -77,6 +100,7 @@ class MechanismVerdict:
     scope: str
     """What a proof covers ("for every input length", "for lengths <= 3", ...); empty when not proved."""
     confirmation: Confirmation | None = None
+    synthesis: SynthesisOutcome | None = None
     source: Source | None = field(default=None, compare=False, repr=False)
     """The spec's text, for the listing of a report (set by the Python API; the commands pass their own)."""
 

@@ -56,6 +56,8 @@ class ConciseRenderer(Renderer):
         self._diagnostics(file.diagnostics)
         for m in file.verified:
             confirmation = f" ({m.confirmation.text})" if m.confirmation is not None else ""
+            if m.synthesis is not None:
+                confirmation = f" (synthesis: {m.synthesis.text})" + confirmation
             self.stdout.write(verdicts_concise(m.mechanism, list(m.verdicts), m.status, m.scope) + confirmation
                               + "\n")
 

@@ -167,6 +167,8 @@ class JsonRenderer(Renderer):
         mechanisms = []
         for m in file.verified:
             document = verdicts_json(m.mechanism, list(m.verdicts), m.status, m.scope)
+            if m.synthesis is not None:
+                document["synthesis"] = m.synthesis.to_json()
             if m.confirmation is not None:
                 document["confirm"] = m.confirmation.to_json()
             mechanisms.append(document)

@@ -308,6 +308,10 @@ class TextRenderer(Renderer):
         style = Style.for_stream(self.stdout)
         for m in file.verified:
             self.stdout.write(verdicts_text(m.mechanism, list(m.verdicts), m.status, m.scope, style) + "\n")
+            if m.synthesis is not None:
+                self.stdout.write(f"  synthesis    {m.synthesis.text}\n")
+                for line in (m.synthesis.alignment or "").splitlines():
+                    self.stdout.write(f"               {line}\n")
             if m.confirmation is not None:
                 self.stdout.write(f"  empirical    {m.confirmation.text}\n")
             self.stdout.write("\n")
