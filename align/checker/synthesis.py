@@ -38,7 +38,7 @@ from ..parse import parse_alignments, parse_source
 from ..resolve import NoiseSite, ResolvedMechanism, resolve, rewrite, statement_exprs, walk, walk_statements
 from ..span import Source, Span
 from ..status import Status
-from ..types import ListType
+from ..types import INT, ListType
 from ..unparse import unparse
 from .verdicts import Verdict
 from .verify import Options, overall_scope, overall_status, verify_mechanism
@@ -51,14 +51,17 @@ DIFFERENCES = (0, 1, -1)
 
 @dataclass(frozen=True)
 class SiteTemplate:
-    """The shift template of one noise site: pieces by the tag output at the site's index, each a linear
-    combination of `terms` (the constant "1" first)."""
+    """The shift template of one noise site: one piece per condition (the output's tag at the site's index, or
+    membership in the released set), each a linear combination of `terms` (the constant "1" first)."""
 
     site: str
     index: str | None
-    tags: tuple[str, ...]
-    """One piece per tag (empty: one piece for every output)."""
+    conditions: tuple[str, ...]
+    """The pieces' conditions, tested in order, the last piece taken when none holds (so the last condition is
+    only its name); empty: one piece."""
     terms: tuple[str, ...]
+    lets: tuple[str, ...] = ()
+    """`let` lines the terms read (the maxima over the unreleased members), written before the shifts."""
 
     @property
     def lhs(self) -> str:
@@ -78,11 +81,11 @@ class SiteTemplate:
         """(weight, `x' = x + e` line) of every instance, simplest first."""
         pieces = self.pieces()
         lines = []
-        for combo in itertools.product(pieces, repeat=max(1, len(self.tags))):
+        for combo in itertools.product(pieces, repeat=max(1, len(self.conditions))):
             e = combo[-1][1]
-            for tag, (_, piece) in reversed(list(zip(self.tags[:-1], combo[:-1]))):
-                e = f"out[{self.index}] is {tag} ? {piece} : {e}"
-            shift = f"({e})" if self.tags and len({piece for _, piece in combo}) > 1 else combo[0][1]
+            for condition, (_, piece) in reversed(list(zip(self.conditions[:-1], combo[:-1]))):
+                e = f"{condition} ? {piece} : {e}"
+            shift = f"({e})" if self.conditions and len({piece for _, piece in combo}) > 1 else combo[0][1]
             lines.append((sum(w for w, _ in combo), f"{self.lhs}' = {self.lhs} + {shift}".replace("+ -", "- ")))
         return sorted(lines, key=lambda x: x[0])
 
@@ -120,7 +123,61 @@ def _template(mech: ResolvedMechanism, site: NoiseSite) -> SiteTemplate:
                     if p is not None and not p.public and p.name not in lists:
                         lists.append(p.name)
     terms = dict.fromkeys(("1", *(f"{q}[{i}] - {q}'[{i}]" for q in lists), *added))
-    return SiteTemplate(site.name, i, tuple(tags) if len(tags) > 1 else (), tuple(terms))
+    ranked = _ranked(mech, site)
+    if ranked is not None:
+        released, lets, compared = ranked
+        return SiteTemplate(site.name, i, (f"{i} in {released}", "otherwise"), (*terms, compared), lets)
+    conditions = tuple(f"out[{i}] is {tag}" for tag in tags) if len(tags) > 1 else ()
+    return SiteTemplate(site.name, i, conditions, tuple(terms))
+
+
+RANKINGS = {"argmax": "max", "argmin": "min", "top_k": "max", "top_k_with_gaps": "max"}
+"""The vector builtins that release members of a ranked list, with the extremum the selection compares with."""
+
+
+def _ranked(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, tuple[str, ...], str] | None:
+    """For a family whose map loop fills `x[i] = e(i, eta)` that a ranking then reads (`output argmax(x)`, `r =
+    top_k_with_gaps(x, k)` and an output loop): the released set (`[out[0]]`, `indices(out)`), the lets of the
+    best unreleased member's value on D and D' (m, m'), and the difference the selection compares, `m' - m` (Free
+    Gap's Equation (3) is `i in I ? q[i] - q'[i] + m' - m : 0`)."""
+    assert site.loop is not None
+    i = site.loop.var
+    filled = [st for st in site.loop.body if isinstance(st, n.Assign) and st.index is not None
+              and isinstance(st.index, n.LocalRef) and st.index.id == i
+              and any(isinstance(x, n.NoiseRef) and x.id == site.name for x in walk(st.value))]
+    if len(filled) != 1:
+        return None
+    target, value = filled[0].target, filled[0].value
+    ranking = None
+    direct = False
+    for st in walk_statements(mech.body):
+        for e in statement_exprs(st):
+            for x in walk(e):
+                if isinstance(x, n.Call) and x.func in RANKINGS and x.args and isinstance(x.args[0], n.VarRef) \
+                        and x.args[0].id == target:
+                    ranking = x.func
+                    direct = isinstance(st, n.Output) and st.value is x
+    if ranking is None:
+        return None
+    released = "[out[0]]" if direct and ranking in ("argmax", "argmin") else "indices(out)"
+    private = {p.name for p in mech.params if not p.public}
+
+    def member(x: n.Expr) -> n.Expr | None:
+        if isinstance(x, n.LocalRef) and x.id == i:
+            return dataclasses.replace(x, id="l")
+        if isinstance(x, n.NoiseRef) and x.id == site.name:
+            index = n.LocalRef("l", x.span, type=INT)
+            return n.MemberRef(x.id, index, x.span, x.span, type=x.type)
+        return None
+
+    def prime(x: n.Expr) -> n.Expr | None:
+        return dataclasses.replace(x, primed=True) if isinstance(x, n.ParamRef) and x.id in private else None
+
+    at_l = rewrite(value, member)
+    extremum = RANKINGS[ranking]
+    lets = (f"let m = {extremum}(l not in {released}: {unparse(at_l)})",
+            f"let m' = {extremum}(l not in {released}: {unparse(rewrite(at_l, prime))})")
+    return released, lets, "m' - m"
 
 
 def _atomic(text: str) -> bool:
@@ -229,6 +286,7 @@ def synthesise(mech: ResolvedMechanism, source: Source, public: dict, pairs: Seq
         return Synthesis(Status.UNKNOWN, None, notes=["the spec without its alignment does not resolve"])
     site_templates = templates(mech)
     options_per_site = [t.shifts() for t in site_templates]
+    lets = [let for t in site_templates for let in t.lets]
     space = 1
     for o in options_per_site:
         space *= len(o)
@@ -253,7 +311,7 @@ def synthesise(mech: ResolvedMechanism, source: Source, public: dict, pairs: Seq
 
     for lines in _simplest_first(options_per_site, budget.candidates):
         result.candidates += 1
-        text = _alignment_text(mech.name, lines)
+        text = _alignment_text(mech.name, lets if any("m' - m" in line for line in lines) else (), lines)
         candidate = _with_alignment(base, text, mech.name)
         if candidate is None:
             continue
@@ -338,8 +396,8 @@ def _simplest_first(options: list[list[tuple[int, str]]], limit: int) -> Iterato
                     heapq.heappush(heap, (weight - options[k][at[k]][0] + options[k][at[k] + 1][0], nxt))
 
 
-def _alignment_text(name: str, lines: Sequence[str]) -> str:
-    return f"alignment {name} {{\n" + "".join(f"  {line}\n" for line in lines) + "}\n"
+def _alignment_text(name: str, lets: Sequence[str], lines: Sequence[str]) -> str:
+    return f"alignment {name} {{\n" + "".join(f"  {line}\n" for line in (*lets, *lines)) + "}\n"
 
 
 def _without_alignment(text: str, span: Span) -> str:
