@@ -131,6 +131,16 @@ def _template(mech: ResolvedMechanism, site: NoiseSite) -> SiteTemplate:
     return SiteTemplate(site.name, i, conditions, tuple(terms))
 
 
+def _on_neighbour(mech: ResolvedMechanism, e: n.Expr) -> n.Expr:
+    """e on D': every private parameter primed."""
+    private = {p.name for p in mech.params if not p.public}
+
+    def prime(x: n.Expr) -> n.Expr | None:
+        return dataclasses.replace(x, primed=True) if isinstance(x, n.ParamRef) and x.id in private else None
+
+    return rewrite(e, prime)
+
+
 RANKINGS = {"argmax": "max", "argmin": "min", "top_k": "max", "top_k_with_gaps": "max"}
 """The vector builtins that release members of a ranked list, with the extremum the selection compares with."""
 
@@ -160,7 +170,6 @@ def _ranked(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, tuple[str, .
     if ranking is None:
         return None
     released = "[out[0]]" if direct and ranking in ("argmax", "argmin") else "indices(out)"
-    private = {p.name for p in mech.params if not p.public}
 
     def member(x: n.Expr) -> n.Expr | None:
         if isinstance(x, n.LocalRef) and x.id == i:
@@ -170,13 +179,10 @@ def _ranked(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, tuple[str, .
             return n.MemberRef(x.id, index, x.span, x.span, type=x.type)
         return None
 
-    def prime(x: n.Expr) -> n.Expr | None:
-        return dataclasses.replace(x, primed=True) if isinstance(x, n.ParamRef) and x.id in private else None
-
     at_l = rewrite(value, member)
     extremum = RANKINGS[ranking]
     lets = (f"let m = {extremum}(l not in {released}: {unparse(at_l)})",
-            f"let m' = {extremum}(l not in {released}: {unparse(rewrite(at_l, prime))})")
+            f"let m' = {extremum}(l not in {released}: {unparse(_on_neighbour(mech, at_l))})")
     return released, lets, "m' - m"
 
 
@@ -217,9 +223,6 @@ def _differences_added_to(mech: ResolvedMechanism, site: NoiseSite) -> list[str]
             return rewrite(definitions[x.id], inline)
         return None
 
-    def prime(x: n.Expr) -> n.Expr | None:
-        return dataclasses.replace(x, primed=True) if isinstance(x, n.ParamRef) and x.id in private else None
-
     for st in walk_statements(scope):
         for e in statement_exprs(st):
             for x in walk(e):
@@ -231,7 +234,7 @@ def _differences_added_to(mech: ResolvedMechanism, site: NoiseSite) -> list[str]
                         if any(isinstance(v, n.VarRef) for v in walk(value)) or \
                                 not any(isinstance(v, n.ParamRef) and v.id in private for v in walk(value)):
                             continue
-                        here, there = unparse(value), unparse(rewrite(value, prime))
+                        here, there = unparse(value), unparse(_on_neighbour(mech, value))
                         text = f"{here} - {there}" if _atomic(here) else f"({here}) - ({there})"
                         if text not in found:
                             found.append(text)
