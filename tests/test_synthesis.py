@@ -93,6 +93,22 @@ def test_the_template_adds_the_difference_of_what_the_noise_is_added_to():
                               "sum(l in 0 .. len(q'): min(max(q'[l], 0), c))")
 
 
+def test_a_family_drawn_at_one_tag_gets_pieces_by_whether_the_loop_goes_on():
+    """Sparse refreshes its threshold at every TOP; whether the loop goes on after it is the negated `break`
+    condition, its counter read as the number of TOPs so far (the counter is set to 0 before the loop and only
+    incremented where TOP is output). A counter updated elsewhere is program state: no such pieces."""
+    text = (SPECS / "dworkroth" / "sparse.dp").read_text()
+    mech = resolve(parse_source(Source("sparse.dp", text))).mechanisms[0]
+    rho = next(t for t in templates(mech) if t.site == "rho")
+    assert rho.conditions == ("not (count(l in 0 .. i + 1: out[l] is TOP) >= c)", "otherwise")
+    bot = "    } else {\n      output BOT\n"
+    changed = text.replace(bot, bot + "      count = count + 1\n")
+    assert changed != text
+    mutant = resolve(parse_source(Source("sparse.dp", changed))).mechanisms[0]
+    rho = next(t for t in templates(mutant) if t.site == "rho")
+    assert "count(" not in " ".join(rho.conditions)
+
+
 def test_candidates_come_simplest_first_and_each_once():
     options = [[(0, "a0"), (2, "a1"), (3, "a2")], [(0, "b0"), (1, "b1")]]
     weights = {"a0": 0, "a1": 2, "a2": 3, "b0": 0, "b1": 1}

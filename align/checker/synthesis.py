@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import itertools
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -127,8 +128,61 @@ def _template(mech: ResolvedMechanism, site: NoiseSite) -> SiteTemplate:
     if ranked is not None:
         released, lets, compared = ranked
         return SiteTemplate(site.name, i, (f"{i} in {released}", "otherwise"), (*terms, compared), lets)
+    going_on = _goes_on(mech, site)
+    if going_on is not None:
+        return SiteTemplate(site.name, i, (going_on, "otherwise"), tuple(terms))
     conditions = tuple(f"out[{i}] is {tag}" for tag in tags) if len(tags) > 1 else ()
     return SiteTemplate(site.name, i, conditions, tuple(terms))
+
+
+def _goes_on(mech: ResolvedMechanism, site: NoiseSite) -> str | None:
+    """For a family drawn in a branch that outputs one tag (so the tag at its index is known), the condition
+    that the loop goes on after this iteration: the negated `break` condition, with each counter of a tag's
+    outputs read as `count(l in 0 .. i + 1: out[l] is TAG)` (Sparse refreshes its threshold at every TOP but
+    the last: `rho[i]' = rho[i] + (not (count(...) >= c) ? 1 : 0)`). None when there is no such branch, no
+    `break`, or the condition reads other program state."""
+    loop = site.loop
+    assert loop is not None
+    branch = next((b for st in walk_statements(loop.body) if isinstance(st, n.If)
+                   for b in (st.then, st.orelse) if site.stmt in b), None)
+    if branch is None or not any(isinstance(st, n.Output) for st in branch):
+        return None
+    breaks = [st.condition for st in loop.body
+              if isinstance(st, n.If) and len(st.then) == 1 and isinstance(st.then[0], n.Break) and not st.orelse]
+    if len(breaks) != 1:
+        return None
+    counters = _tag_counters(mech, loop)
+    reads = {x.id for x in walk(breaks[0]) if isinstance(x, n.VarRef)}
+    if not reads <= set(counters):
+        return None
+    text = unparse(breaks[0])
+    for name, tag in counters.items():
+        text = re.sub(rf"\b{re.escape(name)}\b(?!\s*\()", f"count(l in 0 .. {loop.var} + 1: out[l] is {tag})", text)
+    return f"not ({text})"
+
+
+def _tag_counters(mech: ResolvedMechanism, loop: n.For) -> dict[str, str]:
+    """The variables that count a tag's outputs: set to 0 before the loop, and in it only `v = v + 1`, in the
+    block that outputs that tag (and nowhere else)."""
+    found: dict[str, str] = {}
+    zeroed = {st.target for st in mech.body if isinstance(st, n.Assign) and st.index is None
+              and isinstance(st.value, n.Number) and st.value.value == 0}
+    blocks = [loop.body] + [b for st in walk_statements(loop.body) if isinstance(st, n.If)
+                            for b in (st.then, st.orelse)]
+    updates: dict[str, int] = {}
+    for st in walk_statements(loop.body):
+        if isinstance(st, n.Assign):
+            updates[st.target] = updates.get(st.target, 0) + 1
+    for block in blocks:
+        tags = [st.value.tag for st in block
+                if isinstance(st, n.Output) and isinstance(st.value, (n.TagLit, n.TagCall))]
+        for st in block:
+            if isinstance(st, n.Assign) and st.index is None and st.target in zeroed and updates[st.target] == 1 \
+                    and len(tags) == 1 and isinstance(st.value, n.Binary) and st.value.op == "+" \
+                    and isinstance(st.value.left, n.VarRef) and st.value.left.id == st.target \
+                    and isinstance(st.value.right, n.Number) and st.value.right.value == 1:
+                found[st.target] = tags[0]
+    return found
 
 
 def _on_neighbour(mech: ResolvedMechanism, e: n.Expr) -> n.Expr:
