@@ -37,10 +37,11 @@ from fractions import Fraction
 from .. import nodes as n
 from ..parse import parse_alignments, parse_source
 from ..resolve import NoiseSite, ResolvedMechanism, resolve, rewrite, statement_exprs, walk, walk_statements
-from ..span import Source, Span
+from ..span import Source
 from ..status import Status
 from ..types import INT, ListType
 from ..unparse import unparse
+from .ranking import RANKINGS
 from .verdicts import Verdict
 from .verify import Options, overall_scope, overall_status, verify_mechanism
 
@@ -112,10 +113,9 @@ def _template(mech: ResolvedMechanism, site: NoiseSite) -> SiteTemplate:
     tags: list[str] = []
     lists: list[str] = []
     for st in walk_statements(site.loop.body):
-        if isinstance(st, n.Output):
-            tag = st.value.tag if isinstance(st.value, (n.TagLit, n.TagCall)) else None
-            if tag is not None and tag not in tags:
-                tags.append(tag)
+        tag = _output_tag(st)
+        if tag is not None and tag not in tags:
+            tags.append(tag)
         for e in statement_exprs(st):
             for x in walk(e):
                 if isinstance(x, n.Index) and isinstance(x.base, n.ParamRef) and isinstance(x.index, n.LocalRef) \
@@ -133,6 +133,11 @@ def _template(mech: ResolvedMechanism, site: NoiseSite) -> SiteTemplate:
         return SiteTemplate(site.name, i, (going_on, "otherwise"), tuple(terms))
     conditions = tuple(f"out[{i}] is {tag}" for tag in tags) if len(tags) > 1 else ()
     return SiteTemplate(site.name, i, conditions, tuple(terms))
+
+
+def _output_tag(st: n.Stmt) -> str | None:
+    """The tag `output TAG` or `output TAG(...)` outputs; None for any other statement."""
+    return st.value.tag if isinstance(st, n.Output) and isinstance(st.value, (n.TagLit, n.TagCall)) else None
 
 
 def _goes_on(mech: ResolvedMechanism, site: NoiseSite) -> str | None:
@@ -174,8 +179,7 @@ def _tag_counters(mech: ResolvedMechanism, loop: n.For) -> dict[str, str]:
         if isinstance(st, n.Assign):
             updates[st.target] = updates.get(st.target, 0) + 1
     for block in blocks:
-        tags = [st.value.tag for st in block
-                if isinstance(st, n.Output) and isinstance(st.value, (n.TagLit, n.TagCall))]
+        tags = [tag for st in block if (tag := _output_tag(st)) is not None]
         for st in block:
             if isinstance(st, n.Assign) and st.index is None and st.target in zeroed and updates[st.target] == 1 \
                     and len(tags) == 1 and isinstance(st.value, n.Binary) and st.value.op == "+" \
@@ -193,10 +197,6 @@ def _on_neighbour(mech: ResolvedMechanism, e: n.Expr) -> n.Expr:
         return dataclasses.replace(x, primed=True) if isinstance(x, n.ParamRef) and x.id in private else None
 
     return rewrite(e, prime)
-
-
-RANKINGS = {"argmax": "max", "argmin": "min", "top_k": "max", "top_k_with_gaps": "max"}
-"""The vector builtins that release members of a ranked list, with the extremum the selection compares with."""
 
 
 def _ranked(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, tuple[str, ...], str] | None:
@@ -234,7 +234,7 @@ def _ranked(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, tuple[str, .
         return None
 
     at_l = rewrite(value, member)
-    extremum = RANKINGS[ranking]
+    extremum = "min" if ranking == "argmin" else "max"  # what the selection compares each released member with
     lets = (f"let m = {extremum}(l not in {released}: {unparse(at_l)})",
             f"let m' = {extremum}(l not in {released}: {unparse(_on_neighbour(mech, at_l))})")
     return released, lets, "m' - m"
@@ -328,19 +328,18 @@ class Synthesis:
 def synthesise(mech: ResolvedMechanism, source: Source, public: dict, pairs: Sequence, options: Options | None = None,
                budget: Budget = Budget()) -> Synthesis:
     """Search the template space of `mech` (its own alignment, if any, is ignored) for an alignment the
-    checker proves. `source` is the spec file the mechanism was read from: each candidate is that file with the
-    mechanism's alignment block blanked out (every other character in place, so the verdicts' locations are the
-    file's) and the candidate's block appended. `public` are example values of the public parameters and `pairs`
-    the example input pairs (each with `.d` and `.d_prime`, as `stats.lrtest.Pair`)."""
+    checker proves. `source` is the spec file the mechanism was read from, parsed once: each candidate is its
+    mechanisms with this one's alignment block replaced by the candidate's (parsed on its own, so the verdicts'
+    locations are the file's, and `<synthesised alignment>`'s for the block). `public` are example values of the
+    public parameters and `pairs` the example input pairs (each with `.d` and `.d_prime`, as `stats.lrtest.Pair`)."""
     from ..interp.alignment import check_alignment
     from ..interp.errors import RunError
     from ..interp.runner import prepare_arguments, prepare_neighbour
 
     started = time.perf_counter()
-    body = _without_alignment(source.text, mech.alignment.node.span) if mech.alignment is not None else source.text
-    base = _parse(Source(source.path, body))
+    base = _parse(source)  # the mechanism's own alignment block is replaced by each candidate's
     if base is None:
-        return Synthesis(Status.UNKNOWN, None, notes=["the spec without its alignment does not resolve"])
+        return Synthesis(Status.UNKNOWN, None, notes=["the spec does not parse"])
     site_templates = templates(mech)
     options_per_site = [t.shifts() for t in site_templates]
     lets = [let for t in site_templates for let in t.lets]
@@ -455,17 +454,6 @@ def _simplest_first(options: list[list[tuple[int, str]]], limit: int) -> Iterato
 
 def _alignment_text(name: str, lets: Sequence[str], lines: Sequence[str]) -> str:
     return f"alignment {name} {{\n" + "".join(f"  {line}\n" for line in (*lets, *lines)) + "}\n"
-
-
-def _without_alignment(text: str, span: Span) -> str:
-    """text with the region `span` replaced by spaces (its newlines kept, so every other position is unchanged)."""
-    lines = text.split("\n")
-    for k in range(span.line - 1, span.end_line):
-        line = lines[k]
-        start = span.column - 1 if k == span.line - 1 else 0
-        end = span.end_column - 1 if k == span.end_line - 1 else len(line)
-        lines[k] = line[:start] + " " * (end - start) + line[end:]
-    return "\n".join(lines)
 
 
 def _parse(source: Source) -> n.SpecFile | None:

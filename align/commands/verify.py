@@ -139,8 +139,7 @@ def synthesise(result: MechanismVerdict, source: Source, options: Options) -> Me
     from ..checker.synthesis import synthesise as search_alignment
     from ..checker.verify import overall_scope, overall_status
     from ..interp.values import example_arguments
-    from ..pipeline import verify
-    from ..results import SynthesisOutcome
+    from ..results import MechanismVerdict, SynthesisOutcome
     from ..rules import Lemma1, rule_for
     from ..status import Status
 
@@ -152,7 +151,9 @@ def synthesise(result: MechanismVerdict, source: Source, options: Options) -> Me
     counts = (f"{found.candidates} of {found.space} template instances tried on {found.examples} example pairs, "
               f"{found.iterations} checker call(s), {found.seconds:.1f} s")
     if found.mechanism is not None and found.alignment is not None:
-        proved = verify(found.mechanism, options)
+        verdicts = tuple(found.verdicts)  # the checker's on the synthesised alignment, computed by the search
+        proved = MechanismVerdict(found.mechanism, verdicts, overall_status(list(verdicts)),
+                                  overall_scope(list(verdicts)))
         what = "proved" if proved.status == Status.PROVED else f"{proved.status.value} ({proved.scope})"
         written = "the written alignment is not proved; " if mech.alignment is not None else ""
         outcome = SynthesisOutcome(True, found.alignment, found.candidates, found.iterations, found.seconds,
