@@ -25,8 +25,9 @@ __all__ = ["AlignLexer"]
 
 DECLARATIONS = ("mechanism", "alignment", "let")
 KEYWORDS = ("adjacent", "requires", "privacy", "example", "monotone", "sum", "count", "if", "else", "for", "while",
-            "break", "output", "invariant")
-"""Clause and statement keywords (`while` is parsed only to be rejected, but it is still a keyword)."""
+            "break", "output", "invariant", "auto")
+"""Clause and statement keywords (`while` is parsed only to be rejected, but it is still a keyword; `monotone` and
+`auto` are keywords only where the grammar expects them)."""
 WORD_OPERATORS = ("and", "or", "not", "in", "is")
 """`in` serves both `for i in a .. b` and membership `x in S`."""
 CONSTANTS = ("true", "false")

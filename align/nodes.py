@@ -659,6 +659,9 @@ class Alignment:
     name_span: Span
     items: tuple[AlignmentItem, ...]
     span: Span
+    auto: bool = False
+    """`alignment NAME auto`: no items; `align verify` synthesises one (checker/synthesis.py), as for a mechanism
+    without an alignment block."""
 
 
 @dataclass(frozen=True)

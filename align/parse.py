@@ -282,6 +282,11 @@ class _Build(Transformer):
         return n.Alignment(str(name), self._tok(name), items, self._span(meta))
 
     @v_args(meta=True)
+    def auto_alignment(self, meta, children):
+        (name,) = children
+        return n.Alignment(str(name), self._tok(name), (), self._span(meta), auto=True)
+
+    @v_args(meta=True)
     def let_item(self, meta, children):
         name, value = children
         return n.Let(str(name), value, self._span(meta), self._tok(name))

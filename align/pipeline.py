@@ -10,16 +10,19 @@ commands that go on to the next file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .diagnostics import Diagnostic, SpecError, diag, did_you_mean
 from .span import Source
+from .unparse import unparse
 
 if TYPE_CHECKING:
+    from .checker.synthesis import Synthesis
     from .checker.verify import Options
     from .resolve import ResolvedMechanism, ResolvedSpec
-    from .results import MechanismVerdict
+    from .results import MechanismVerdict, SynthesisOutcome
 
 
 def read(path: str) -> Source:
@@ -86,10 +89,103 @@ def load_mechanism(path: str, name: str | None = None) -> ResolvedMechanism:
     return select(load(path), name, path)
 
 
-def verify(mech: ResolvedMechanism, options: Options | None = None) -> MechanismVerdict:
-    """Discharge every obligation of one mechanism (the proof rule is chosen by `checker.verify`)."""
+def verify(mech: ResolvedMechanism, options: Options | None = None, *, source: Source | None = None,
+           synthesise: bool = False) -> MechanismVerdict:
+    """Discharge every obligation of one mechanism (the proof rule is chosen by `checker.verify`).
+
+    With the mechanism's `source` (the file it was read from), a Lemma 1 mechanism without an alignment (no
+    block, or `alignment NAME auto`) gets one synthesised (checker/synthesis.py). `synthesise`: also search when
+    the written alignment is not proved, and when it is, for one that proves a smaller claim."""
     from .checker.verify import Options, overall_scope, overall_status, verify_mechanism
     from .results import MechanismVerdict
+    from .rules import Lemma1, rule_for
+    from .status import Status
 
-    verdicts = verify_mechanism(mech, options or Options())
-    return MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))
+    options = options or Options()
+    verdicts = verify_mechanism(mech, options)
+    result = MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))
+    if source is None or not isinstance(rule_for(mech), Lemma1):
+        return result
+    if mech.alignment is None or (synthesise and result.status != Status.PROVED):
+        return _synthesised(result, source, options)
+    if synthesise:
+        return replace(result, synthesis=_smaller_claim(mech, source, options))
+    return result
+
+
+def _counts(found: Synthesis) -> str:
+    return (f"{found.candidates} candidate(s) of {found.space} template instances, learned from {found.examples} "
+            f"example(s); {found.iterations} checker call(s), {found.seconds:.1f} s")
+
+
+def _outcome(found: Synthesis, text: str) -> SynthesisOutcome:
+    from .results import SynthesisOutcome
+
+    return SynthesisOutcome(found.alignment is not None, found.alignment, found.candidates, found.examples,
+                            found.iterations, found.seconds, found.space, text)
+
+
+def _synthesised(result: MechanismVerdict, source: Source, options: Options) -> MechanismVerdict:
+    """The verdict of a synthesised alignment the checker proved, or the written one's (none written: its
+    refutations, which are about shifting no noise, become unknown) with the search's outcome."""
+    from .checker.synthesis import synthesise
+    from .checker.verify import overall_scope, overall_status
+    from .interp.values import example_arguments
+    from .results import MechanismVerdict
+    from .status import Status
+
+    mech = result.mechanism
+    found = synthesise(mech, source, example_arguments(mech.node), options)
+    if found.mechanism is not None and found.alignment is not None:
+        verdicts = tuple(found.verdicts)  # the checker's on the synthesised alignment, computed by the search
+        proved = MechanismVerdict(found.mechanism, verdicts, overall_status(list(verdicts)),
+                                  overall_scope(list(verdicts)))
+        what = "proved" if proved.status == Status.PROVED else f"{proved.status.value} ({proved.scope})"
+        written = "the written alignment is not proved; " if mech.alignment is not None else ""
+        text = f"{written}a synthesised alignment is {what} ({_counts(found)}); paste it into the spec:"
+        return replace(proved, synthesis=_outcome(found, text), source=result.source)
+    why = ("no instance of the template is an alignment: each breaks an obligation on one of the examples"
+           if found.exhausted else "no alignment found in the template space")
+    notes = "".join("; " + note for note in found.notes)
+    text = (f"{why} ({_counts(found)}{notes}): unknown, not a sign that the mechanism is not private; "
+            f"`align test {source.path}` looks for a violation")
+    if mech.alignment is not None:
+        return replace(result, synthesis=_outcome(found, text))
+    # No alignment was written: the refutations are about shifting no noise at all, not about the mechanism.
+    verdicts = tuple(replace(v, status=Status.UNKNOWN, counterexample=None,
+                             reason="no alignment was written, and none was found in the template space")
+                     if v.status == Status.REFUTED else v for v in result.verdicts)
+    return replace(result, verdicts=verdicts, status=overall_status(list(verdicts)),
+                   scope=overall_scope(list(verdicts)), synthesis=_outcome(found, text))
+
+
+SMALLER_CLAIMS = (Fraction(1, 2), Fraction(1, 4), Fraction(1, 8))
+"""The fractions of a proved claim that `--synthesise` tries in turn, while an alignment proves them."""
+
+
+def _smaller_claim(mech: ResolvedMechanism, source: Source, options: Options) -> SynthesisOutcome:
+    """Whether an alignment of the template space proves the written claim times 1/2 (then 1/4, 1/8): the
+    smallest proved, or why none is."""
+    from .checker.synthesis import synthesise
+    from .interp.values import example_arguments
+    from .status import Status
+
+    public = example_arguments(mech.node)
+    best = None
+    for factor in SMALLER_CLAIMS:
+        found = synthesise(mech, source, public, options, claim_factor=factor)
+        if found.status != Status.PROVED:
+            tried = found
+            break
+        best = (factor, found)
+    else:
+        tried = None
+    claim = unparse(mech.claim)
+    if best is None:
+        assert tried is not None
+        why = "no alignment of the template space proves" if tried.exhausted else "no alignment was found that proves"
+        return _outcome(tried, f"the written alignment is proved; {why} a smaller claim, {SMALLER_CLAIMS[0]} * "
+                               f"({claim}) ({_counts(tried)})")
+    factor, found = best
+    return _outcome(found, f"a better alignment exists: it proves the smaller claim {factor} * ({claim}) "
+                           f"({_counts(found)}); paste it into the spec with that claim:")

@@ -76,8 +76,11 @@ class SynthesisOutcome:
     alignment: str | None
     """The synthesised alignment block, as `.dp` text to paste into the spec."""
     candidates: int
+    """Candidates the learner proposed."""
+    examples: int
+    """Examples (input pairs with noise, found by z3) the candidates were learned from."""
     iterations: int
-    """Checker calls (CEGIS iterations)."""
+    """Checker calls."""
     seconds: float
     space: int
     """Size of the template space."""
@@ -85,7 +88,7 @@ class SynthesisOutcome:
     """One sentence for the reports."""
 
     def to_json(self) -> dict[str, Any]:
-        keys = ("found", "alignment", "candidates", "iterations", "seconds", "space", "text")
+        keys = ("found", "alignment", "candidates", "examples", "iterations", "seconds", "space", "text")
         return {k: getattr(self, k) for k in keys}
 
 

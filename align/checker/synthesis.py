@@ -26,13 +26,12 @@ proved. When no candidate is proved, the answer is "no alignment found in the te
 from __future__ import annotations
 
 import dataclasses
-import heapq
-import itertools
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from .. import nodes as n
 from ..parse import parse_alignments, parse_source
@@ -64,43 +63,82 @@ class SiteTemplate:
     terms: tuple[str, ...]
     lets: tuple[str, ...] = ()
     """`let` lines the terms read (the maxima over the unreleased members), written before the shifts."""
+    lipschitz: bool = True
+    """Whether the site's distribution has a cost coefficient (C3); if not, its only shift is 0."""
+    split: str | None = None
+    """A condition on the inputs that doubles the pieces: those for when it holds, then those for when it does
+    not (the direction of a `monotone` neighbour)."""
 
     @property
     def lhs(self) -> str:
         return f"{self.site}[{self.index}]" if self.index else self.site
 
-    def pieces(self) -> list[tuple[int, str]]:
-        """(weight, expression) of every piece, simplest first: weight = nonzero coefficients + their sizes."""
-        choices = [CONSTANTS if t == "1" else DIFFERENCES for t in self.terms]
-        found = []
-        for cs in itertools.product(*choices):
-            parts = [_term(c, t) for c, t in zip(cs, self.terms) if c]
-            text = " + ".join(parts).replace("+ -", "- ") if parts else "0"
-            found.append((sum(abs(c) + 1 for c in cs if c), text))
-        return sorted(found, key=lambda x: x[0])
+    def domains(self) -> list[tuple[int, ...]]:
+        """The values each term's coefficient may take, in the order tried (the constant's, then each
+        difference's); only 0 for a distribution that is not Lipschitz (C3: it may not be shifted)."""
+        if not self.lipschitz:
+            return [(0,)] * len(self.terms)
+        return [CONSTANTS if t == "1" else DIFFERENCES for t in self.terms]
 
-    def shifts(self) -> list[tuple[int, str]]:
-        """(weight, `x' = x + e` line) of every instance, simplest first."""
-        pieces = self.pieces()
-        lines = []
-        for combo in itertools.product(pieces, repeat=max(1, len(self.conditions))):
-            e = combo[-1][1]
-            for condition, (_, piece) in reversed(list(zip(self.conditions[:-1], combo[:-1]))):
+    @property
+    def piece_count(self) -> int:
+        return max(1, len(self.conditions)) * (2 if self.split else 1)
+
+    def line(self, coefficients: Sequence[Sequence[int | str]]) -> str:
+        """The `x' = x + e` line with these coefficients, one sequence per piece (numbers, or the names of
+        holes), pieces that are all equal written once."""
+        pieces = []
+        for cs in coefficients:
+            parts = [_term(c, t) for c, t in zip(cs, self.terms) if c != 0]
+            pieces.append(" + ".join(parts).replace("+ -", "- ") if parts else "0")
+        if self.split:
+            half = len(pieces) // 2
+            holds, fails = self._chain(pieces[:half]), self._chain(pieces[half:])
+            shift = holds if holds == fails else f"({self.split} ? {holds} : {fails})"
+        else:
+            shift = self._chain(pieces)
+        return f"{self.lhs}' = {self.lhs} + {shift}".replace("+ -", "- ")
+
+    def _chain(self, pieces: Sequence[str]) -> str:
+        """`c1 ? e1 : c2 ? e2 : e3`, parenthesised; a piece equal to the last goes, since the conditions exclude
+        each other."""
+        e = pieces[-1]
+        for condition, piece in reversed(list(zip(self.conditions[:-1], pieces[:-1]))):
+            if piece != pieces[-1]:
                 e = f"{condition} ? {piece} : {e}"
-            shift = f"({e})" if self.conditions and len({piece for _, piece in combo}) > 1 else combo[0][1]
-            lines.append((sum(w for w, _ in combo), f"{self.lhs}' = {self.lhs} + {shift}".replace("+ -", "- ")))
-        return sorted(lines, key=lambda x: x[0])
+        return f"({e})" if len(set(pieces)) > 1 else pieces[0]
 
 
-def _term(c: int, t: str) -> str:
+def _term(c: int | str, t: str) -> str:
     if t == "1":
         return str(c)
+    if isinstance(c, str):
+        return f"{c} * ({t})"
     return t if c == 1 else f"-({t})" if c == -1 else f"{c} * ({t})"
 
 
 def templates(mech: ResolvedMechanism) -> list[SiteTemplate]:
     """The template of every noise site of the mechanism (in the order of its sampling statements)."""
-    return [_template(mech, site) for site in mech.noise]
+    direction = _direction(mech)
+    found = []
+    for site in mech.noise:
+        t = dataclasses.replace(_template(mech, site), lipschitz=site.distribution.lipschitz)
+        if direction is not None:
+            name, let = direction
+            t = dataclasses.replace(t, split=name, lets=(let, *t.lets))
+        found.append(t)
+    return found
+
+
+def _direction(mech: ResolvedMechanism) -> tuple[str, str] | None:
+    """For a `monotone q` neighbour (every entry moves the same way), a let that says it moves down, `let down =
+    all(l in 0 .. len(q): q[l] >= q'[l])`, and its name: an alignment may shift less one way than the other. (A
+    let, not the comprehension in each shift: the induction reads a let once per run.)"""
+    name = next(x for x in ("down", "_down", "__down") if x not in _names(mech))
+    for p in mech.params:
+        if any(a.kind == n.AdjacencyKind.MONOTONE for a in p.adjacency):
+            return name, f"let {name} = all(l in 0 .. len({p.name}): {p.name}[l] >= {p.name}'[l])"
+    return None
 
 
 def _template(mech: ResolvedMechanism, site: NoiseSite) -> SiteTemplate:
@@ -127,12 +165,84 @@ def _template(mech: ResolvedMechanism, site: NoiseSite) -> SiteTemplate:
     ranked = _ranked(mech, site)
     if ranked is not None:
         released, lets, compared = ranked
-        return SiteTemplate(site.name, i, (f"{i} in {released}", "otherwise"), (*terms, compared), lets)
+        return SiteTemplate(site.name, i, (f"{i} in {released}", "otherwise"), (*terms, *compared), lets)
     going_on = _goes_on(mech, site)
     if going_on is not None:
         return SiteTemplate(site.name, i, (going_on, "otherwise"), tuple(terms))
-    conditions = tuple(f"out[{i}] is {tag}" for tag in tags) if len(tags) > 1 else ()
-    return SiteTemplate(site.name, i, conditions, tuple(terms))
+    if not tags:
+        later = _tags_read_later(mech, site)
+        if later:
+            return SiteTemplate(site.name, i, (*(f"{i} < len(out) and out[{i}] is {t}" for t in later), "otherwise"),
+                                tuple(terms))
+    classes = _output_classes(site.loop, i)
+    return SiteTemplate(site.name, i, tuple(classes) if len(classes) > 1 else (), tuple(terms))
+
+
+def _tags_read_later(mech: ResolvedMechanism, site: NoiseSite) -> list[str]:
+    """For a family drawn in a loop that outputs nothing and fills `x[i]` with its noise, read at its own index by
+    a later loop that outputs tags (loops in sequence, fusion.py's shape: AboveThreshold with presampled noise):
+    the tags that later loop outputs. The pieces are then `i < len(out) and out[i] is TAG` and a last one for the
+    members past the output's end (drawn, but never compared: a `break` ended the later loop first)."""
+    loop = site.loop
+    assert loop is not None
+    filled = {st.target for st in loop.body if isinstance(st, n.Assign) and st.index is not None
+              and mech.reads_noise(st.value)}
+    position = next((k for k, st in enumerate(mech.body) if st is loop), None)
+    if not filled or position is None:
+        return []
+    for later in mech.body[position + 1:]:
+        if not isinstance(later, n.For):
+            continue
+        reads = any(isinstance(x, n.Index) and isinstance(x.base, n.VarRef) and x.base.id in filled
+                    and isinstance(x.index, n.LocalRef) and x.index.id == later.var
+                    for st in walk_statements(later.body) for e in statement_exprs(st) for x in walk(e))
+        if reads:
+            tags = [tag for st in walk_statements(later.body) if (tag := _output_tag(st)) is not None]
+            return list(dict.fromkeys(tags))
+    return []
+
+
+def _output_classes(loop: n.For, i: str) -> list[str]:
+    """A condition per kind of output the loop's body makes, in the order they are output: `out[i] is TAG`, or,
+    for a tag output by several statements that a discrete payload field tells apart (an integer literal,
+    distinct and nonzero in each), `payload(out[i], TAG, (0, 0))[p] == v` (Adaptive SVT with Gap releasing the
+    level of the branch that won)."""
+    outputs = [st for st in walk_statements(loop.body) if _output_tag(st) is not None]
+    by_tag: dict[str, list[n.Output]] = {}
+    for st in outputs:
+        assert isinstance(st, n.Output)
+        by_tag.setdefault(_output_tag(st) or "", []).append(st)
+    classes: list[str] = []
+    for st in outputs:
+        assert isinstance(st, n.Output)
+        tag = _output_tag(st) or ""
+        same = by_tag[tag]
+        level = _level(same) if len(same) > 1 else None
+        if level is None:
+            condition = f"out[{i}] is {tag}"
+        else:
+            position, arity = level
+            args = st.value.args if isinstance(st.value, n.TagCall) else ()
+            value = unparse(args[position])
+            default = "(" + ", ".join("0" for _ in range(arity)) + ")"
+            condition = f"payload(out[{i}], {tag}, {default})[{position}] == {value}"
+        if condition not in classes:
+            classes.append(condition)
+    return classes
+
+
+def _level(outputs: Sequence[n.Output]) -> tuple[int, int] | None:
+    """(position, arity) of a payload field that is an integer literal in each of `outputs`, distinct and nonzero
+    (0 is `payload`'s default for the other tags); None when there is none."""
+    calls = [o.value for o in outputs if isinstance(o.value, n.TagCall)]
+    if len(calls) != len(outputs) or len({len(c.args) for c in calls}) != 1 or len(calls[0].args) < 2:
+        return None
+    for position in range(len(calls[0].args)):
+        values = [c.args[position] for c in calls]
+        if all(isinstance(v, n.Number) and v.is_integer and v.value != 0 for v in values) and \
+                len({v.value for v in values if isinstance(v, n.Number)}) == len(values):
+            return position, len(calls[0].args)
+    return None
 
 
 def _output_tag(st: n.Stmt) -> str | None:
@@ -199,7 +309,7 @@ def _on_neighbour(mech: ResolvedMechanism, e: n.Expr) -> n.Expr:
     return rewrite(e, prime)
 
 
-def _ranked(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, tuple[str, ...], str] | None:
+def _ranked(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
     """For a family whose map loop fills `x[i] = e(i, eta)` that a ranking then reads (`output argmax(x)`, `r =
     top_k_with_gaps(x, k)` and an output loop): the released set (`[out[0]]`, `indices(out)`), the lets of the
     best unreleased member's value on D and D' (m, m'), and the difference the selection compares, `m' - m` (Free
@@ -234,10 +344,12 @@ def _ranked(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, tuple[str, .
         return None
 
     at_l = rewrite(value, member)
+    if any(isinstance(x, n.VarRef) and x.id not in mech.constants for x in walk(at_l)):
+        return released, (), ()  # the value reads program state, which an alignment may not read
     extremum = "min" if ranking == "argmin" else "max"  # what the selection compares each released member with
     lets = (f"let m = {extremum}(l not in {released}: {unparse(at_l)})",
             f"let m' = {extremum}(l not in {released}: {unparse(_on_neighbour(mech, at_l))})")
-    return released, lets, "m' - m"
+    return released, lets, ("m' - m",)
 
 
 def _atomic(text: str) -> bool:
@@ -297,12 +409,10 @@ def _differences_added_to(mech: ResolvedMechanism, site: NoiseSite) -> list[str]
 
 @dataclass(frozen=True)
 class Budget:
-    candidates: int = 2_000
-    """Instances of the template tried at most (each on the examples)."""
+    candidates: int = 300
+    """Candidates the learner proposes at most."""
     verifications: int = 12
     """Calls of the checker at most."""
-    samples: int = 200
-    """Samples of the interpreter's alignment check per example pair."""
 
 
 @dataclass
@@ -313,143 +423,174 @@ class Synthesis:
     alignment: str | None
     verdicts: list[Verdict] = field(default_factory=list)
     candidates: int = 0
-    """Template instances tried on the examples."""
+    """Candidates the learner proposed."""
     iterations: int = 0
-    """Checker calls (the CEGIS iterations)."""
+    """Checker calls."""
     examples: int = 0
+    """Examples the candidates were learned from (each an input pair and noise vector from z3)."""
     seconds: float = 0.0
     space: int = 0
     """Size of the template space."""
+    exhausted: bool = False
+    """No instance of the template satisfies the examples (each example is an input pair and noise on which the
+    instance breaks an obligation): the space holds no alignment."""
     notes: list[str] = field(default_factory=list)
     mechanism: ResolvedMechanism | None = None
     """The mechanism with the synthesised alignment (what the verdicts are about)."""
 
 
-def synthesise(mech: ResolvedMechanism, source: Source, public: dict, pairs: Sequence, options: Options | None = None,
-               budget: Budget = Budget()) -> Synthesis:
-    """Search the template space of `mech` (its own alignment, if any, is ignored) for an alignment the
-    checker proves. `source` is the spec file the mechanism was read from, parsed once: each candidate is its
-    mechanisms with this one's alignment block replaced by the candidate's (parsed on its own, so the verdicts'
-    locations are the file's, and `<synthesised alignment>`'s for the block). `public` are example values of the
-    public parameters and `pairs` the example input pairs (each with `.d` and `.d_prime`, as `stats.lrtest.Pair`)."""
-    from ..interp.alignment import check_alignment
-    from ..interp.errors import RunError
-    from ..interp.runner import prepare_arguments, prepare_neighbour
+START_LENGTH = 3
+"""The learner verifies candidates at the shapes whose longest list has this length first; the checker's
+refutations at longer inputs add their lengths."""
+LONGEST = 8
+"""The longest shapes the learner verifies at."""
+ESCALATION = (5, LONGEST)
+"""The lengths a candidate proved only for bounded lengths is verified at next: one that breaks there is no
+fallback (the mechanism may be private for short inputs only: `noisy_answers_requires_long_input.dp`)."""
+
+
+def synthesise(mech: ResolvedMechanism, source: Source, public: dict, options: Options | None = None,
+               budget: Budget = Budget(), claim_factor: Fraction = Fraction(1)) -> Synthesis:
+    """Search the template space of `mech` (its own alignment, if any, is ignored) for an alignment the checker
+    proves: CEGIS with z3 as the learner (`learner.py`). `source` is the spec file the mechanism was read from,
+    parsed once: each candidate is its mechanisms with this one's alignment block replaced by the candidate's
+    (parsed on its own, so the verdicts' locations are the file's, and `<synthesised alignment>`'s for the
+    block). `public` are example values of the public parameters: those of the integers that shape the program
+    (k, c) choose the shapes the learner verifies at. `claim_factor`: prove the claim times this instead (is
+    there an alignment for a smaller claim than the written one?)."""
+    from .learner import Hole, Learner
+    from .solver import fresh_context
 
     started = time.perf_counter()
-    base = _parse(source)  # the mechanism's own alignment block is replaced by each candidate's
+    base = _parse(source)
     if base is None:
         return Synthesis(Status.UNKNOWN, None, notes=["the spec does not parse"])
+    if claim_factor != 1:
+        base = _with_claim(base, mech.name, claim_factor)
     site_templates = templates(mech)
-    options_per_site = [t.shifts() for t in site_templates]
-    lets = [let for t in site_templates for let in t.lets]
+    taken = _names(mech)
+    prefix = next(p for p in ("_h", "_hole", "__h") if not any(t.startswith(p) for t in taken))
+    holes: list[Hole] = []
+    holed_lines = []
+    shapes_of: list[list[list[int]]] = []
+    for t in site_templates:
+        per_piece = []
+        for _ in range(t.piece_count):
+            per_piece.append([len(holes) + k for k in range(len(t.terms))])
+            holes += [Hole(f"{prefix}{len(holes) + k}", d) for k, d in enumerate(t.domains())]
+        shapes_of.append(per_piece)
+        holed_lines.append(t.line([[holes[k].name for k in ks] for ks in per_piece]))
+    lets = list(dict.fromkeys(let for t in site_templates for let in t.lets))
     space = 1
-    for o in options_per_site:
-        space *= len(o)
+    for h in holes:
+        space *= len(h.values)
     result = Synthesis(Status.UNKNOWN, None, space=space)
-    examples: list[tuple[dict, dict]] = []
-    prepared: list[tuple[dict, dict]] = []
-
-    def add_example(d: dict, d_prime: dict) -> None:
-        """An input pair the mechanism accepts (`requires`, the adjacency), prepared once for every candidate."""
-        if (d, d_prime) in examples:
-            return
-        try:
-            a = prepare_arguments(mech, {**public, **d})
-            prepared.append((a, prepare_neighbour(mech, a, dict(d_prime))))
-        except RunError:
-            return
-        examples.append((d, d_prime))
-
-    for p in pairs:
-        add_example(p.d, p.d_prime)
+    holed = _with_alignment(_with_holes(base, mech.name, [h.name for h in holes]),
+                            _alignment_text(mech.name, lets, holed_lines), mech.name)
+    if holed is None:
+        result.notes.append("the template does not resolve")
+        return result
     bounded: tuple[str, list[Verdict], ResolvedMechanism] | None = None
-
-    for lines in _simplest_first(options_per_site, budget.candidates):
-        result.candidates += 1
-        text = _alignment_text(mech.name, lets if any("m' - m" in line for line in lines) else (), lines)
-        candidate = _with_alignment(base, text, mech.name)
-        if candidate is None:
-            continue
-        consistent = True
-        for a, b in prepared:
-            try:
-                report = check_alignment(candidate, a, b, budget.samples, seed=result.candidates)
-            except RunError:  # the candidate fails at run time (it reads out[i] past the output's end ...)
-                consistent = False
+    with fresh_context():
+        learner = Learner(holed, holes, public)
+        learner.add_length(START_LENGTH)
+        while learner.proposals < budget.candidates:
+            values = learner.propose()
+            if values is None:
+                result.exhausted = learner.exhausted
                 break
-            if not report.ok:
-                consistent = False
+            result.candidates += 1
+            if learner.refute(values):
+                continue
+            lines = [t.line([[values[holes[k].name] for k in ks] for ks in per_piece])
+                     for t, per_piece in zip(site_templates, shapes_of)]
+            text = _alignment_text(mech.name, _read(lets, lines), lines)
+            candidate = _with_alignment(base, text, mech.name)
+            if candidate is None:
+                learner.block(values)
+                continue
+            result.iterations += 1
+            verdicts = verify_mechanism(candidate, options or Options())
+            status = overall_status(verdicts)
+            if status == Status.PROVED:
+                result.status, result.alignment, result.verdicts, result.mechanism = status, text, verdicts, candidate
                 break
-        if not consistent:
-            continue
-        result.iterations += 1
-        verdicts = verify_mechanism(candidate, options or Options())
-        status = overall_status(verdicts)
-        if status == Status.PROVED:
-            result.status, result.alignment, result.verdicts, result.mechanism = Status.PROVED, text, verdicts, \
-                candidate
-            break
-        if status == Status.BOUNDED and bounded is None:
-            bounded = (text, verdicts, candidate)
-        for v in verdicts:
-            ce = v.counterexample
-            if v.status == Status.REFUTED and ce is not None:
-                pair = _pair_of(candidate, ce)
-                if pair is not None:
-                    add_example(*pair)
+            # A refutation at a length the learner does not verify at yet adds that length; a proof for bounded
+            # lengths only, the longer lengths up to LONGEST. An example found there rules the candidate out.
+            refuted = _refutation_shape(verdicts)
+            shapes = [refuted] if refuted is not None else \
+                [(length, None) for length in ESCALATION] if status == Status.BOUNDED else []
+            if not any(length <= LONGEST and learner.add_length(length, at) and learner.refute(values)
+                       for length, at in shapes):
+                if status == Status.BOUNDED and bounded is None:
+                    bounded = (text, verdicts, candidate)
+                learner.block(values)
+            if result.iterations >= budget.verifications:
+                result.notes.append(f"stopped after {budget.verifications} checker calls")
                 break
-        if result.iterations >= budget.verifications:
-            result.notes.append(f"stopped after {budget.verifications} checker calls")
-            break
+        result.examples = learner.examples
     if result.status != Status.PROVED and bounded is not None:
         result.status, result.alignment, result.verdicts, result.mechanism = Status.BOUNDED, *bounded
         result.notes.append(f"proved {overall_scope(bounded[1])} only")
-    result.examples = len(examples)
     result.seconds = time.perf_counter() - started
     return result
 
 
-EXAMPLE_LENGTHS = (8,)
-"""Lengths of the example pairs besides the spec's example length: long enough that a shift paid at every index
-costs more than the claim (at length 4, ε/4 per index still fits in ε)."""
+def _names(mech: ResolvedMechanism) -> set[str]:
+    """Every name the mechanism uses (parameters, variables, noise)."""
+    found = {p.name for p in mech.params} | {s.name for s in mech.noise}
+    for st in walk_statements(mech.body):
+        if isinstance(st, n.Assign):
+            found.add(st.target)
+        for e in statement_exprs(st):
+            found |= {x.id for x in walk(e) if isinstance(x, n.VarRef)}
+    return found
 
 
-def example_pairs(mech: ResolvedMechanism, public: dict) -> list:
-    """The examples: StatDP's pattern pairs (`stats.lrtest.input_pairs`) at the spec's example length and at
-    EXAMPLE_LENGTHS, those that satisfy `requires` and the adjacency."""
-    from ..diagnostics import SpecError
-    from ..interp.values import example_length
-    from ..stats.lrtest import input_pairs, valid_pairs
+def _with_holes(base: n.SpecFile, name: str, holes: Sequence[str]) -> n.SpecFile:
+    """The spec with the holes as integer public parameters of mechanism `name`."""
+    def holed(m: n.Mechanism) -> n.Mechanism:
+        span = m.name_span
+        params = tuple(n.Param(h, n.TypeExpr("int", False, span), span) for h in holes)
+        return dataclasses.replace(m, params=m.params + params)
 
-    pairs = []
-    for length in dict.fromkeys((example_length(mech.node), *EXAMPLE_LENGTHS)):
-        try:
-            pairs += valid_pairs(mech, public, input_pairs(mech, public, length))
-        except SpecError:
-            continue
-    return pairs
+    return dataclasses.replace(base, mechanisms=tuple(holed(m) if m.name == name else m for m in base.mechanisms))
 
 
-def _simplest_first(options: list[list[tuple[int, str]]], limit: int) -> Iterator[tuple[str, ...]]:
-    """Tuples of one line per site in increasing total weight (best-first over the sites' sorted options, ties in
-    a fixed order), at most `limit`."""
-    if any(not o for o in options):
-        return
-    start = (0,) * len(options)
-    heap = [(sum(o[0][0] for o in options), start)]
-    seen = {start}
-    produced = 0
-    while heap and produced < limit:
-        weight, at = heapq.heappop(heap)
-        yield tuple(options[k][j][1] for k, j in enumerate(at))
-        produced += 1
-        for k in range(len(options)):
-            if at[k] + 1 < len(options[k]):
-                nxt = at[:k] + (at[k] + 1,) + at[k + 1:]
-                if nxt not in seen:
-                    seen.add(nxt)
-                    heapq.heappush(heap, (weight - options[k][at[k]][0] + options[k][at[k] + 1][0], nxt))
+def _with_claim(base: n.SpecFile, name: str, factor: Fraction) -> n.SpecFile:
+    """The spec with mechanism `name`'s claim multiplied by `factor`."""
+    def scaled(m: n.Mechanism) -> n.Mechanism:
+        if not m.privacy:
+            return m
+        claim = m.privacy[0]
+        return dataclasses.replace(m, privacy=(n.Binary("*", n.Number(factor, False, claim.span), claim, claim.span),))
+
+    return dataclasses.replace(base, mechanisms=tuple(scaled(m) if m.name == name else m for m in base.mechanisms))
+
+
+def _refutation_shape(verdicts: Sequence[Verdict]) -> tuple[int, dict[str, Any]] | None:
+    """The first refutation's input shape: the length of its counterexample's longest list, and its public
+    arguments (among them the integers that shape the program: k, c)."""
+    for v in verdicts:
+        ce = v.counterexample
+        if v.status == Status.REFUTED and ce is not None:
+            lengths = [len(x) for x in (*ce.args.values(), *ce.neighbour.values()) if isinstance(x, (list, tuple))]
+            public = {k: x for k, x in ce.args.items() if k not in ce.neighbour
+                      and isinstance(x, (int, float, Fraction)) and not isinstance(x, bool)}
+            integers = [x for x in public.values() if isinstance(x, int)]
+            return max(lengths, default=max(integers, default=0)), public
+    return None
+
+
+def _read(lets: Sequence[str], lines: Sequence[str]) -> list[str]:
+    """The lets (`let NAME = ...`) whose names the lines read."""
+    text = "\n".join(lines)
+    found = []
+    for let in lets:
+        name = let.split()[1]
+        if re.search(rf"(?<![\w']){re.escape(name)}(?![\w'])", text):
+            found.append(let)
+    return found
 
 
 def _alignment_text(name: str, lets: Sequence[str], lines: Sequence[str]) -> str:
@@ -481,20 +622,3 @@ def _with_alignment(base: n.SpecFile, text: str, name: str) -> ResolvedMechanism
 
 SYNTHESISED = "<synthesised alignment>"
 """The path of a candidate's alignment block in its verdicts' locations."""
-
-
-def _pair_of(mech: ResolvedMechanism, ce) -> tuple[dict, dict] | None:
-    """The (D, D') of a counterexample: its private parameters' values on D and D' (exact rationals as floats,
-    integers kept)."""
-    private = {p.name for p in mech.params if not p.public}
-
-    def plain(v):
-        if isinstance(v, (list, tuple)):
-            return [plain(x) for x in v]
-        if isinstance(v, Fraction):
-            return int(v) if v.denominator == 1 else float(v)
-        return v
-
-    d = {k: plain(v) for k, v in ce.args.items() if k in private}
-    d_prime = {k: plain(v) for k, v in ce.neighbour.items()}
-    return (d, d_prime) if d and d_prime else None

@@ -194,7 +194,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 stopped = tried_up_to, refuted[0]
                 break
             tried_up_to = longest
-            for structural in _structural_values(mech, lengths, cover, options.limits):
+            for structural in structural_values(mech, lengths, cover, options.limits):
                 enc = Encoding(mech, lengths, structural, neighbour_lengths)
                 try:
                     if not _feasible(enc, options.limits):
@@ -379,7 +379,7 @@ def _structural_names(mech: ResolvedMechanism) -> list[str]:
     return sorted(used)
 
 
-def _structural_values(mech: ResolvedMechanism, lengths: dict[str, int], cover: Coverage,
+def structural_values(mech: ResolvedMechanism, lengths: dict[str, int], cover: Coverage,
                        limits: Limits) -> list[dict[str, int]]:
     result = []
     for candidate in cover.structural_choices():

@@ -14,7 +14,6 @@ from . import UsageError
 if TYPE_CHECKING:
     from ..checker.verify import Options
     from ..results import Confirmation, MechanismVerdict
-    from ..span import Source
 
 T = TypeVar("T")
 
@@ -32,9 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exit 0 when every obligation is proved or bounded (proved only for lengths <= N): "
                              "by default a bounded verdict exits 3, because it is not a proof for longer inputs")
     parser.add_argument("--synthesise", "--synthesize", action="store_true",
-                        help="when a mechanism has no alignment block, or its alignment is not proved, search the "
-                             "template space for one the checker proves, and print it as .dp text "
-                             "(docs/synthesis.md)")
+                        help="a mechanism without an alignment block (or with `alignment NAME auto`) always gets one "
+                             "synthesised; with this flag, a written alignment that is not proved is searched for "
+                             "too, and a proved one is compared with the template space: does an alignment prove a "
+                             "smaller claim? (docs/synthesis.md)")
     parser.add_argument("--counterexample", metavar="FILE.json",
                         help="write the first counterexample found, in the format `align run --noise-file` replays")
 
@@ -97,11 +97,9 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         else:
             results = []
             for mech in loaded.spec.mechanisms:
-                result = verify(mech, options)
+                result = verify(mech, options, source=loaded.source, synthesise=args.synthesise)
                 if first_counterexample is None:
                     first_counterexample = result.counterexample
-                if args.synthesise and loaded.source is not None and result.status != Status.PROVED:
-                    result = synthesise(result, loaded.source, options)
                 if args.confirm and result.status == Status.REFUTED:
                     result = replace(result, confirmation=confirm(result, args.confirm_samples))
                 results.append(result)
@@ -127,50 +125,6 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
 def _first(*values: T | None) -> T:
     """The first value that is set: the flag, then the configuration, then the default."""
     return next(v for v in values if v is not None)
-
-
-def synthesise(result: MechanismVerdict, source: Source, options: Options) -> MechanismVerdict:
-    """`align verify --synthesise`: the verdict of a synthesised alignment the checker proved, or the written
-    one's (none written: its refutations, which are about shifting no noise, become unknown) with the search's
-    outcome."""
-    from dataclasses import replace
-
-    from ..checker.synthesis import example_pairs
-    from ..checker.synthesis import synthesise as search_alignment
-    from ..checker.verify import overall_scope, overall_status
-    from ..interp.values import example_arguments
-    from ..results import MechanismVerdict, SynthesisOutcome
-    from ..rules import Lemma1, rule_for
-    from ..status import Status
-
-    mech = result.mechanism
-    if not isinstance(rule_for(mech), Lemma1):
-        return result
-    public = example_arguments(mech.node)
-    found = search_alignment(mech, source, public, example_pairs(mech, public), options)
-    counts = (f"{found.candidates} of {found.space} template instances tried on {found.examples} example pairs, "
-              f"{found.iterations} checker call(s), {found.seconds:.1f} s")
-    if found.mechanism is not None and found.alignment is not None:
-        verdicts = tuple(found.verdicts)  # the checker's on the synthesised alignment, computed by the search
-        proved = MechanismVerdict(found.mechanism, verdicts, overall_status(list(verdicts)),
-                                  overall_scope(list(verdicts)))
-        what = "proved" if proved.status == Status.PROVED else f"{proved.status.value} ({proved.scope})"
-        written = "the written alignment is not proved; " if mech.alignment is not None else ""
-        outcome = SynthesisOutcome(True, found.alignment, found.candidates, found.iterations, found.seconds,
-                                   found.space, f"{written}a synthesised alignment is {what} ({counts}); paste it "
-                                   "into the spec:")
-        return replace(proved, synthesis=outcome, source=result.source)
-    text = (f"no alignment found in the template space ({counts}): unknown, not a sign that the mechanism is not "
-            f"private; `align test {source.path}` looks for a violation")
-    outcome = SynthesisOutcome(False, None, found.candidates, found.iterations, found.seconds, found.space, text)
-    if mech.alignment is not None:
-        return replace(result, synthesis=outcome)
-    # No alignment was written: the refutations are about shifting no noise at all, not about the mechanism.
-    verdicts = tuple(replace(v, status=Status.UNKNOWN, counterexample=None,
-                             reason="no alignment was written, and none was found in the template space")
-                     if v.status == Status.REFUTED else v for v in result.verdicts)
-    return replace(result, verdicts=verdicts, status=overall_status(list(verdicts)),
-                   scope=overall_scope(list(verdicts)), synthesis=outcome)
 
 
 def confirm(result: MechanismVerdict, samples: int) -> Confirmation:

@@ -82,7 +82,8 @@ def resolve(spec: n.SpecFile) -> ResolvedSpec:
         c.resolve_header()
         c.resolve_body()
         c.resolve_claim()
-        alignment = check_alignment(c, alignments[m.name]) if m.name in alignments else None
+        written = alignments.get(m.name)
+        alignment = check_alignment(c, written) if written is not None and not written.auto else None
         checked.append((c, alignment))
     if any(d.severity.value == "error" for d in report):
         raise SpecError(sorted(report, key=_order))
