@@ -224,3 +224,18 @@ def test_synthesise_finds_an_alignment_for_a_smaller_claim(tmp_path: Path):
     code, out = _verify(tmp_path, noisier, "--synthesise")
     assert code == 0 and "a better alignment exists: it proves the smaller claim 1/2 * (eps)" in out
     assert "nu[i]' = nu[i] + (out[i] is TOP ? 2 : 0)" in out
+
+
+def test_the_proof_report_shows_the_synthesised_alignment(tmp_path: Path):
+    """`align report` on a spec without an alignment: the proof is about the synthesised block, which it prints."""
+    spec = tmp_path / "spec.dp"
+    spec.write_text(_without_alignment((SPECS / "dworkroth" / "above_threshold.dp").read_text()))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        try:
+            code = main(["report", str(spec)])
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+    text = out.getvalue()
+    assert code == 0 and "`align verify` synthesised this one" in text
+    assert "rho' = rho + 1" in text and "nu[i]' = nu[i] + (out[i] is TOP ? 2 : 0)" in text

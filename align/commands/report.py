@@ -64,7 +64,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     except SpecError as error:
         renderer.errors(args.file, source, error.diagnostics)
         return ExitCode.ERROR
-    result = verify(mech, options)
+    result = verify(mech, options, source=source)  # no alignment written: the synthesised one's proof
     if args.confirm and result.status == Status.REFUTED:
         result = replace(result, confirmation=confirm(result, args.confirm_samples))
     stem = os.path.splitext(args.output)[0] if args.output else None

@@ -63,7 +63,8 @@ def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
             for inv in mech.alignment.invariants:
                 out.append(f"    invariant {unparse(inv.condition)}")
     elif not isinstance(rule_for(mech), Mixture):
-        out.append("  alignment    none: no noise is shifted")
+        out.append("  alignment    none written: `align verify` synthesises one (docs/synthesis.md); the checker "
+                   "alone reads it as shifting no noise")
     out.append("  obligations for `align verify` (nothing is proved by `align check`)")
     for ob in obligations(mech):
         out.append(f"    {style.accent(ob.id.ljust(4))} {ob.title}  {style.dim(str(ob.span))}")

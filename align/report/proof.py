@@ -110,7 +110,16 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
         doc.add(section("The mixture rule", "mixture"), *_mixture(verdicts[ObligationId.MIX], claim))
     else:
         costs = analyse(mech)
-        doc.add(section("Noise sites and the alignment", "sites"), *_sites(result, costs))
+        doc.add(section("Noise sites and the alignment", "sites"))
+        if result.synthesis is not None and result.synthesis.alignment is not None:
+            block = result.synthesis.alignment.splitlines()
+            found = result.synthesis
+            doc.add(Paragraph(inlines("No alignment was written: ", Code("align verify"), " synthesised this one "
+                                      f"({found.candidates} candidates, {found.examples} examples, "
+                                      f"{found.iterations} checker calls; docs/synthesis.md), and the proof below is "
+                                      "about it. Paste it into the spec to keep it.")),
+                    Listing(tuple(enumerate(block, 1)), caption="the synthesised alignment"))
+        doc.add(*_sites(result, costs))
         doc.add(section("The cost sum", "cost"), *_cost_sum(mech, costs, verdicts.get(ObligationId.C4C)))
         if ObligationId.C4B in verdicts:
             doc.add(section("The alignment is acyclic", "acyclic"), *_acyclic(verdicts[ObligationId.C4B]))
