@@ -8,9 +8,9 @@ of the obligations one run decides (C4a: the aligned run has the output of the f
 defined on it, C2: it draws the same samples, C4c: the cost is within the claim, C4d: the aligned noise is in
 its support). Then:
 
-- **verify** a candidate (holes fixed to numbers): is there a (parameters, D, D', H) at one of the shapes,
-  allowed by `requires`, the adjacency and the noise's supports, where F is false? Such a model is an
-  *example*;
+- **verify** a candidate (holes fixed to numbers): is there a (D, D', H) at one of the shapes (an input length
+  and values of the public parameters), allowed by `requires`, the adjacency and the noise's supports, where F
+  is false? Such a model is an *example*;
 - **learn** from the examples: F with an example's values substituted for the parameters, inputs and noise
   is a formula over the holes alone (the comparisons of the unrolled program become linear constraints on the
   coefficients); the next candidate is a solution of all of them, of least weight (the weight of a

@@ -1,26 +1,18 @@
-"""Alignment synthesis: a proof by Lemma 1 without a hand-written alignment (issue 15, first part).
+"""Alignment synthesis: a proof by Lemma 1 without a hand-written alignment (issue 15).
 
-For each noise site a *template* is built from the program: a family drawn in a loop whose iteration outputs
-one of several tags gets one piece per tag (`out[i] is TOP ? e_TOP : e_BOT`), any other site one piece; each
-piece is a linear combination, with small integer coefficients, of the constant 1 and the differences of the
-private inputs the site's iteration reads (`q[i] - q'[i]` for a list read at the loop index, `x - x'` for a
-private scalar). The candidates are the template's instances, simplest first (fewest and smallest
-coefficients).
+For each noise site a *template* is built from the program (`templates`): pieces by the output's tag (or a discrete
+payload level) at the site's index, by membership in a ranking's released set, by whether the loop goes on, by a
+later loop's tag, and by the direction of a monotone neighbour; each piece an integer combination of the constant
+1, the private inputs' differences, the difference of what the noise is added to and a ranking's best unreleased
+value. The coefficients are unknown.
 
-The loop is counterexample-guided inductive synthesis with an enumerative learner:
-
-1. *Examples*: input pairs (D, D') — StatDP's patterns at the adjacency bound, at the spec's example length —
-   on which each candidate is sampled by the interpreter's alignment check (`interp/alignment.py`): a sample
-   whose aligned run changes the output, costs more than the claim or leaves a support rules it out (C4a, C4c,
-   C4d). Most candidates end here, in milliseconds.
-2. *Verification*: the first candidate consistent with every example goes to the checker (`verify_mechanism`:
-   the proofs for every length, then the bounded check). Proved: done. Refuted: its counterexample's input pair
-   joins the examples, and the search goes on. Proved only for bounded lengths: kept as the best so far, and the
-   search goes on for a proof for every length (at most `Budget.verifications` calls in all).
-
-What comes out is an alignment that the checker proved, as `.dp` text; nothing else is ever reported as
-proved. When no candidate is proved, the answer is "no alignment found in the template space": unknown, not
-"not private" (the template space may simply not hold the mechanism's alignment).
+The search (`synthesise`) is counterexample-guided inductive synthesis with z3 as the learner (`learner.py`):
+candidates of least weight consistent with the examples, examples found by z3 on the unrolled program at a few
+input shapes, and every candidate that survives them proved by the checker (`verify_mechanism`), whose
+refutations add their shapes. What comes out is an alignment that the checker proved, as `.dp` text; nothing
+else is ever reported as proved. When no candidate is proved, the answer is "no alignment found in the template
+space" (or, when the examples rule out every instance, "no instance of the template is an alignment"): unknown,
+never "not private".
 """
 
 from __future__ import annotations
