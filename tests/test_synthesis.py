@@ -214,6 +214,14 @@ def test_synthesise_says_unknown_when_no_alignment_is_found(tmp_path: Path):
     assert "refuted" not in out.split("verdict")[-1].splitlines()[0]
 
 
+def test_confirm_looks_for_a_violation_after_a_failed_search(tmp_path: Path):
+    """`--confirm` after a failed search: `align test` on StatDP's patterns finds the violation (Laplace noise of
+    scale eps where the claim needs 1/eps); the verdict stays unknown."""
+    text = _without_alignment((SPECS / "incorrect" / "histogram_lap_eps.dp").read_text())
+    code, out = _verify(tmp_path, text, "--confirm")
+    assert code == 3 and "privacy violation confirmed" in out
+
+
 def test_synthesise_finds_an_alignment_for_a_smaller_claim(tmp_path: Path):
     """A proved written alignment: `--synthesise` asks whether the template space proves half the claim (then a
     quarter ...). AboveThreshold with twice the noise is eps/2-private; as written it is tight."""

@@ -100,7 +100,8 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                 result = verify(mech, options, source=loaded.source, synthesise=args.synthesise)
                 if first_counterexample is None:
                     first_counterexample = result.counterexample
-                if args.confirm and result.status == Status.REFUTED:
+                if args.confirm and (result.status == Status.REFUTED or
+                                     (result.synthesis is not None and not result.synthesis.found)):
                     result = replace(result, confirmation=confirm(result, args.confirm_samples))
                 results.append(result)
             file = FileResult(path, loaded.source, verified=tuple(results))
@@ -128,18 +129,26 @@ def _first(*values: T | None) -> T:
 
 
 def confirm(result: MechanismVerdict, samples: int) -> Confirmation:
-    """`align verify --confirm`: run the likelihood-ratio test on a refuted obligation's counterexample pair."""
+    """`align verify --confirm`: run the likelihood-ratio test on a refuted obligation's counterexample pair, or,
+    when no alignment was found by synthesis, on StatDP's patterns with the spec's example values."""
+    from ..interp.values import example_arguments, example_length
     from ..results import Confirmation
     from ..stats.lrtest import counterexample_pair, search
 
     mech, cex = result.mechanism, result.counterexample
-    if cex is None:
+    failed = "the alignment fails"
+    if cex is not None:
+        public, pair = counterexample_pair(mech, cex)
+        extra = [pair]
+        # StatDP's patterns at a useful length, besides the counterexample's own (often minimal) pair.
+        length = max(5, max((len(v) for v in pair.d.values() if isinstance(v, list)), default=1))
+    elif result.synthesis is not None and not result.synthesis.found:
+        public, extra, length = example_arguments(mech.node), [], max(5, example_length(mech.node))
+        failed = "no alignment was found"
+    else:
         return Confirmation(None, "no counterexample pair to test")
-    public, pair = counterexample_pair(mech, cex)
-    # StatDP's patterns at a useful length, besides the counterexample's own (often minimal) pair.
-    length = max(5, max((len(v) for v in pair.d.values() if isinstance(v, list)), default=1))
     try:
-        found = search(mech, public, length=length, samples=samples, extra_pairs=[pair])
+        found = search(mech, public, length=length, samples=samples, extra_pairs=extra)
     except SpecError as error:
         return Confirmation(None, "not tested: " + "; ".join(d.message for d in error.diagnostics))
     # the witness decided (its bound >= its claim, the same exact test as adjusted p <= alpha); the strongest
@@ -162,6 +171,6 @@ def confirm(result: MechanismVerdict, samples: int) -> Confirmation:
                             epsilon_lower_bound=strongest.epsilon_lower_bound, claimed_epsilon=best.eps,
                             search=found)
     smallest = best.adjusted_p if best is not None else 1.0
-    return Confirmation(False, f"the alignment fails, but no violation was found with {found.samples} samples at "
+    return Confirmation(False, f"{failed}, but no violation was found with {found.samples} samples at "
                                f"{args_text} (smallest adjusted p = {smallest:.3g})",
                         samples=found.samples, smallest_p=smallest, search=found)
