@@ -74,10 +74,12 @@ def check(spec: str | os.PathLike[str], *, mechanism: str | None = None) -> Reso
 
 @_api
 def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_length: int | None = None,
-           timeout: float | None = None, every_obligation: bool = False) -> MechanismVerdict:
+           timeout: float | None = None, every_obligation: bool = False, synthesise: bool = False) -> MechanismVerdict:
     """Discharge every obligation (`align verify`): each obligation's verdict and the status of the whole
     (refuted < unknown < bounded < proved; bounded is not a proof). `every_obligation`: after a refutation,
-    check the others up to `max_length` too (`--every-obligation`)."""
+    check the others up to `max_length` too (`--every-obligation`). A mechanism without an alignment (or with
+    `alignment NAME auto`) gets one synthesised, as on the command line (`result.synthesis`); `synthesise`: also
+    when the written one is not proved, and when it is, look for one proving a smaller claim (`--synthesise`)."""
     from .checker.verify import Options
     from .diagnostics import diag
     from .limits import MAX_BOUNDED_LENGTH
@@ -88,7 +90,8 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
     from dataclasses import replace
 
     _, source, mech = _load(spec, mechanism)
-    return replace(verify_mechanism(mech, Options.of(max_length, timeout, every_obligation)), source=source)
+    options = Options.of(max_length, timeout, every_obligation)
+    return replace(verify_mechanism(mech, options, source=source, synthesise=synthesise), source=source)
 
 
 @_api

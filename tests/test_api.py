@@ -51,6 +51,16 @@ def test_verify_returns_typed_results_equal_to_the_command_lines():
         [(v.obligation.id, str(v.status)) for v in result.verdicts]
 
 
+def test_verify_synthesises_a_missing_alignment_as_the_command_line_does():
+    text = (ROOT / LAPLACE).read_text()
+    auto = text[:text.index("\nalignment ")] + "\nalignment laplace_salary_sum auto\n"
+    result = align.verify(auto)
+    assert result.status is Status.PROVED and result.synthesis is not None and result.synthesis.found
+    assert "eta' = eta + q - q'" in (result.synthesis.alignment or "")
+    tighter = align.verify(LAPLACE, synthesise=True)  # proved as written: is a smaller claim proved?
+    assert tighter.status is Status.PROVED and tighter.synthesis is not None and not tighter.synthesis.found
+
+
 def test_a_spec_can_be_given_as_text_or_path():
     text = (ROOT / LAPLACE).read_text()
     assert align.check(text).name == align.check(Path(ROOT / LAPLACE)).name == "laplace_salary_sum"
