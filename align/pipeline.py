@@ -175,17 +175,13 @@ def _smaller_claim(mech: ResolvedMechanism, source: Source, options: Options) ->
     for factor in SMALLER_CLAIMS:
         found = synthesise(mech, source, public, options, claim_factor=factor)
         if found.status != Status.PROVED:
-            tried = found
             break
         best = (factor, found)
-    else:
-        tried = None
     claim = unparse(mech.claim)
-    if best is None:
-        assert tried is not None
-        why = "no alignment of the template space proves" if tried.exhausted else "no alignment was found that proves"
-        return _outcome(tried, f"the written alignment is proved; {why} a smaller claim, {SMALLER_CLAIMS[0]} * "
-                               f"({claim}) ({_counts(tried)})")
+    if best is None:  # `found` is the search at the first factor
+        why = "no alignment of the template space proves" if found.exhausted else "no alignment was found that proves"
+        return _outcome(found, f"the written alignment is proved; {why} a smaller claim, {SMALLER_CLAIMS[0]} * "
+                               f"({claim}) ({_counts(found)})")
     factor, found = best
     return _outcome(found, f"a better alignment exists: it proves the smaller claim {factor} * ({claim}) "
                            f"({_counts(found)}); paste it into the spec with that claim:")

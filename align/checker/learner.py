@@ -35,10 +35,10 @@ import z3
 from ..resolve import ResolvedMechanism
 from ..types import INT, REAL
 from . import terms as zt
-from .encode import AlignmentEval, Encoding, EncodingError, Run, num, subterms
+from .encode import Encoding, EncodingError, num, subterms
 from .solver import Limits, Satisfiability, make_solver, satisfiable
 from .supports import noise_support, support_conditions
-from .verify import aligned_cost, coverage, structural_values
+from .verify import aligned_cost, aligned_runs, coverage, same_draw_conditions, structural_values
 
 LIMITS = Limits(flatten=True)
 """A verification query on the shapes: the checker's deterministic resource limit, on a preprocessed goal. A
@@ -58,7 +58,6 @@ class Hole:
 class _Shape:
     """The obligations' formula at one input shape, and what a verification query assumes there."""
 
-    where: str
     assumptions: list[z3.BoolRef]
     obligations: z3.BoolRef
     side: list[z3.BoolRef]
@@ -78,7 +77,6 @@ class Learner:
     ε; the checker then proves the candidate for every value), which keeps the queries linear where the program
     multiplies parameters (θ·ε), and the integers among them choose the shapes (k of top-k, c of Sparse)."""
     shapes: list[_Shape] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
     examples: int = 0
     proposals: int = 0
     blocked: int = 0
@@ -128,17 +126,13 @@ class Learner:
                     added = True
                 except EncodingError:
                     continue
-        if added:
-            self.lengths.append(length)
         return added
 
     def _shape(self, enc: Encoding, values: dict[str, Any]) -> _Shape:
-        run1 = Run(enc, enc.params).execute()
-        align = AlignmentEval(enc, run1)
-        run2 = Run(enc, {**enc.params, **enc.neighbour}, shift=align.shift, twin=run1).execute()
+        run1, align, run2 = aligned_runs(enc)
         preserved = run1.output.equal(run2.output)
         cost, _ = aligned_cost(enc, run1, align)
-        same_draws = _same_draws(run1, run2)
+        same_draws = zt.And([c for c, _ in same_draw_conditions(enc, run1, run2)])
         parts = [preserved, *(c for c, _ in align.defined()), cost <= align.claim(),
                  *(c for c, _ in support_conditions(run1, align)), z3.Implies(preserved, same_draws)]
         obligations = z3.simplify(zt.And(parts))
@@ -148,7 +142,7 @@ class Learner:
         assumptions = [enc.requires(), enc.adjacency(), *noise_support(enc, draws=run1.draws), *pins]
         base = {str(t) for v in [*enc.params.values(), *enc.neighbour.values(), *enc.noise.values()]
                 for t in _leaves(v)} - set(self.symbols)
-        return _Shape(str(enc.shape), assumptions, obligations, list(enc.side), base, not enc.uninterpreted)
+        return _Shape(assumptions, obligations, list(enc.side), base, not enc.uninterpreted)
 
     # ------------------------------------------------------------------------------------------- loop
 
@@ -210,15 +204,6 @@ class Learner:
 
     def _values(self, model: z3.ModelRef) -> dict[str, int]:
         return {k: model.eval(x, model_completion=True).as_long() for k, x in self.symbols.items()}
-
-
-def _same_draws(run1: Run, run2: Run) -> z3.BoolRef:
-    """The aligned run draws a sample exactly where the first does (C2 across the runs)."""
-    guards: dict[tuple[str, int | None], list[list[z3.BoolRef]]] = {}
-    for k, run in enumerate((run1, run2)):
-        for d in run.draws:
-            guards.setdefault((d.site, d.index), [[], []])[k].append(d.guard)
-    return zt.And([zt.Or(a) == zt.Or(b) for a, b in guards.values()])
 
 
 def _leaves(value: object) -> Iterable[z3.ExprRef]:

@@ -126,9 +126,9 @@ def _direction(mech: ResolvedMechanism) -> tuple[str, str] | None:
     """For a `monotone q` neighbour (every entry moves the same way), a let that says it moves down, `let down =
     all(l in 0 .. len(q): q[l] >= q'[l])`, and its name: an alignment may shift less one way than the other. (A
     let, not the comprehension in each shift: the induction reads a let once per run.)"""
-    name = next(x for x in ("down", "_down", "__down") if x not in _names(mech))
     for p in mech.params:
         if any(a.kind == n.AdjacencyKind.MONOTONE for a in p.adjacency):
+            name = next(x for x in ("down", "_down", "__down") if x not in _names(mech))
             return name, f"let {name} = all(l in 0 .. len({p.name}): {p.name}[l] >= {p.name}'[l])"
     return None
 
@@ -491,7 +491,6 @@ def synthesise(mech: ResolvedMechanism, source: Source, public: dict, options: O
             if values is None:
                 result.exhausted = learner.exhausted
                 break
-            result.candidates += 1
             if learner.refute(values):
                 continue
             lines = [t.line([[values[holes[k].name] for k in ks] for ks in per_piece])
@@ -520,7 +519,7 @@ def synthesise(mech: ResolvedMechanism, source: Source, public: dict, options: O
             if result.iterations >= budget.verifications:
                 result.notes.append(f"stopped after {budget.verifications} checker calls")
                 break
-        result.examples = learner.examples
+        result.candidates, result.examples = learner.proposals, learner.examples
     if result.status != Status.PROVED and bounded is not None:
         result.status, result.alignment, result.verdicts, result.mechanism = Status.BOUNDED, *bounded
         result.notes.append(f"proved {overall_scope(bounded[1])} only")

@@ -457,6 +457,14 @@ def _same_draws_across_runs(q: _Query) -> tuple[Answer, Describe]:
     (C4d) are sums and conditions over the first run's draws: a sample drawn only by the aligned run (under a
     branch that reads private data, or by a loop over a list one record longer) would be shifted with no
     term counting it (specs/incorrect/shifted_draw_only_on_neighbour.dp)."""
+    conditions = same_draw_conditions(q.enc, q.run1, q.run2)
+    premise = [*q.assumptions(), q.run1.output.equal(q.run2.output)]
+    answer = check_valid(premise, zt.And([c for c, _ in conditions]), q.limits, satisfiable_if=q.assumptions())
+    return answer, lambda model: _first_false(model, conditions)
+
+
+def same_draw_conditions(enc: Encoding, run1: Run, run2: Run) -> list[tuple[z3.BoolRef, str]]:
+    """For each sample either run may draw: it is drawn in both or in neither (and why that matters)."""
     def drawn(run: Run) -> dict[tuple[str, int | None], tuple[z3.BoolRef, Draw]]:
         found: dict[tuple[str, int | None], tuple[z3.BoolRef, Draw]] = {}
         for d in run.draws:
@@ -464,8 +472,8 @@ def _same_draws_across_runs(q: _Query) -> tuple[Answer, Describe]:
             found[d.site, d.index] = zt.Or(guard, d.guard), first
         return found
 
-    on_d, on_d2 = drawn(q.run1), drawn(q.run2)
-    why = "the two inputs have different lengths, and " if q.enc.neighbour_lengths else ""
+    on_d, on_d2 = drawn(run1), drawn(run2)
+    why = "the two inputs have different lengths, and " if enc.neighbour_lengths else ""
     false = zt.BoolVal(False)
     conditions = []
     for key in dict.fromkeys([*on_d, *on_d2]):
@@ -476,9 +484,7 @@ def _same_draws_across_runs(q: _Query) -> tuple[Answer, Describe]:
         conditions.append((g1 == g2, f"{_member(draw)} (line {draw.stmt.span.line}) is drawn in one run and not in "
                                      f"the other with the same output: {why}Lemma 1 needs the same samples on "
                                      "(D, H) and (D', φ(H)) when the outputs agree"))
-    premise = [*q.assumptions(), q.run1.output.equal(q.run2.output)]
-    answer = check_valid(premise, zt.And([c for c, _ in conditions]), q.limits, satisfiable_if=q.assumptions())
-    return answer, lambda model: _first_false(model, conditions)
+    return conditions
 
 
 def _check_c3(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
@@ -532,11 +538,7 @@ assert all(rule.bounded <= set(Z3_CHECKS) for rule in RULES), "a rule's bounded 
 
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],
                   verdicts: dict[int, PendingVerdict], options: Options) -> None:
-    run1 = Run(enc, enc.params).execute()
-    align = AlignmentEval(enc, run1)
-    inputs = dict(enc.params)
-    inputs.update(enc.neighbour)
-    run2 = Run(enc, inputs, shift=align.shift, twin=run1).execute()
+    run1, align, run2 = aligned_runs(enc)
     differ = [_inputs_differ(enc)] if options.distinct_inputs else []
     query = _Query(mech, enc, run1, run2, align, [enc.adjacency(), *noise_support(enc, draws=run1.draws), *differ],
                    options.limits)
@@ -567,6 +569,14 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
         outcome = Z3_CHECKS[o.id](query, o, v)
         if outcome is not None:
             record(o, outcome[0], time.perf_counter() - start, outcome[1])
+
+
+def aligned_runs(enc: Encoding) -> tuple[Run, AlignmentEval, Run]:
+    """The run on (D, H), the alignment over its output, and the run on (D', φ(H))."""
+    run1 = Run(enc, enc.params).execute()
+    align = AlignmentEval(enc, run1)
+    run2 = Run(enc, {**enc.params, **enc.neighbour}, shift=align.shift, twin=run1).execute()
+    return run1, align, run2
 
 
 def aligned_cost(enc: Encoding, run: Run, align: AlignmentEval) -> tuple[z3.ArithRef, list[tuple[Draw, z3.ArithRef]]]:
