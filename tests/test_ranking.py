@@ -283,3 +283,43 @@ def test_the_top_k_cost_is_proved_without_quantifiers():
     assert any("Lemma 5" in note for note in result.notes["C4c"])
     halved = _prove(_spec(TOP_K, ("privacy eps", "privacy eps / 2")))
     assert halved.proved["C4c", None] is not None
+
+
+def _per_draw_queries(monkeypatch) -> list[int]:
+    """Record the rlimit of every query `ranking` asks within PER_INDEX_RLIMIT (the quantified per-draw ones)."""
+    asked: list[int] = []
+    check_valid = ranking.check_valid
+
+    def spy(facts, goal, limits, **kwargs):
+        if limits.rlimit == ranking.PER_INDEX_RLIMIT:
+            asked.append(limits.rlimit)
+        return check_valid(facts, goal, limits, **kwargs)
+
+    monkeypatch.setattr(ranking, "check_valid", spy)
+    return asked
+
+
+@pytest.mark.parametrize("name", RANKED)
+def test_per_draw_obligations_of_the_corpus_are_proved_without_quantifiers(name: str, monkeypatch):
+    asked = _per_draw_queries(monkeypatch)
+    result = _prove(_spec(name))
+    assert all(result.proved[key] is None for key in result.proved if key[0] in ("C0", "C3", "C4d"))
+    assert asked == []
+
+
+def test_a_failing_per_draw_obligation_gets_a_bounded_quantified_query(monkeypatch):
+    """Exp noise under Equation (3) leaves the support (C4d): the ground attempt fails, and so does the quantified
+    one, asked within PER_INDEX_RLIMIT (it searched 6.7 million steps with the whole limit)."""
+    asked = _per_draw_queries(monkeypatch)
+    result = _prove(_spec(NOISY_MAX, ("eta ~ Lap(2 / eps)", "eta ~ Exp(2 / eps)")))
+    assert result.proved["C4d", None] is not None
+    assert asked == [ranking.PER_INDEX_RLIMIT]
+
+
+def test_a_support_fact_resting_on_the_maxima_is_proved_without_quantifiers_and_says_so():
+    """With Exp noise and the shift q - q' + m' - m + 2 >= 0 (Lemma 5: m' - m >= -1), C4d holds, from the maxima's
+    ground instances."""
+    result = _prove(_spec(NOISY_MAX, ("eta ~ Lap(2 / eps)", "eta ~ Exp(2 / eps)"),
+                          ("q[i] - q'[i] + m' - m : 0", "q[i] - q'[i] + m' - m + 2 : 0")))
+    assert result.proved["C4d", None] is None
+    assert any("without quantifiers" in note for note in result.notes["C4d"])
