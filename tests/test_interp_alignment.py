@@ -63,6 +63,13 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "counting/noisy_counts_above_threshold.dp": [({"q": Q, "T": 4, "eps": 1}, {"q": Q[:3] + [Q[3] + 1] + Q[4:]}),
                                                  ({"q": Q, "T": 4, "eps": 1}, {"q": Q[:5] + [Q[5] - 1] + Q[6:]})],
     "incorrect/fused_loops_read_next_entry.dp": [({"q": Q, "eps": 1}, {"q": ALTERNATE})],
+    # parts in sequence (one entry differs by at most 1)
+    "counting/histogram_then_above_threshold.dp": [
+        ({"q": Q, "T": 4, "eps1": 1, "eps2": 1}, {"q": Q[:3] + [Q[3] + 1] + Q[4:]}),
+        ({"q": Q, "T": 4, "eps1": 0.5, "eps2": 2}, {"q": Q[:5] + [Q[5] - 1] + Q[6:]}),
+        ({"q": DOMINANT, "T": 5, "eps1": 1, "eps2": 1}, {"q": [0, 0, 0, 9, 0, 0]})],
+    "incorrect/sequential_parts_one_budget.dp": [({"q": DOMINANT, "T": 5, "eps": 1}, {"q": [0, 0, 0, 9, 0, 0]})],
+    "incorrect/sequential_parts_share_noise.dp": _svt({"eps": 1}),
     "dworkroth/numeric_sparse.dp": _svt({"c": 2, "eps": 1}),
     "dworkroth/sparse.dp": _svt({"c": 2, "eps": 1}),
     "dworkroth/histogram.dp": [({"q": Q, "eps": 1}, {"q": [Q[0] + 1] + Q[1:]}),

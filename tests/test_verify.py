@@ -648,3 +648,75 @@ def test_without_the_accumulator_check_a_non_private_fold_is_proved(monkeypatch:
     with fresh_context():
         proof = induction.prove(folded.mechanism, Limits(), _cost_term, noise_support)
     assert proof.proved and all(reason is None for reason in proof.proved.values()), proof.proved
+
+
+PARTS = (SPECS / "counting" / "histogram_then_above_threshold.dp").read_text()
+
+
+def _parts(text: str):
+    from align.checker import phases
+    from align.checker.verify import prove_for_every_length
+
+    mech = resolve(parse_source(Source("parts.dp", text))).mechanisms[0]
+    with fresh_context():
+        return phases.prove(mech, lambda part: prove_for_every_length(part, Limits())[0])
+
+
+def test_two_parts_in_sequence_are_proved_part_by_part():
+    """A histogram, then AboveThreshold: each part proved with its summand of the claim (the report says which),
+    and every obligation of the whole proved for every length."""
+    _, _, verdicts = verified(SPECS / "counting" / "histogram_then_above_threshold.dp")
+    assert overall_status(verdicts) == "proved" and overall_scope(verdicts) == "for every input length"
+    (c4c,) = [v for v in verdicts if v.obligation.id == "C4c"]
+    assert any("with claim eps1 and lines" in note and "with claim eps2" in note for note in c4c.notes), c4c.notes
+    result = _parts(PARTS)
+    assert result is not None and all(reason is None for reason in result.proved.values())
+    assert {key[1] for key in result.proved if key[0] == "C0"} == {"eta", "rho", "nu"}
+
+
+@pytest.mark.parametrize("change,reason", [
+    # 1. the second part reads what the first assigns
+    # (the threshold drawn before the first loop: AboveThreshold then reads T_hat from the first part)
+    ((PARTS.split("{\n", 1)[1], "  rho ~ Lap(2 / eps2)\n  T_hat = T + rho\n" +
+      PARTS.split("{\n", 1)[1].replace("  rho ~ Lap(2 / eps2)\n  T_hat = T + rho\n", "")),
+     "reads `T_hat`, which the first part assigns"),
+    # 2. the claim's summands: one budget for both parts
+    (("privacy eps1 + eps2", "privacy eps1"), "no share of the claim proves both parts"),
+    (("privacy eps1 + eps2", "privacy eps2 + eps1 / 2"), "no share of the claim proves both parts"),
+    # 3. a shift that reads the other part's noise
+    (("rho' = rho + 1", "rho' = rho + 1 + eta[0] - eta[0]"), "the other part's noise"),
+    # 4. the second part's alignment reads the output other than past the first part's outputs
+    (("out[len(q) + j] is TOP", "out[j] is TOP"), "other than as `out[K + e]`"),
+    (("out[len(q) + j] is TOP", "j < len(out) - len(q) and out[len(q) + j] is TOP"), "other than as `out[K + e]`"),
+])
+def test_parts_decline_where_a_hypothesis_fails(change, reason):
+    from align.checker.induction import NotInductive
+
+    assert change[0] in PARTS
+    with pytest.raises(NotInductive, match=re.escape(reason)):
+        _parts(PARTS.replace(*change))
+
+
+def test_a_first_part_with_a_break_leaves_no_count_to_read_the_output_past():
+    """The first part halts at a TOP: its number of outputs is not len(q), so `out[len(q) + j]` does not name the
+    second part's outputs, and the proof in parts declines."""
+    from align.checker.induction import NotInductive
+
+    loop_end = "    output NUM(q[i] + eta)\n"
+    text = PARTS.replace(loop_end, loop_end + "    if q[i] + eta >= T { break }\n")
+    with pytest.raises(NotInductive, match=re.escape("other than as `out[K + e]`")):
+        _parts(text)
+
+
+@pytest.mark.parametrize("name,failing", [("sequential_parts_one_budget.dp", "no share of the claim"),
+                                          ("sequential_parts_share_noise.dp", "reads `T_hat`")])
+def test_the_parts_guards_are_not_proved(name: str, failing: str):
+    """Each guard would be proved by a checker without the hypothesis it names; here the parts decline and the
+    bounded check refutes the alignment."""
+    from align.checker.induction import NotInductive
+
+    text = (SPECS / "incorrect" / name).read_text()
+    with pytest.raises(NotInductive, match=re.escape(failing)):
+        _parts(text)
+    _, _, verdicts = verified(SPECS / "incorrect" / name)
+    assert overall_status(verdicts) == "refuted"

@@ -49,7 +49,7 @@ def prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Ind
     query = _Query(mech, enc, run1, run2, align, [enc.adjacency(), *support_of(enc, draws=run1.draws)], limits)
     result = Inductive()
     for o in rule_for(mech).obligations(mech):
-        # C4b: `_unbounded` proves it for every length when no shift reads noise (acyclic.py's order query
+        # C4b: `prove_for_every_length` proves it for every length when no shift reads noise (acyclic.py's order query
         # enumerates the noise of one length)
         if o.id not in Z3_CHECKS or o.id == ObligationId.C4B:
             continue

@@ -1,6 +1,6 @@
 """Rewrites that keep a program's meaning and bring it into a shape the proofs for every length take
 (`folds.py`: loops that only accumulate become folds; `fusion.py`: two loops in sequence become one).
-`verify._unbounded` applies folds, then fusion, before the proofs for every length."""
+`verify.prove_for_every_length` applies folds, then fusion, before the proofs for every length."""
 
 from __future__ import annotations
 

@@ -252,12 +252,33 @@ def _where(enc: Encoding) -> str:
 
 def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligation],
                verdicts: dict[int, PendingVerdict]) -> Inductive:
+    """The proof for every length (`prove_for_every_length`), its time shared out between the obligations. Its
+    `proved` maps each obligation to None (proved) or why not."""
+    start = time.perf_counter()
+    try:
+        result, reasons = prove_for_every_length(mech, options.limits)
+    finally:
+        elapsed = time.perf_counter() - start
+    if result is None:
+        return Inductive(proved={o.key: "; ".join(reasons) for o in checked})
+    share = elapsed / max(1, len(checked))
+    for o in checked:
+        verdicts[id(o)].seconds += share
+        if o.id in ("C4a", "C4c") and result.invariant and result.proved.get(o.key, "") is None:
+            verdicts[id(o)].notes.append("loop invariant: " + "; ".join(result.invariant))
+            verdicts[id(o)].invariant = tuple(result.invariant)
+    return result
+
+
+def prove_for_every_length(mech: ResolvedMechanism, limits: Limits) -> tuple[Inductive | None, list[str]]:
     """The proof for every length: by induction over the main loop (`induction.py`), or for a mechanism that
-    ranks a noisy vector, by its quantified encoding (`ranking.py`); the first whose shape fits. Its `proved`
-    maps each obligation to None (proved) or why not."""
-    from . import folds, fusion, induction, ranking, records
+    ranks a noisy vector, by its quantified encoding (`ranking.py`), the first whose shape fits, after the rewrites
+    that bring a program into those shapes (`folds.py`, `fusion.py`); else part by part (`phases.py`), each part
+    proved here again. The proof (None when no shape fits), and why each shape did not."""
+    from . import folds, fusion, induction, phases, ranking, records
     from .rewrites import NotRewritable
 
+    written = mech
     reasons = []
     rewrite_notes = []
     for name, rewrite in (("folds", folds.fold), ("fusion", fusion.fuse)):
@@ -273,19 +294,18 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     # add/remove-one-record neighbours: the induction and the ranking encoding relate lists of one length
     # (records first: the induction takes them only with a loop over a public bound, whose folds it summarises)
     strategies = (records, induction) if hidden else (induction, ranking)
-    start = time.perf_counter()
     result = None
-    try:
-        for strategy in strategies:
-            try:
-                result = strategy.prove(mech, options.limits, _cost_term, noise_support)
-                break
-            except induction.NotInductive as error:
-                reasons.append(f"{strategy.NAME}: {error}")
-    finally:
-        elapsed = time.perf_counter() - start
+    for strategy in strategies:
+        try:
+            result = strategy.prove(mech, limits, _cost_term, noise_support)
+            break
+        except induction.NotInductive as error:
+            reasons.append(f"{strategy.NAME}: {error}")
     if result is None:
-        return Inductive(proved={o.key: "; ".join(reasons) for o in checked})
+        try:
+            return phases.prove(written, lambda part: prove_for_every_length(part, limits)[0]), reasons
+        except induction.NotInductive as error:
+            return None, reasons + [f"{phases.NAME}: {error}"]
     for key in (ObligationId.C4A, ObligationId.C4C) if rewrite_notes else ():  # beside the rewritten loop's invariant
         result.notes.setdefault(key, [])[:0] = rewrite_notes
     if (ObligationId.C4B, None) not in result.proved:
@@ -294,13 +314,7 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
         if no_reads:
             result.notes.setdefault(ObligationId.C4B, []).append("no shift reads noise, so every order of the noise "
                                                                  "is one in which each shift reads only earlier noise")
-    share = elapsed / max(1, len(checked))
-    for o in checked:
-        verdicts[id(o)].seconds += share
-        if o.id in ("C4a", "C4c") and result.invariant and result.proved.get(o.key, "") is None:
-            verdicts[id(o)].notes.append("loop invariant: " + "; ".join(result.invariant))
-            verdicts[id(o)].invariant = tuple(result.invariant)
-    return result
+    return result, reasons
 
 
 def _confirm(mech: ResolvedMechanism, verdicts: list[PendingVerdict]) -> None:

@@ -1,0 +1,243 @@
+"""Parts in sequence: a body that runs one part and then another, the second reading nothing that the first
+computes, is proved part by part, each part a mechanism of its own.
+
+    for i in 0 .. len(q) { eta ~ Lap(1 / eps1); output NUM(q[i] + eta) }          part 1, claim eps1
+    rho ~ Lap(2 / eps2); T_hat = T + rho; for j in 0 .. len(q) { ... }            part 2, claim eps2
+
+Each part keeps the parameters, `requires` and adjacency of the whole, and gets its own statements, its own
+noise, the shifts of that noise and a share of the claim's summands; the proofs for every length then take it
+like any mechanism (`verify.prove_for_every_length`, which may split a part again). With φ the union of the
+parts' shifts, Lemma 1's obligations for the whole follow from the parts' (Free Gap Section 4): the whole output
+is the first part's outputs followed by the second's (C4a part by part), the cost of φ is the sum of the parts'
+costs (C4c), φ's reads go from a part to itself only, so the union of two acyclic alignments is acyclic (C4b),
+and C0, C2, C3, C4d are per sample. Hypotheses, each checked here, and what each guards:
+
+1. The second part reads no variable that the first part assigns, noise included, besides the constants (values
+   of the parameters computed before any sampling, whose definitions the second part gets a copy of). So on
+   every input the second part runs as it would alone: its draws and outputs do not depend on the first part's
+   noise. A second part comparing the queries against a noisy threshold that the first part released would
+   otherwise be "proved" with a threshold of its own: `specs/incorrect/sequential_parts_share_noise.dp`.
+2. The claim is a sum and its summands are shared out between the parts (a part may get none: claim 0): the
+   parts' claims add up to the whole's. Giving each part the whole claim would "prove" a histogram followed by
+   AboveThreshold at ε each within ε: `specs/incorrect/sequential_parts_one_budget.dp`.
+3. Each part's shifts, and the lets they read, read only that part's noise; no let is read by both parts; the
+   alignment states no invariant (an invariant is about one loop of the whole).
+4. The shifts read the output only as `out[e]`: the first part's as they are, the second part's as
+   `out[K + e]`, with K the first part's number of outputs — one loop `for x in 0 .. K` that outputs once in every
+   iteration and has no `break` — which the part reads as `out[e]`. A proved part's alignment is defined on its
+   outputs (C4a), so each `out[e]` it reads is one of its own and means what it means in the whole. `len(out)`,
+   `indices(out)` and a claim that reads the output are outside this rule.
+
+A part that reads the output otherwise, or a body without two loops that output, is not this shape (None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+
+from .. import nodes as n
+from ..obligations import ObligationId
+from ..resolve import ResolvedMechanism, free_names, rewrite, statement_exprs, walk, walk_statements
+from ..types import REAL
+from ..unparse import unparse
+from .induction import Inductive, NotInductive
+
+NAME = "parts"
+"""How the report names this proof when it declines."""
+
+MAX_SUMMANDS = 4
+"""Claims with more summands are not shared out (2^4 ways to share at most)."""
+
+
+def prove(mech: ResolvedMechanism, prove_part: Callable[[ResolvedMechanism], Inductive | None]) -> Inductive | None:
+    """The whole's proof from its parts' when the body splits into two parts that `prove_part` proves for some
+    share of the claim; None when the body has no such split. Raises NotInductive with the reason when a split is
+    there but a hypothesis fails or no share of the claim proves both parts."""
+    if mech.alignment is None:
+        return None
+    reasons: list[str] = []
+    for k in _split_points(mech.body):
+        first, second = mech.body[:k], mech.body[k:]
+        try:
+            result = _prove_split(mech, first, second, prove_part)
+        except NotInductive as error:
+            reasons.append(f"after line {first[-1].span.end_line}: {error}")
+            continue
+        if result is not None:
+            return result
+        reasons.append(f"after line {first[-1].span.end_line}: no share of the claim proves both parts")
+    if not reasons:
+        return None
+    raise NotInductive("; ".join(reasons))
+
+
+def _split_points(body: tuple[n.Stmt, ...]) -> Iterator[int]:
+    """Where the body may split: after a top-level loop that outputs, when a later top-level loop outputs too."""
+    outputs = [k for k, s in enumerate(body) if isinstance(s, n.For) and _outputs(s)]
+    yield from (k + 1 for k in outputs[:-1])
+
+
+def _outputs(s: n.Stmt) -> bool:
+    return any(isinstance(x, n.Output) for x in walk_statements([s]))
+
+
+def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tuple[n.Stmt, ...],
+                 prove_part: Callable[[ResolvedMechanism], Inductive | None]) -> Inductive | None:
+    assert mech.alignment is not None
+    # 1. the second part reads nothing the first assigns, besides the constants (copied)
+    assigned = {s.target for s in walk_statements(first) if isinstance(s, n.Assign)} | \
+               {s.var for s in walk_statements(first) if isinstance(s, n.Sample)}
+    definitions = tuple(s for s in first if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants)
+    read = set()
+    for s in walk_statements(second):
+        for e in statement_exprs(s):
+            read |= free_names(e)
+        if isinstance(s, n.For):
+            read |= free_names(s.lo) | free_names(s.hi)
+    shared = sorted(read & (assigned - mech.constants))
+    if shared:
+        raise NotInductive(f"the second part reads {', '.join(f'`{x}`' for x in shared)}, which the first part "
+                           "assigns")
+    # 3. shifts and lets read only their own part's noise; no invariant
+    if mech.alignment.invariants:
+        raise NotInductive("the alignment states an invariant")
+    noise1 = {s.var for s in walk_statements(first) if isinstance(s, n.Sample)}
+    noise2 = {s.var for s in walk_statements(second) if isinstance(s, n.Sample)}
+    lets = {let.name: let for let in mech.alignment.lets}
+    part_lets: list[set[str]] = []
+    for own, other in ((noise1, noise2), (noise2, noise1)):
+        exprs = [s.shift for s in mech.alignment.shifts if s.var in own]
+        needed = _lets_read(exprs, lets)
+        reads = set().union(*(free_names(e) for e in exprs), *(free_names(lets[x].value) for x in needed))
+        if reads & other:
+            raise NotInductive("a shift reads the other part's noise")
+        part_lets.append(needed)
+    if part_lets[0] & part_lets[1]:
+        raise NotInductive(f"both parts read the let `{sorted(part_lets[0] & part_lets[1])[0]}`")
+    # 4. the output: read as out[e] by the first part, as out[K + e] by the second
+    if any(isinstance(x, n.OutRef) for x in walk(mech.claim)):
+        raise NotInductive("the claim reads the output")
+    count = _output_count(first)
+    part1 = _part(mech, first, noise1, part_lets[0], lambda e: _as_is(e))
+    part2 = _part(mech, definitions + second, noise2, part_lets[1], lambda e: _rebased(e, count))
+    # 2. the claim's summands shared out
+    summands = _summands(mech.claim)
+    if len(summands) > MAX_SUMMANDS:
+        raise NotInductive(f"the claim has more than {MAX_SUMMANDS} summands to share out")
+    for mask in range(2 ** len(summands)):
+        shares = ([c for b, c in enumerate(summands) if mask >> b & 1], [c for b, c in enumerate(summands)
+                                                                         if not mask >> b & 1])
+        parts = [dataclasses.replace(p, claim=_sum(share, mech.claim)) for p, share in zip((part1, part2), shares)]
+        results = []
+        for part in parts:
+            result = prove_part(part)
+            if result is None or any(reason is not None for reason in result.proved.values()):
+                break
+            results.append(result)
+        else:
+            return _whole(parts, (first, second), results)
+    return None
+
+
+def _lets_read(exprs: list[n.Expr], lets: dict[str, n.Let]) -> set[str]:
+    """The lets that `exprs` read, directly or through other lets."""
+    needed: set[str] = set()
+    todo = [x.text for e in exprs for x in walk(e) if isinstance(x, n.LetRef)]
+    while todo:
+        name = todo.pop()
+        if name in needed or name not in lets:
+            continue
+        needed.add(name)
+        todo += [x.text for x in walk(lets[name].value) if isinstance(x, n.LetRef)]
+    return needed
+
+
+def _output_count(stmts: tuple[n.Stmt, ...]) -> n.Expr | None:
+    """K when the statements output only in one loop `for x in 0 .. K` that outputs once in every iteration and has
+    no `break`; else None (the second part may then not read the output)."""
+    loops = [s for s in stmts if _outputs(s)]
+    if len(loops) != 1 or not isinstance(loops[0], n.For):
+        return None
+    loop = loops[0]
+    top = [s for s in loop.body if isinstance(s, n.Output)]
+    nested = [s for s in walk_statements(loop.body) if isinstance(s, n.Output | n.Break)]
+    zero = isinstance(loop.lo, n.Number) and loop.lo.value == 0
+    return loop.hi if zero and len(top) == 1 and len(nested) == 1 else None
+
+
+def _as_is(e: n.Expr) -> n.Expr:
+    """A first part's shift: the output read only as out[e]."""
+    for x in walk(e):
+        if isinstance(x, n.OutRef) and not _indexed(e, x):
+            raise NotInductive("the first part's alignment reads the output other than as `out[e]`")
+    return e
+
+
+def _rebased(e: n.Expr, count: n.Expr | None) -> n.Expr:
+    """A second part's shift with each out[K + e] read as out[e] (K the first part's number of outputs)."""
+    def rebase(x: n.Expr) -> n.Expr | None:
+        if isinstance(x, n.Index) and isinstance(x.base, n.OutRef):
+            index = x.index
+            if count is None or not (isinstance(index, n.Binary) and index.op == "+" and
+                                     unparse(index.left) == unparse(count)):
+                raise NotInductive("the second part's alignment reads the output other than as `out[K + e]`, K the "
+                                   "first part's number of outputs")
+            return dataclasses.replace(x, index=rewrite(index.right, rebase))
+        if isinstance(x, n.OutRef):
+            raise NotInductive("the second part's alignment reads the output other than as `out[K + e]`")
+        return None
+
+    return rewrite(e, rebase)
+
+
+def _indexed(e: n.Expr, out: n.OutRef) -> bool:
+    return any(isinstance(x, n.Index) and x.base is out for x in walk(e))
+
+
+def _part(mech: ResolvedMechanism, body: tuple[n.Stmt, ...], noise: set[str], lets: set[str],
+          read: Callable[[n.Expr], n.Expr]) -> ResolvedMechanism:
+    assert mech.alignment is not None
+    alignment = dataclasses.replace(
+        mech.alignment,
+        lets=tuple(dataclasses.replace(let, value=read(let.value)) for let in mech.alignment.lets if let.name in lets),
+        shifts=tuple(dataclasses.replace(s, shift=read(s.shift)) for s in mech.alignment.shifts if s.var in noise))
+    return dataclasses.replace(mech, body=body, noise=tuple(s for s in mech.noise if s.name in noise),
+                               alignment=alignment)
+
+
+def _summands(e: n.Expr) -> list[n.Expr]:
+    if isinstance(e, n.Binary) and e.op == "+":
+        return _summands(e.left) + _summands(e.right)
+    return [e]
+
+
+def _sum(terms: list[n.Expr], claim: n.Expr) -> n.Expr:
+    if not terms:
+        return n.Number(Fraction(0), False, claim.span, type=REAL)
+    total = terms[0]
+    for t in terms[1:]:
+        total = n.Binary("+", total, t, claim.span, type=REAL)
+    return total
+
+
+def _whole(parts: list[ResolvedMechanism], bodies: tuple[tuple[n.Stmt, ...], ...],
+           results: list[Inductive]) -> Inductive:
+    """The whole's proof: each obligation proved by every part that has it; notes and invariants by part."""
+    whole = Inductive()
+    labels = [f"lines {body[0].span.line}–{body[-1].span.end_line}" for body in bodies]
+    for label, result in zip(labels, results):
+        for key, reason in result.proved.items():
+            if whole.proved.get(key) is None:
+                whole.proved[key] = reason
+        for obligation, notes in result.notes.items():
+            whole.notes.setdefault(obligation, []).extend(f"{label}: {note}" for note in notes)
+        whole.invariant += [f"{label}: {text}" for text in result.invariant]
+        whole.assumptions |= result.assumptions
+    split = " and ".join(f"{label} with claim {unparse(part.claim)}" for label, part in zip(labels, parts))
+    for obligation in (ObligationId.C4A, ObligationId.C4C):
+        whole.notes.setdefault(obligation, []).insert(
+            0, f"in parts: {split}, each a mechanism of its own (the second reads nothing the first computes); "
+               "the alignment is the union of their shifts, its cost the sum of theirs")
+    return whole
