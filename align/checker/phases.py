@@ -6,11 +6,13 @@ computes, is proved part by part, each part a mechanism of its own.
 
 Each part keeps the parameters, `requires` and adjacency of the whole, and gets its own statements, its own
 noise, the shifts of that noise and a share of the claim's summands; the proofs for every length then take it
-like any mechanism (`verify.prove_for_every_length`, which may split a part again). With φ the union of the
-parts' shifts, Lemma 1's obligations for the whole follow from the parts' (Free Gap Section 4): the whole output
-is the first part's outputs followed by the second's (C4a part by part), the cost of φ is the sum of the parts'
-costs (C4c), φ's reads go from a part to itself only, so the union of two acyclic alignments is acyclic (C4b),
-and C0, C2, C3, C4d are per sample. Hypotheses, each checked here, and what each guards:
+like any mechanism (`verify.prove_for_every_length`, which may split a part again). Each part proved is
+c_k-DP by Lemma 1; the second part runs on the data and its own noise only (hypothesis 1), so the pair of their
+outputs is (c_1 + c_2)-DP by sequential composition (Dwork & Roth 2014, Theorem 3.16) and the whole output, the
+concatenation, is a function of the pair (post-processing, Proposition 2.1). Where the first part's outputs have
+a fixed count, the union φ of the parts' shifts is also a Lemma 1 alignment of the whole: outputs preserved part by
+part (C4a), cost the sum (C4c), reads within a part only, so the union of two acyclic alignments is acyclic (C4b),
+and C0, C2, C3, C4d per sample. Hypotheses, each checked here, and what each guards:
 
 1. The second part reads no variable that the first part assigns, noise included, besides the constants (values
    of the parameters computed before any sampling, whose definitions the second part gets a copy of). So on
