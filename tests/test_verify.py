@@ -720,3 +720,12 @@ def test_the_parts_guards_are_not_proved(name: str, failing: str):
         _parts(text)
     _, _, verdicts = verified(SPECS / "incorrect" / name)
     assert overall_status(verdicts) == "refuted"
+
+
+def test_a_constant_of_the_first_part_is_copied_to_the_second():
+    """`half = eps2 / 2` before the first loop, read by the second part's noise: a value of public parameters,
+    so the second part gets its definition and the mechanism is still proved in parts."""
+    text = PARTS.replace("{\n  for i in 0 .. len(q) {", "{\n  half = eps2 / 2\n  for i in 0 .. len(q) {", 1)
+    text = text.replace("rho ~ Lap(2 / eps2)", "rho ~ Lap(1 / half)")
+    result = _parts(text)
+    assert result is not None and all(reason is None for reason in result.proved.values())
