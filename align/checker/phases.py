@@ -229,13 +229,14 @@ def _whole(parts: list[ResolvedMechanism], bodies: tuple[tuple[n.Stmt, ...], ...
     """The whole's proof: each obligation proved by every part that has it; notes and invariants by part."""
     whole = Inductive()
     labels = [f"lines {body[0].span.line}–{body[-1].span.end_line}" for body in bodies]
-    for label, result in zip(labels, results):
+    for part, label, result in zip(parts, labels, results):
         for key, reason in result.proved.items():
             if whole.proved.get(key) is None:
                 whole.proved[key] = reason
         for obligation, notes in result.notes.items():
             whole.notes.setdefault(obligation, []).extend(f"{label}: {note}" for note in notes)
-        whole.invariant += [f"{label}: {text}" for text in result.invariant]
+        # each part's invariant is about its own claim
+        whole.invariant += [f"{label} (claim {unparse(part.claim)}): {text}" for text in result.invariant]
         whole.assumptions |= result.assumptions
     split = " and ".join(f"{label} with claim {unparse(part.claim)}" for label, part in zip(labels, parts))
     for obligation in (ObligationId.C4A, ObligationId.C4C):
