@@ -811,17 +811,22 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         facts = base + vec.axioms[:axioms] + list(extra)
         return check_valid(facts, goal, within, satisfiable_if=witness).status == Validity.PROVED
 
-    def valid_ground(goal: z3.BoolRef, points: list[z3.ArithRef], extra: list[z3.BoolRef]) -> bool:
-        """`valid` without quantifiers: the first run's definitions and the adjacency instantiated at `points` and
-        at the maxima's witnesses (every fact an instance of the assumptions of `valid`, so a proof here is a proof
-        there)."""
-        facts = [enc.requires(), *nonnegative, *adjacency, *support, *(a for a in vec.axioms[:first_run] if _ground(a)),
-                 *pointwise.at(points + [e.witness for e in vec.extrema]), *_Extremum.ground(vec.extrema, points),
-                 *extra]
-        return check_valid(facts, goal, limits, satisfiable_if=witness).status == Validity.PROVED
-
-    def reads_extrema(goal: z3.BoolRef) -> bool:
-        return bool(_symbols(goal) & {e.value.decl().name() for e in vec.extrema})
+    def valid_ground_first(goal: z3.BoolRef, points: list[z3.ArithRef], extra: tuple[z3.BoolRef, ...],
+                           obligation: ObligationId, lemma: str, within: Limits = limits) -> bool:
+        """`valid` after the first run's definitions, first without quantifiers: those definitions and the adjacency
+        instantiated at `points` and at the maxima's witnesses (every fact an instance of the assumptions of
+        `valid`, so a proof here is a proof there; `lemma` is noted when the goal reads a maximum); the quantified
+        query, whose time depends on z3's instantiation (docs/checker.md), within `within`, only when that is not
+        enough."""
+        ground = [enc.requires(), *nonnegative, *adjacency, *support,
+                  *(a for a in vec.axioms[:first_run] if _ground(a)),
+                  *pointwise.at(points + [e.witness for e in vec.extrema]), *_Extremum.ground(vec.extrema, points),
+                  *extra]
+        if check_valid(ground, goal, limits, satisfiable_if=witness).status == Validity.PROVED:
+            if _symbols(goal) & {e.value.decl().name() for e in vec.extrema}:
+                vec.lemma(lemma, obligation)
+            return True
+        return valid(goal, extra, first_run, within)
 
     # In the order stated: a later precondition may rest on an earlier definition, which is sound only where
     # its own precondition holds (and a failed one would leave z3 searching inconsistent axioms)
@@ -871,20 +876,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         vec.lemma(f"cost: at most len({loop_list}) members shifted, each costing at most the largest share",
                   ObligationId.C4C)
     goal = zt.Sum(parts) <= claim
-    # First without quantifiers: the maxima's definitions and the adjacency instantiated at the witnesses and
-    # at the indices the cost reads (every fact an instance of the assumptions below, so a proof here is a
-    # proof there); the quantified query, whose time depends on z3's instantiation (docs/checker.md), only when
-    # that is not enough.
-    proved_ground = valid_ground(goal, points, extra)
-    if proved_ground and reads_extrema(goal):
-        vec.lemma("cost: the maxima's definitions instantiated at each other's witnesses (Free Gap Lemma 5: the "
-                  "maxima over D and D' differ by at most the entries' difference), without quantifiers",
-                  ObligationId.C4C)
-    if proved_ground:
-        result.proved[ObligationId.C4C, None] = None
-    else:
-        result.proved[ObligationId.C4C, None] = None if valid(goal, tuple(extra), first_run) else \
-            "the aligned cost could not be bounded by the claim for every length"
+    # The ground facts at the indices the cost reads (Lemma 5 without quantifiers), then the quantified query.
+    lemma5 = ("cost: the maxima's definitions instantiated at each other's witnesses (Free Gap Lemma 5: the maxima "
+              "over D and D' differ by at most the entries' difference), without quantifiers")
+    result.proved[ObligationId.C4C, None] = None if valid_ground_first(goal, points, tuple(extra), ObligationId.C4C,
+                                                                       lemma5) else \
+        "the aligned cost could not be bounded by the claim for every length"
 
     # C4d, C3, C0 per draw: the prefix's, and the map loop's at a symbolic index i < n.
     conditions: list[tuple[ObligationKey, z3.BoolRef]] = []
@@ -905,18 +902,11 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     per_index = replace(limits, rlimit=min(limits.rlimit, PER_INDEX_RLIMIT))
     for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
         formulas = [f for k, f in conditions if k == key]
-        if not formulas:
-            result.proved[key] = None
-            continue
-        goal = zt.And(formulas)
-        if valid_ground(goal, [i], [in_range]):
-            if reads_extrema(goal):
-                vec.lemma("the maxima's definitions instantiated at the member's index and at each other's "
-                          "witnesses, without quantifiers", key[0])
-            result.proved[key] = None
-        else:
-            result.proved[key] = None if valid(goal, (in_range,), first_run, per_index) else \
-                "not shown for every index"
+        ok = not formulas or valid_ground_first(
+            zt.And(formulas), [i], (in_range,), key[0],
+            "the maxima's definitions instantiated at the member's index and at each other's witnesses, without "
+            "quantifiers", per_index)
+        result.proved[key] = None if ok else "not shown for every index"
     # C2: every sample is drawn on every run (no draw under a branch), so the output determines them.
     drawn_always = all(z3.is_true(z3.simplify(d.guard)) for d in pre_draws1 + map_draws1)
     result.proved[ObligationId.C2, None] = None if drawn_always else "a sample is drawn under a branch"
