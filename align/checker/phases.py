@@ -122,7 +122,7 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
     if any(isinstance(x, n.OutRef) for x in walk(mech.claim)):
         raise NotInductive("the claim reads the output")
     count = _output_count(first)
-    part1 = _part(mech, first, noise1, part_lets[0], lambda e: _as_is(e))
+    part1 = _part(mech, first, noise1, part_lets[0], _as_is)
     part2 = _part(mech, definitions + second, noise2, part_lets[1], lambda e: _rebased(e, count))
     # 2. the claim's summands shared out
     summands = _summands(mech.claim)
@@ -171,9 +171,9 @@ def _output_count(stmts: tuple[n.Stmt, ...]) -> n.Expr | None:
 
 def _as_is(e: n.Expr) -> n.Expr:
     """A first part's shift: the output read only as out[e]."""
-    for x in walk(e):
-        if isinstance(x, n.OutRef) and not _indexed(e, x):
-            raise NotInductive("the first part's alignment reads the output other than as `out[e]`")
+    indexed = {id(x.base) for x in walk(e) if isinstance(x, n.Index)}
+    if any(isinstance(x, n.OutRef) and id(x) not in indexed for x in walk(e)):
+        raise NotInductive("the first part's alignment reads the output other than as `out[e]`")
     return e
 
 
@@ -192,10 +192,6 @@ def _rebased(e: n.Expr, count: n.Expr | None) -> n.Expr:
         return None
 
     return rewrite(e, rebase)
-
-
-def _indexed(e: n.Expr, out: n.OutRef) -> bool:
-    return any(isinstance(x, n.Index) and x.base is out for x in walk(e))
 
 
 def _part(mech: ResolvedMechanism, body: tuple[n.Stmt, ...], noise: set[str], lets: set[str],
@@ -226,13 +222,13 @@ def _sum(terms: list[n.Expr], claim: n.Expr) -> n.Expr:
 
 def _whole(parts: list[ResolvedMechanism], bodies: tuple[tuple[n.Stmt, ...], ...],
            results: list[Inductive]) -> Inductive:
-    """The whole's proof: each obligation proved by every part that has it; notes and invariants by part."""
+    """The whole's proof from its parts', each of which proved every obligation it has (a noise site's C0 and C3
+    are its part's): notes and invariants by part."""
     whole = Inductive()
     labels = [f"lines {body[0].span.line}–{body[-1].span.end_line}" for body in bodies]
     for part, label, result in zip(parts, labels, results):
-        for key, reason in result.proved.items():
-            if whole.proved.get(key) is None:
-                whole.proved[key] = reason
+        assert all(reason is None for reason in result.proved.values()), "only proved parts make a whole"
+        whole.proved.update(result.proved)
         for obligation, notes in result.notes.items():
             whole.notes.setdefault(obligation, []).extend(f"{label}: {note}" for note in notes)
         # each part's invariant is about its own claim
