@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .operators import ORDERS
 
@@ -39,8 +39,21 @@ else:
 
     np = _Numpy()
 
-CostRule = Callable[[tuple["sympy.Expr", ...]], "sympy.Expr"]
-"""The cost coefficient c as a function of the (sympy) parameters, as written (omitted ones are absent)."""
+
+class Field(NamedTuple):
+    """A number domain a cost rule computes in: the rule applies `+ - * /` to its arguments and uses these for the
+    rest. Three domains evaluate the rules: sympy (`symbolic.FIELD`, the checker's C3), exact products of powers
+    (`monomials.FIELD`, the text of `align check` without importing sympy) and numpy (`interp.noise`, the run-time
+    cost of a draw)."""
+
+    one: Any
+    """The domain's 1."""
+    ln: Callable[[Any], Any]
+    """The natural logarithm; a domain without one raises its own 'not in this domain' error."""
+
+
+CostRule = Callable[[tuple[Any, ...], Field], Any]
+"""The cost coefficient c as a function of the parameters, as written (omitted ones are absent), in a `Field`."""
 Draw = Callable[["np.random.Generator", tuple[Any, ...], int], "np.ndarray"]
 """draw(generator, parameters (floats, or arrays of length size), size) -> `size` values."""
 LogDensity = Callable[["np.ndarray", tuple[float, ...]], "np.ndarray"]
@@ -176,7 +189,7 @@ class Distribution:
     draw: Draw
     """The sampler (numpy), in exactly the parameterisation of `density`."""
     cost: CostRule | None
-    """Lemma 1's cost coefficient as a function of the (sympy) parameters; None: not Lipschitz."""
+    """Lemma 1's cost coefficient as a function of the parameters, in any `Field`; None: not Lipschitz."""
     min_params: int | None = None
     """Trailing parameters beyond this count are optional (Gumbel and Logistic have a default scale of 1);
     None: every parameter is required."""
@@ -383,27 +396,21 @@ def _log_staircase(z: np.ndarray, p: tuple[float, ...]) -> np.ndarray:
 # ------------------------------------------------------------------------------------ cost coefficients
 
 
-def _reciprocal_first(a: tuple[sympy.Expr, ...]) -> sympy.Expr:
+def _reciprocal_first(a: tuple[Any, ...], f: Field) -> Any:
     return 1 / a[0]
 
 
-def _first(a: tuple[sympy.Expr, ...]) -> sympy.Expr:
+def _first(a: tuple[Any, ...], f: Field) -> Any:
     return a[0]
 
 
-def _geo_cost(a: tuple[sympy.Expr, ...]) -> sympy.Expr:
-    import sympy
-
-    return -sympy.log(1 - a[0])
+def _geo_cost(a: tuple[Any, ...], f: Field) -> Any:
+    return -f.ln(f.one - a[0])
 
 
-def _reciprocal_scale(a: tuple[sympy.Expr, ...]) -> sympy.Expr:
+def _reciprocal_scale(a: tuple[Any, ...], f: Field) -> Any:
     """1/scale, with Logistic's default scale of 1 when it is omitted."""
-    if len(a) > 1:
-        return 1 / a[1]
-    import sympy
-
-    return sympy.Integer(1)
+    return f.one / a[1] if len(a) > 1 else f.one
 
 
 # ------------------------------------------------------------------------------- R²DP's mixing variables

@@ -202,7 +202,7 @@ def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = N
     """c_i of the site's distribution (design.md §1 table), simplified; None when not Lipschitz or not symbolic."""
     import sympy
 
-    from .symbolic import NotSymbolic, simplify, to_sympy
+    from .symbolic import FIELD, NotSymbolic, cancel_ln_exp, simplify, to_sympy
 
     if site.distribution.cost is None:
         return None
@@ -210,7 +210,7 @@ def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = N
         args = tuple(to_sympy(a, bindings) for a in site.args)
     except NotSymbolic:
         return None
-    coefficient = site.distribution.cost(args)
+    coefficient = cancel_ln_exp(site.distribution.cost(args, FIELD))
     # sympy's automatic evaluation already leaves a short coefficient (eps0, eps1/2, -ln(1 - p)) in its simplest
     # form; `simplify` costs tens of milliseconds a call, and its first call imports sympy.physics (0.3 s)
     return coefficient if sympy.count_ops(coefficient) <= _SHORT else simplify(coefficient)
@@ -225,9 +225,16 @@ def coefficient_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str | N
     """The site's cost coefficient as text: as the distribution's rule gives it over the written arguments
     (`eps1/2`), and in terms of the parameters (`eps*(1 - theta)/(2*k)`); None where it is not symbolic.
 
-    sympy computes them, and importing it alone takes longer than the rest of `align check`, so the texts are
-    kept in the cache directory (`cache.py`), keyed by the distribution, the arguments and the definitions of
-    the constants as written, in a file whose name hashes sympy's release and the modules that compute them."""
+    Importing sympy alone takes longer than the rest of `align check`. A coefficient that is a product of powers
+    of the parameters (most are) is computed and printed without it (`monomials.py`, the same text); the others
+    are computed by sympy and kept in the cache directory (`cache.py`), keyed by the distribution, the arguments
+    and the definitions of the constants as written, in a file whose name hashes sympy's release and the modules
+    that compute them."""
+    if site.distribution.cost is None:
+        return None, None
+    quick = _monomial_texts(mech, site)
+    if quick is not None:
+        return quick
     key = "\0".join((site.distribution.name, *(unparse(a) for a in site.args), *_constant_definitions(mech)))
     memo = _coefficient_memo()
     found = memo.get(key)
@@ -244,6 +251,28 @@ def coefficient_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str | N
         body = json.dumps({k: list(v) for k, v in memo.items()}, sort_keys=True).encode()
         cache.write(path, lambda f: f.write(body))
     return texts
+
+
+def _monomial_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, str] | None:
+    """`coefficient_texts` where both coefficients are products of powers (`monomials.py`); None elsewhere."""
+    from . import monomials as m
+
+    cost = site.distribution.cost
+    if cost is None:
+        return None
+    bindings: m.Bindings = {}
+    for s in mech.body:
+        if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
+            try:
+                bindings[s.target] = m.of(s.value, bindings)
+            except m.Outside:
+                bindings[s.target] = None
+    try:
+        local = cost(tuple(m.of(a) for a in site.args), m.FIELD).settled()
+        expanded = cost(tuple(m.of(a, bindings) for a in site.args), m.FIELD).settled()
+        return local.text(), expanded.text()
+    except m.Outside:
+        return None
 
 
 def _constant_definitions(mech: ResolvedMechanism) -> list[str]:

@@ -11,7 +11,8 @@ from functools import cache
 import sympy
 
 from . import nodes as n
-from .distributions import normal_cdf, normal_pdf
+from .distributions import Field, normal_cdf, normal_pdf
+from .monomials import notation
 from .operators import INTEGER_OPERATIONS, RING_OPERATIONS
 from .unparse import unparse
 from .visitor import ExprVisitor
@@ -19,6 +20,10 @@ from .visitor import ExprVisitor
 
 class NotSymbolic(Exception):
     """The expression has a construct with no sympy counterpart here."""
+
+
+FIELD = Field(sympy.Integer(1), sympy.log)
+"""sympy as a cost rule's number domain (`distributions.Field`)."""
 
 
 @cache
@@ -117,17 +122,19 @@ class _ToSympy(ExprVisitor[sympy.Expr, Bindings]):
 
 def show(expr: sympy.Expr) -> str:
     """A sympy formula in the spec language's own notation (`ln`, `^`)."""
-    text = sympy.sstr(expr, order="none")
-    for sympy_name, ours in (("**", "^"), ("log(", "ln("), ("Abs(", "abs("), ("Max(", "max("), ("Min(", "min(")):
-        text = text.replace(sympy_name, ours)
-    return text
+    return notation(sympy.sstr(expr, order="none"))
+
+
+def cancel_ln_exp(expr: sympy.Expr) -> sympy.Expr:
+    """ln(exp(x)) = x: every symbol here is real, so this is exact where x is defined (sympy itself cancels only
+    where it can tell x is real: not 2/b, which it allows to be infinite)."""
+    return expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.exp),
+                        lambda e: e.args[0].args[0])
 
 
 def simplify(expr: sympy.Expr) -> sympy.Expr:
-    """sympy.simplify, after cancelling ln(exp(x)) = x (every symbol here is real, so this is exact)."""
-    expr = expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.exp),
-                        lambda e: e.args[0].args[0])
-    return sympy.simplify(expr)
+    """sympy.simplify, after cancelling ln(exp(x)) = x."""
+    return sympy.simplify(cancel_ln_exp(expr))
 
 
 def to_z3(expr: sympy.Expr, lookup, function):

@@ -110,14 +110,30 @@ def _check_imports(spec: Path, env: dict[str, str], output_format: str = "text")
     return ast.literal_eval(lines[-2]), ast.literal_eval(lines[-1])
 
 
+@pytest.mark.parametrize(("name", "shown"), [
+    ("alg2_svt_gap.dp", "eps1/2 = eps*(1 - theta)/(2*k)"),
+    ("alg3_adaptive_svt_gap_geo.dp", "eps2/2 = eps*(1 - theta)/(4*k)"),  # -ln(1 - p), p = 1 - exp(-eps2/2)
+    ("alg7_gumbel_exp_mech_gap.dp", "is not Lipschitz"),  # Gumbel: no coefficient to compute
+])
+def test_products_of_powers_are_printed_without_sympy(tmp_path: Path, name: str, shown: str) -> None:
+    """The text report of a spec whose cost coefficients are products of powers (every correct spec of the corpus)
+    imports no sympy even on its first check (align/monomials.py)."""
+    spec = ROOT / "specs" / "freegap" / name
+    env = {**os.environ, "ALIGN_CACHE_DIR": str(tmp_path / "cache")}
+    report, imported = _check_imports(spec, env)
+    assert imported == [] and shown in report
+    assert not list((tmp_path / "cache").glob("coefficients-*.json"))
+
+
 def test_kept_coefficients_spare_sympy_and_show_the_same_texts(tmp_path: Path) -> None:
-    """The text report's cost coefficients (sympy) are kept in the cache directory: a second `align check` of the
-    spec imports no sympy and prints the same report; a damaged file is ignored and written again."""
-    spec = ROOT / "specs" / "freegap" / "alg2_svt_gap.dp"
+    """The text report's other cost coefficients (sympy: here a scale that reads the data, 1 + abs(q)) are kept in
+    the cache directory: a second `align check` of the spec imports no sympy and prints the same report; a damaged
+    file is ignored and written again."""
+    spec = ROOT / "specs" / "incorrect" / "laplace_scale_reads_data.dp"
     root = tmp_path / "cache"
     env = {**os.environ, "ALIGN_CACHE_DIR": str(root)}
     first, imported = _check_imports(spec, env)
-    assert "sympy" in imported and "eps1/2 = eps*(1 - theta)/(2*k)" in first
+    assert "sympy" in imported and "cost coefficient c = eps/(1 + abs(q))" in first
     [kept] = root.glob("coefficients-*.json")
     second, imported = _check_imports(spec, env)
     assert imported == [] and second == first

@@ -21,7 +21,7 @@ import pytest
 from scipy import stats
 
 from align.cli import main
-from align.distributions import DISTRIBUTIONS, Distribution, Requirement, Support, register
+from align.distributions import DISTRIBUTIONS, Distribution, Field, Requirement, Support, register
 from align.distributions import Param as P
 from align.parse import parse_source, read_source
 from align.resolve import resolve
@@ -36,7 +36,7 @@ def _log_sech(z: np.ndarray, p: tuple) -> np.ndarray:
     return math.log(a / math.pi) - (np.logaddexp(a * z, -a * z) - math.log(2.0))
 
 
-def _cost_sech(a: tuple) -> object:
+def _cost_sech(a: tuple, f: Field) -> object:
     return a[0]
 
 
@@ -150,7 +150,7 @@ def _log_negexp(z: np.ndarray, p: tuple) -> np.ndarray:
     return np.where(z <= 0, z / p[0] - math.log(p[0]), -np.inf)
 
 
-def _cost_negexp(a: tuple) -> object:
+def _cost_negexp(a: tuple, f: Field) -> object:
     return 1 / a[0]
 
 
