@@ -416,6 +416,31 @@ def test_the_score_weighs_each_entry_value_by_the_log_ratio_of_its_selection_cou
     assert SCORE_VALUES < 10 and _fit(wide, wide) is None
 
 
+def test_the_score_table_lookup_is_the_search_it_replaces_exactly():
+    """Score.of looks each column's weight up in a table (a column spanning more than SCORE_TABLE values is
+    searched): the same floats, in the same order, as the sorted search it replaced, for seen and unseen values,
+    negative ones and the extremes of int64."""
+    from align.stats.events import SCORE_TABLE
+
+    rng = np.random.default_rng(3)
+    values = ((-1, 0, 2), (0, 1), (-5, 7, 40), (0, 3 * SCORE_TABLE))  # the last column is searched
+    weights = tuple(tuple(rng.normal(size=len(v)).tolist()) for v in values)
+    score = Score((1, 2, 3, 4), values, weights)
+    keys = rng.integers(-8, 45, size=(5_000, 5))
+    keys[:7, 4] = [0, 3 * SCORE_TABLE, 1, -1, np.iinfo(np.int64).max, np.iinfo(np.int64).min, 5]
+    keys[7:10, 1] = [np.iinfo(np.int64).min, np.iinfo(np.int64).max, 2]
+
+    def searched(rows):
+        total = np.zeros(rows.shape[0])
+        for col, vals, ws in zip(score.columns, score.values, score.weights):
+            v, w, x = np.asarray(vals), np.asarray(ws), rows[:, col]
+            at = np.minimum(np.searchsorted(v, x), len(v) - 1)
+            total += np.where(v[at] == x, w[at], 0.0)
+        return total
+
+    assert np.array_equal(score.of(keys), searched(keys))
+
+
 def test_a_loss_spread_over_many_positions_is_found_by_the_score():
     """20 independent binary entries, each 1 with probability 0.55 on D and 0.45 on D': every single entry has
     a loss of ln(0.55/0.45) = 0.2, every whole output is too rare to count; the score (the number of 1s,

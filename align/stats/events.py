@@ -28,6 +28,7 @@ Events are small frozen dataclasses, so they travel to worker processes.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -299,6 +300,8 @@ SCORE_VALUES = 8
 """A discrete column takes part in the score only with at most this many distinct values in the selection (tags,
 bools, small ints: a weight per value of a wide int column would fit the selection's noise; an int output with
 additive noise has its exact privacy loss instead)."""
+SCORE_TABLE = 1024
+"""A score column whose values span at most this many integers is scored by table lookup (`Score.of`)."""
 
 
 @dataclass(frozen=True)
@@ -326,13 +329,33 @@ class Score:
                      tuple(tuple(float(w) for w in np.log((c1 + 0.5) / (c2 + 0.5))) for _, _, c1, c2 in kept))
 
     def of(self, keys: np.ndarray) -> np.ndarray:
-        """The score of each row of a key matrix (a value not seen in the selection weighs 0)."""
+        """The score of each row of a key matrix (a value not seen in the selection weighs 0). Each column's
+        weight is looked up in a table indexed by value - smallest value (one slot past the end holds the 0 of
+        unseen values, which a negative offset reaches as a huge unsigned one); a column whose values span more
+        than SCORE_TABLE is searched instead. The columns are added in order, as one sum."""
         total = np.zeros(keys.shape[0])
-        for col, vals, ws in zip(self.columns, self.values, self.weights):
-            v, w, x = np.asarray(vals), np.asarray(ws), keys[:, col]
-            at = np.minimum(np.searchsorted(v, x), len(v) - 1)
-            total += np.where(v[at] == x, w[at], 0.0)
+        columns = np.ascontiguousarray(keys[:, list(self.columns)].T, dtype=np.int64)
+        for x, vals, ws, (lowest, table) in zip(columns, self.values, self.weights, self._tables):
+            if table is None:
+                v, w = np.asarray(vals), np.asarray(ws)
+                at = np.minimum(np.searchsorted(v, x), len(v) - 1)
+                total += np.where(v[at] == x, w[at], 0.0)
+            else:
+                total += table[np.minimum((x - lowest).view(np.uint64), len(table) - 1)]
         return total
+
+    @functools.cached_property
+    def _tables(self) -> tuple[tuple[int, np.ndarray | None], ...]:
+        tables: list[tuple[int, np.ndarray | None]] = []
+        for vals, ws in zip(self.values, self.weights):
+            span = vals[-1] - vals[0] + 1
+            if span > SCORE_TABLE:
+                tables.append((vals[0], None))
+                continue
+            table = np.zeros(span + 1)
+            table[np.asarray(vals) - vals[0]] = ws
+            tables.append((vals[0], table))
+        return tuple(tables)
 
     def text(self, layout: Layout, describe: DiscreteKeys) -> str:
         """The weights in the spec's terms, a few columns spelled out."""
