@@ -114,9 +114,15 @@ def _bound(f: Finding) -> str:
     return "inf" if f.epsilon_bound == float("inf") else f"{f.epsilon_lower_bound:.3f}"
 
 
+def _found(f: Finding | None) -> Finding:
+    """A search's witness or strongest finding: there is one, since every round tests at least one event."""
+    assert f is not None, "every round tests at least one event"
+    return f
+
+
 def _verdict(r: Result) -> str:
     """confirmed / not found, the sampling bound behind an `inf`, and a flag if the bound contradicted the verdict."""
-    w = r.witness
+    w = _found(r.witness)
     text = "confirmed" if r.violation else "not found"
     if w.epsilon_bound == float("inf"):
         text += f" (sampling bound {w.epsilon_lower_bound:.3f})"
@@ -182,9 +188,9 @@ def detect(options: argparse.Namespace, executor) -> None:
         seconds = time.perf_counter() - start
         times.append(seconds)
         detected += r.violation
-        w = r.witness
+        w = _found(r.witness)
         print(f"{name:40} {r.samples:>10} {seconds:>8.2f} {w.adjusted_p:>10.3g} {w.eps:>6.3g} {_bound(w):>8} "
-              f"{_bound(r.strongest):>9}  {_verdict(r)}", flush=True)
+              f"{_bound(_found(r.strongest)):>9}  {_verdict(r)}", flush=True)
     if options.compare:
         print(f"\nat claimed eps = 0.1, every round run; samples per input and round from {LADDER[0]}, times 4 "
               f"until the bound reaches the published one (at most as in COMPARE and {options.compare_samples}); "
@@ -201,8 +207,7 @@ def detect(options: argparse.Namespace, executor) -> None:
                            executor=executor, stop_early=False, checker=True, sharpen=True,
                            confirm_factor=options.sharpen_factor)
                 seconds += time.perf_counter() - start
-                s = r.strongest
-                assert s is not None, "every round is run: the search has findings"
+                s = _found(r.strongest)
                 if s.epsilon_bound >= peer.bound or budget == min(peer.samples, options.compare_samples):
                     break
             ratio = seconds / peer.seconds if peer.seconds else float("nan")
