@@ -132,6 +132,11 @@ class AdjacencyRule:
     """Whether the bound is a number of entries that may change (`count`): `align test` then moves that many."""
     one_sided: bool = False
     """Whether the relation is not symmetric (the guarantee holds for neighbours on one side only)."""
+    prefix_closed: bool = False
+    """Whether a pair of lists of one length restricted to their first m entries is a pair of the clause at length
+    m, and such a pair extended by unchanged entries is one again (an unchanged entry meets the entry relation and
+    adds nothing to the measure). checker/entries.py rests on it: a program that reads fixed entries only is then
+    checked for every length by the short ones. For a clause on a scalar there is nothing to restrict."""
     length_changes: tuple[int, ...] = ()
     """For add/remove-one-record: the differences len(q') - len(q) the clause admits (q' is q with one entry
     inserted, +1, or deleted, -1); empty for the clauses between lists of one length. Such a clause makes the
@@ -237,23 +242,25 @@ _TOO_FAR = "|{x}{at} - {x}'{at}| = {d} > {c}"
 
 ADJACENCY: dict[AdjacencyKind, AdjacencyRule] = {r.kind: r for r in (
     AdjacencyRule(AdjacencyKind.POINTWISE, "|{x}[{i}] - {y}'[{j}]| <= {c}",
-                  on_list=True, has_bound=True, entry=_within, entry_failure=_TOO_FAR, bounds_entries=True),
+                  on_list=True, has_bound=True, entry=_within, entry_failure=_TOO_FAR, bounds_entries=True,
+                  prefix_closed=True),
     AdjacencyRule(AdjacencyKind.L1, "sum |{x}[{i}] - {y}'[{j}]| <= {c}",
                   on_list=True, has_bound=True, measure=_distance, measure_text="sum |{x}[i] - {x}'[i]|",
-                  bounds_entries=True, sparse=True),
+                  bounds_entries=True, sparse=True, prefix_closed=True),
     AdjacencyRule(AdjacencyKind.COUNT, "count {x}[{i}] != {y}'[{j}] <= {c}",
                   on_list=True, has_bound=True, measure=_changed, measure_text="count {x}[i] != {x}'[i]",
-                  sparse=True, counts_entries=True),
+                  sparse=True, counts_entries=True, prefix_closed=True),
     AdjacencyRule(AdjacencyKind.SCALAR, "|{x} - {y}'| <= {c}",
-                  on_list=False, has_bound=True, entry=_within, entry_failure=_TOO_FAR, bounds_entries=True),
+                  on_list=False, has_bound=True, entry=_within, entry_failure=_TOO_FAR, bounds_entries=True,
+                  prefix_closed=True),
     AdjacencyRule(AdjacencyKind.MONOTONE, "monotone {x}",
-                  on_list=True, has_bound=False, entry=_up_or_down, reads_direction=True),
+                  on_list=True, has_bound=False, entry=_up_or_down, reads_direction=True, prefix_closed=True),
     AdjacencyRule(AdjacencyKind.INCREASING, "{y}'[{j}] >= {x}[{i}]",
                   on_list=True, has_bound=False, entry=_up,
-                  entry_failure="{x}'{at} = {b} < {x}{at} = {a}", one_sided=True),
+                  entry_failure="{x}'{at} = {b} < {x}{at} = {a}", one_sided=True, prefix_closed=True),
     AdjacencyRule(AdjacencyKind.DECREASING, "{y}'[{j}] <= {x}[{i}]",
                   on_list=True, has_bound=False, entry=_down,
-                  entry_failure="{x}'{at} = {b} > {x}{at} = {a}", one_sided=True),
+                  entry_failure="{x}'{at} = {b} > {x}{at} = {a}", one_sided=True, prefix_closed=True),
     AdjacencyRule(AdjacencyKind.ADD_REMOVE, "len({y}') = len({x}) ± 1", on_list=True, has_bound=False,
                   length_changes=(1, -1)),
     AdjacencyRule(AdjacencyKind.ADD, "len({y}') = len({x}) + 1", on_list=True, has_bound=False,

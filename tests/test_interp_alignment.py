@@ -137,6 +137,11 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/svt_gap_theta_closed.dp": _svt({**GAP, "theta": 0}),
     "incorrect/noisy_answers_requires_long_input.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 1, 1]})],
     "incorrect/noisy_answers_prefix_reads_length.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 1, 1]})],
+    # fixed entries (checker/entries.py): a correct program and the guards, bounded at lengths <= 3
+    "dworkroth/laplace_first_two.dp": [({"q": [0, 0, 0, 5], "eps": 1}, {"q": [1, -1, 0, 5]}),
+                                       ({"q": [2, 3], "eps": 0.5}, {"q": [1, 3]})],
+    "incorrect/fixed_entries_sum_of_every_entry.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 1, 1]})],
+    "incorrect/fixed_entries_scale_reads_length.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 0, 0]})],
     "incorrect/repeated_answer_loop_bound.dp": [({"q": 0, "m": 4, "eps": 0.25}, {"q": 1})],
     "incorrect/two_lists_one_length.dp": [({"q": [0, 0, 0], "r": [], "eps": 1}, {"q": [1, 0, 0]})],
     # found by bench/soundness.py: a list built under a `break` on the data; an alignment that reads past `out`

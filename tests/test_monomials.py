@@ -54,6 +54,7 @@ def test_every_corpus_coefficient_in_the_fragment_is_printed_as_sympy_prints_it(
         assert quick == _sympy_texts(mech, site), (path, site.name)
     # scales that read the data (abs, max, len, a conditional: only the incorrect specs have them): sympy's
     assert outside == {
+        ("specs/incorrect/fixed_entries_scale_reads_length.dp", "eta"),
         ("specs/incorrect/laplace_scale_reads_data.dp", "eta"),
         ("specs/incorrect/laplace_scale_reads_range.dp", "eta"),
         ("specs/incorrect/noisy_count_scale_reads_length.dp", "eta"),

@@ -1,0 +1,116 @@
+"""Fixed entries: a program that reads each list only at fixed positions is checked for every length by the
+short ones.
+
+    mechanism first_two(q: real[], eps: real) ... requires len(q) >= 2 ... {
+      eta ~ Lap(2 / eps); output q[0] + q[1] + eta
+    }
+
+Such a program (no loop, each list parameter read only as `x[c]` or `x'[c]` with c a literal, its length never read)
+runs on lists of any length L >= t exactly as on their first t entries, t = `covering_length`: one past the largest
+position read, and at least the smallest length `requires` admits. So when the bounded check proves every
+obligation at every length <= max(t, ...) (it enumerates all lengths up to `--max-length`), each holds at every
+length: for D, D' adjacent of length L > t, their first t entries are adjacent lists of length t (each clause on
+lists of one length is prefix-closed, `AdjacencyRule.prefix_closed`: restricting a pair to a prefix keeps it, and
+a prefix extended by unchanged entries satisfies it), they satisfy `requires` (it reads the same entries, and the
+length only as len(x) >= c with c <= t), and the body, the alignment and the claim read nothing else, so every
+obligation (Lemma 1's conditions on the runs on D and D') says the same of both pairs. Hypotheses, each checked
+here, and the mechanism each guards against:
+
+1. No loop, and each list parameter is read only at a literal, non-negative position (no comprehension, builtin or
+   variable index reads it: those read entries beyond t, or the length). A noisy sum of all entries claimed at
+   3 eps for pointwise neighbours holds at lengths <= 3 and fails at 4:
+   `specs/incorrect/fixed_entries_sum_of_every_entry.dp`.
+2. The length is read only in `requires` conjuncts len(x) >= c or len(x) > c (the others would make the program,
+   or the inputs `requires` admits, depend on the length beyond t). A Laplace scale that shrinks once the list is
+   longer than the checked lengths: `specs/incorrect/fixed_entries_scale_reads_length.dp`.
+3. Every adjacency clause on a list is prefix-closed (not add/remove-one-record, which changes the length), and
+   the alignment states no invariant (an invariant is about a loop).
+
+The bounded check must also have covered every value of the integer parameters that shape the program (none
+without a loop) and run to `--max-length` >= t without stopping at a refutation: `checker/verify.py` asks for
+that before it reports the scope "for every input length".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .. import nodes as n
+from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
+from ..types import ListType
+
+NAME = "fixed entries"
+"""How the report names this argument when it does not apply."""
+
+
+class NotFixed(Exception):
+    """Why a program is not read at fixed entries only."""
+
+
+def covering_length(mech: ResolvedMechanism) -> int:
+    """The length t whose check covers every longer one (see the module's text); raises NotFixed with the
+    reason when a hypothesis fails."""
+    lists = {p.name for p in mech.params if isinstance(p.type, ListType)}
+    for p in mech.params:
+        for clause in p.adjacency:
+            if not clause.rule.prefix_closed:
+                raise NotFixed(f"the neighbouring relation of `{p.name}` ({clause.rule.kind.value}) changes more "
+                               "than a prefix of the list")
+    if any(isinstance(s, n.For | n.While) for s in walk_statements(mech.body)):
+        raise NotFixed("the program has a loop")
+    if mech.alignment is not None and mech.alignment.invariants:
+        raise NotFixed("the alignment states an invariant")
+    shortest = 0
+    exprs = list(_program_exprs(mech))
+    for condition in mech.requires:
+        bound = _length_bound(condition, lists)
+        if bound is None:
+            exprs.append(condition)
+        else:
+            shortest = max(shortest, bound)
+    past = 0
+    for e in exprs:
+        fixed = {id(x.base) for x in walk(e) if isinstance(x, n.Index) and _literal_position(x.index) is not None}
+        for x in walk(e):
+            if isinstance(x, n.ParamRef) and x.id in lists and id(x) not in fixed:
+                raise NotFixed(f"line {x.span.line} reads `{x.text}` other than at a fixed entry")
+            if isinstance(x, n.Index) and id(x.base) in fixed:
+                past = max(past, (_literal_position(x.index) or 0) + 1)
+    return max(past, shortest)
+
+
+def _program_exprs(mech: ResolvedMechanism) -> Iterator[n.Expr]:
+    """Every expression the body, the alignment and the claim evaluate."""
+    for s in walk_statements(mech.body):
+        yield from statement_exprs(s)
+    if mech.alignment is not None:
+        yield from (let.value for let in mech.alignment.lets)
+        yield from (s.shift for s in mech.alignment.shifts)
+    yield mech.claim
+
+
+def _literal_position(e: n.Expr) -> int | None:
+    if isinstance(e, n.Number) and e.value.denominator == 1 and e.value >= 0:
+        return int(e.value)
+    return None
+
+
+def _length_bound(condition: n.Expr, lists: set[str]) -> int | None:
+    """c + 1 for `len(x) > c`, c for `len(x) >= c` (or written the other way round), x a list parameter; None for
+    any other condition."""
+    if not isinstance(condition, n.Compare) or len(condition.ops) != 1:
+        return None
+    op, (left, right) = condition.ops[0], condition.operands
+    if _is_length(right, lists):
+        op, left, right = {"<": ">", "<=": ">="}.get(op, ""), right, left
+    if not _is_length(left, lists) or op not in (">", ">="):
+        return None
+    c = _literal_position(right)
+    if c is None:
+        return None
+    return c + 1 if op == ">" else c
+
+
+def _is_length(e: n.Expr, lists: set[str]) -> bool:
+    return isinstance(e, n.Call) and e.func == "len" and len(e.args) == 1 and \
+        isinstance(e.args[0], n.ParamRef) and e.args[0].id in lists and not e.args[0].primed
