@@ -4,13 +4,15 @@
 takes 0.4 s, the whole startup budget of `align check`. Most coefficients are a rational times a product of
 integer powers of parameters, with at most one factor `c ± x` (`eps0`, `eps1/2`, `eps*(1 - theta)/(4*k)`). This
 module evaluates a site's arguments over the IR the way `symbolic.to_sympy` does, in that fragment, applies the
-distribution's cost rule in it (`FIELD`), and prints the result as `symbolic.show` prints sympy's. Anything
-outside the fragment raises `Outside` and the caller asks sympy: ln, abs, a sum of two parameters, two different
-`c ± x` factors, and a rational times a lone `c ± x` (sympy distributes it into the sum).
+distribution's cost rule in it (`FIELD`), and prints the result as `symbolic.show` prints sympy's; `exp(m)` is
+kept only for `ln` to cancel (a geometric coin's -ln(1 - p) with p = 1 - exp(-eps0) is eps0). Anything outside
+the fragment raises `Outside` and the caller asks sympy: ln of anything but exp, an exp left over, abs, a sum of
+two parameters, two different `c ± x` factors, a rational times a lone `c ± x` (sympy distributes it into the
+sum), and a sign that sympy's `simplify` may move (`Monomial.settled`).
 
 The fragment mirrors sympy's automatic evaluation (a `Mul`'s factors in `Basic.compare` order: symbols by name,
 then powers by base, then the sum; like factors combined; integer powers distributed over a product) and its
-`StrPrinter` with `order="none"`, which is all `show` uses; `simplify` leaves such products unchanged.
+`StrPrinter` with `order="none"`, which is all `show` uses.
 tests/test_monomials.py checks that both give the same text on every coefficient of the corpus and on generated
 expressions.
 """
