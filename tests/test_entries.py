@@ -52,22 +52,36 @@ def test_each_hypothesis_is_checked(body, header, alignment, reason):
         entries.covering_length(_mech(body, **kwargs))
 
 
-def test_entries_beyond_the_checked_lengths_leave_it_bounded_and_say_how_far_to_check():
-    text = load_text("mechanism m(q: real[], eps: real)\n  adjacent |q[i] - q'[i]| <= 1\n  requires eps > 0, "
-                     "len(q) >= 3\n  privacy eps\n{\n  eta ~ Lap(1 / eps)\n  output q[2] + eta\n}\n\n"
-                     "alignment m {\n  eta' = eta + q[2] - q'[2]\n}\n").mechanisms[0]
-    short = verify_mechanism(text, Options(max_length=2))
-    assert overall_status(short) == "unknown"  # no input of length <= 2 meets `requires`: nothing to extend
-    verdicts = verify_mechanism(text, Options(max_length=3))
-    assert overall_scope(verdicts) == "for every input length"
-    reads_two = load_text("mechanism m(q: real[], eps: real)\n  adjacent |q[i] - q'[i]| <= 1\n  requires eps > 0, "
-                          "len(q) >= 2\n  privacy eps\n{\n  eta ~ Lap(1 / eps)\n  output q[3] + eta\n}\n\n"
-                          "alignment m {\n  eta' = eta + q[3] - q'[3]\n}\n").mechanisms[0]
-    assert entries.covering_length(reads_two) == 4
-    verdicts = verify_mechanism(reads_two, Options(max_length=3))
+def _reading(position: int, shortest: int):
+    return load_text(f"mechanism m(q: real[], eps: real)\n  adjacent |q[i] - q'[i]| <= 1\n  requires eps > 0, "
+                     f"len(q) >= {shortest}\n  privacy eps\n{{\n  eta ~ Lap(1 / eps)\n  output q[{position}] + eta\n}}"
+                     f"\n\nalignment m {{\n  eta' = eta + q[{position}] - q'[{position}]\n}}\n").mechanisms[0]
+
+
+def test_the_proof_checks_the_lengths_it_needs_whatever_max_length_is():
+    """The bounded check runs to the covering length t, past `--max-length` if need be; beyond entries.LONGEST it
+    declines, and the verdict is the bounded one."""
+    verdicts = verify_mechanism(_reading(5, 6), Options(max_length=2))
+    assert overall_status(verdicts) == "proved" and overall_scope(verdicts) == "for every input length"
+    (c4c,) = [v for v in verdicts if v.obligation.id == "C4c"]
+    assert any("first 6 entries" in note and "every length <= 6 checked" in note for note in c4c.notes)
+    far = _reading(entries.LONGEST, entries.LONGEST + 1)
+    with pytest.raises(entries.NotFixed, match="too many input shapes"):
+        entries.prove(far, Options().limits)
+    verdicts = verify_mechanism(far, Options(max_length=3))
     assert overall_status(verdicts) != "proved"
-    notes = [note for v in verdicts for note in v.notes]
-    assert any("longer than the lengths checked (--max-length 4 checks them)" in note for note in notes), notes
+    assert any("too many input shapes" in note for v in verdicts for note in v.notes)
+
+
+def test_an_obligation_that_fails_at_a_short_length_is_not_proved():
+    text = load_text("mechanism m(q: real[], eps: real)\n  adjacent |q[i] - q'[i]| <= 1\n  requires eps > 0, "
+                     "len(q) >= 2\n  privacy eps / 2\n{\n  eta ~ Lap(1 / eps)\n  output q[1] + eta\n}\n\n"
+                     "alignment m {\n  eta' = eta + q[1] - q'[1]\n}\n").mechanisms[0]
+    result = entries.prove(text, Options().limits)
+    failed = {key[0].value for key, reason in result.proved.items() if reason is not None}
+    assert failed == {"C4c"}
+    verdicts = verify_mechanism(text, Options(max_length=3))
+    assert overall_status(verdicts) == "refuted"
 
 
 @pytest.mark.parametrize("name,line", [("fixed_entries_sum_of_every_entry.dp", 18),

@@ -142,6 +142,12 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
                                        ({"q": [2, 3], "eps": 0.5}, {"q": [1, 3]})],
     "incorrect/fixed_entries_sum_of_every_entry.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 1, 1]})],
     "incorrect/fixed_entries_scale_reads_length.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 0, 0]})],
+    # parts in sequence with a released value (adaptive composition), and its guard
+    "counting/released_estimate_then_above_threshold.dp": [
+        ({"q": Q, "T": 1, "eps1": 0.5, "eps2": 0.5}, {"q": UP}),
+        ({"q": Q, "T": 1, "eps1": 0.5, "eps2": 0.5}, {"q": DOWN}),
+        ({"q": DOMINANT, "T": 2, "eps1": 1, "eps2": 1}, {"q": DOMINANT_DOWN})],
+    "incorrect/sequential_parts_released_then_reassigned.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 0, 0]})],
     "incorrect/repeated_answer_loop_bound.dp": [({"q": 0, "m": 4, "eps": 0.25}, {"q": 1})],
     "incorrect/two_lists_one_length.dp": [({"q": [0, 0, 0], "r": [], "eps": 1}, {"q": [1, 0, 0]})],
     # found by bench/soundness.py: a list built under a `break` on the data; an alignment that reads past `out`

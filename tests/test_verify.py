@@ -709,7 +709,8 @@ def test_a_first_part_with_a_break_leaves_no_count_to_read_the_output_past():
 
 
 @pytest.mark.parametrize("name,failing", [("sequential_parts_one_budget.dp", "no share of the claim"),
-                                          ("sequential_parts_share_noise.dp", "reads `T_hat`")])
+                                          ("sequential_parts_share_noise.dp", "reads `T_hat`"),
+                                          ("sequential_parts_released_then_reassigned.dp", "reads `t`, which")])
 def test_the_parts_guards_are_not_proved(name: str, failing: str):
     """Each guard would be proved by a checker without the hypothesis it names; here the parts decline and the
     bounded check refutes the alignment."""
@@ -729,3 +730,35 @@ def test_a_constant_of_the_first_part_is_copied_to_the_second():
     text = text.replace("rho ~ Lap(2 / eps2)", "rho ~ Lap(1 / half)")
     result = _parts(text)
     assert result is not None and all(reason is None for reason in result.proved.values())
+
+
+RELEASED = (SPECS / "counting" / "released_estimate_then_above_threshold.dp").read_text()
+
+
+def test_a_value_the_first_part_outputs_as_it_is_is_public_to_the_second():
+    """Adaptive composition: the second part reads `base`, which the first part outputs as it is; it is proved with
+    `base` as a public parameter of its own, and the report says so."""
+    _, _, verdicts = verified(SPECS / "counting" / "released_estimate_then_above_threshold.dp")
+    assert overall_status(verdicts) == "proved" and overall_scope(verdicts) == "for every input length"
+    (c4c,) = [v for v in verdicts if v.obligation.id == "C4c"]
+    assert any("but what it outputs as it is: `base`, public to the second" in note for note in c4c.notes), c4c.notes
+    # the output index may be written either way round
+    result = _parts(RELEASED.replace("out[1 + i]", "out[i + 1]"))
+    assert result is not None and all(reason is None for reason in result.proved.values())
+
+
+@pytest.mark.parametrize("change,reason", [
+    # output under a branch, not at the top level
+    (("  output NUM(base)\n", "  if T > 0 {\n    output NUM(base)\n  }\n  output NUM(0)\n"), "reads `base`, which"),
+    # output before it is assigned: the second part then computes base from the first part's noise
+    (("  base = q[0] + t\n  output NUM(base)\n", "  base = 0\n  output NUM(base)\n  base = q[0] + t\n"),
+     "reads `t`, which"),
+    # output something else than the variable itself
+    (("  output NUM(base)\n", "  output NUM(base + 1)\n"), "reads `base`, which"),
+])
+def test_only_a_value_output_as_it_is_is_released(change, reason):
+    from align.checker.induction import NotInductive
+
+    assert change[0] in RELEASED
+    with pytest.raises(NotInductive, match=re.escape(reason)):
+        _parts(RELEASED.replace(*change))

@@ -1,20 +1,20 @@
-"""Fixed entries: a program that reads each list only at fixed positions is checked for every length by the
-short ones.
+"""Fixed entries: a program that reads each list only at fixed positions is proved for every length by the bounded
+check of the short ones.
 
     mechanism first_two(q: real[], eps: real) ... requires len(q) >= 2 ... {
-      eta ~ Lap(2 / eps); output q[0] + q[1] + eta
+      eta0 ~ Lap(2 / eps); eta1 ~ Lap(2 / eps); output (q[0] + eta0, q[1] + eta1)
     }
 
 Such a program (no loop, each list parameter read only as `x[c]` or `x'[c]` with c a literal, its length never read)
 runs on lists of any length L >= t exactly as on their first t entries, t = `covering_length`: one past the largest
-position read, and at least the smallest length `requires` admits. So when the bounded check proves every
-obligation at every length <= max(t, ...) (it enumerates all lengths up to `--max-length`), each holds at every
-length: for D, D' adjacent of length L > t, their first t entries are adjacent lists of length t (each clause on
-lists of one length is prefix-closed, `AdjacencyRule.prefix_closed`: restricting a pair to a prefix keeps it, and
-a prefix extended by unchanged entries satisfies it), they satisfy `requires` (it reads the same entries, and the
-length only as len(x) >= c with c <= t), and the body, the alignment and the claim read nothing else, so every
-obligation (Lemma 1's conditions on the runs on D and D') says the same of both pairs. Hypotheses, each checked
-here, and the mechanism each guards against:
+position read, and at least the smallest length `requires` admits. `prove` runs the bounded check at every length
+<= t (whatever `--max-length` is); each obligation it proves there holds at every length: for D, D' adjacent of
+length L > t, their first t entries are adjacent lists of length t (each clause on lists of one length is
+prefix-closed, `AdjacencyRule.prefix_closed`: restricting a pair to a prefix keeps it, and a prefix extended by
+unchanged entries satisfies it), they satisfy `requires` (it reads the same entries, and the length only as
+len(x) >= c with c <= t), and the body, the alignment and the claim read nothing else, so every obligation
+(Lemma 1's conditions on the runs on D and D') says the same of both pairs. Hypotheses, each checked here, and
+the mechanism each guards against:
 
 1. No loop, and each list parameter is read only at a literal, non-negative position (no comprehension, builtin or
    variable index reads it: those read entries beyond t, or the length). A noisy sum of all entries claimed at
@@ -25,26 +25,63 @@ here, and the mechanism each guards against:
    longer than the checked lengths: `specs/incorrect/fixed_entries_scale_reads_length.dp`.
 3. Every adjacency clause on a list is prefix-closed (not add/remove-one-record, which changes the length), and
    the alignment states no invariant (an invariant is about a loop).
-
-The bounded check must also have covered every value of the integer parameters that shape the program (none
-without a loop) and run to `--max-length` >= t without stopping at a refutation: `checker/verify.py` asks for
-that before it reports the scope "for every input length".
+4. The bounded check covers every input shape up to t: no integer parameter shapes the program (none does without a
+   loop; `verify.coverage`), and it runs to t without stopping at a refutation (`every_obligation`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
+from ..status import Status
 from ..types import ListType
+from .induction import Inductive, NotInductive
+from .solver import Limits
 
 NAME = "fixed entries"
-"""How the report names this argument when it does not apply."""
+"""How the report names this proof when it declines."""
+
+LONGEST = 8
+"""The longest covering length checked (the bounded check enumerates every length up to it, for every list)."""
+SHAPES = 100
+"""The most input shapes (a length per list) the check may enumerate."""
 
 
-class NotFixed(Exception):
+class NotFixed(NotInductive):
     """Why a program is not read at fixed entries only."""
+
+
+def applies(mech: ResolvedMechanism) -> bool:
+    """Whether the body has no loop: the shape this proof is for (`verify.prove_for_every_length` tries it first
+    then; a loop is the other proofs' business, and their reasons say why one fails)."""
+    return not any(isinstance(s, n.For | n.While) for s in walk_statements(mech.body))
+
+
+def prove(mech: ResolvedMechanism, limits: Limits, cost_term: Any = None, support_of: Any = None) -> Inductive:
+    """Each obligation that the bounded check proves at every length <= t (`covering_length`), proved for every
+    length; raises NotFixed when a hypothesis fails."""
+    from .verify import Options, coverage, verify_mechanism  # verify imports this module when it needs it
+
+    t = covering_length(mech)
+    lists = sum(isinstance(p.type, ListType) for p in mech.params)
+    if t > LONGEST or (t + 1) ** lists > SHAPES:
+        raise NotFixed(f"the lists are read up to length {t}: too many input shapes to check")
+    structural = coverage(mech, t).structural
+    if structural:
+        raise NotFixed("the bounded check would not cover every value of " + ", ".join(s[0] for s in structural))
+    verdicts = verify_mechanism(mech, Options(max_length=t, limits=limits, bounded_only=True, every_obligation=True))
+    result = Inductive()
+    note = (f"{NAME}: the program reads only the first {t} entries of its lists and not their length, so a longer "
+            f"input runs as its first {t} entries do; every length <= {t} checked")
+    for v in verdicts:
+        held = v.status in (Status.PROVED, Status.BOUNDED)
+        result.proved[v.obligation.key] = None if held else f"{NAME}: not proved at lengths <= {t}: {v.reason}"
+        if held:
+            result.notes.setdefault(v.obligation.id, [note])
+    return result
 
 
 def covering_length(mech: ResolvedMechanism) -> int:
@@ -56,7 +93,7 @@ def covering_length(mech: ResolvedMechanism) -> int:
             if not clause.rule.prefix_closed:
                 raise NotFixed(f"the neighbouring relation of `{p.name}` ({clause.rule.kind.value}) changes more "
                                "than a prefix of the list")
-    if any(isinstance(s, n.For | n.While) for s in walk_statements(mech.body)):
+    if not applies(mech):
         raise NotFixed("the program has a loop")
     if mech.alignment is not None and mech.alignment.invariants:
         raise NotFixed("the alignment states an invariant")

@@ -1,36 +1,44 @@
 """Parts in sequence: a body that runs one part and then another, the second reading nothing that the first
-computes, is proved part by part, each part a mechanism of its own.
+computes but what it outputs as it is, is proved part by part, each part a mechanism of its own.
 
     for i in 0 .. len(q) { eta ~ Lap(1 / eps1); output NUM(q[i] + eta) }          part 1, claim eps1
     rho ~ Lap(2 / eps2); T_hat = T + rho; for j in 0 .. len(q) { ... }            part 2, claim eps2
 
 Each part keeps the parameters, `requires` and adjacency of the whole, and gets its own statements, its own
 noise, the shifts of that noise and a share of the claim's summands; the proofs for every length then take it
-like any mechanism (`verify.prove_for_every_length`, which may split a part again). Each part proved is
-c_k-DP by Lemma 1; the second part runs on the data and its own noise only (hypothesis 1), so the pair of their
-outputs is (c_1 + c_2)-DP by sequential composition (Dwork & Roth 2014, Theorem 3.16) and the whole output, the
-concatenation, is a function of the pair (post-processing, Proposition 2.1). Where the first part's outputs have
-a fixed count, the union φ of the parts' shifts is also a Lemma 1 alignment of the whole: outputs preserved part by
-part (C4a), cost the sum (C4c), reads within a part only, so the union of two acyclic alignments is acyclic (C4b),
-and C0, C2, C3, C4d per sample. Hypotheses, each checked here, and what each guards:
+like any mechanism (`verify.prove_for_every_length`, which may split a part again). Each part proved is c_k-DP by
+Lemma 1; the second part runs on the data, its own noise and what the first part output (hypothesis 1), so the
+pair of their outputs is (c_1 + c_2)-DP by sequential composition (Dwork & Roth 2014, Theorem 3.16, and Section
+3.5 for a second mechanism chosen from the first's output) and the whole output, the concatenation, is a function
+of the pair (post-processing, Proposition 2.1). Where the first part's outputs have a fixed count, the union φ of
+the parts' shifts is also a Lemma 1 alignment of the whole: outputs preserved part by part (C4a), cost the sum
+(C4c), reads within a part only, so the union of two acyclic alignments is acyclic (C4b), and C0, C2, C3, C4d per
+sample. Hypotheses, each checked here, and what each guards:
 
 1. The second part reads no variable that the first part assigns, noise included, besides the constants (values
-   of the parameters computed before any sampling, whose definitions the second part gets a copy of). So on
-   every input the second part runs as it would alone: its draws and outputs do not depend on the first part's
-   noise. A second part comparing the queries against a noisy threshold that the first part released would
-   otherwise be "proved" with a threshold of its own: `specs/incorrect/sequential_parts_share_noise.dp`.
+   of the parameters computed before any sampling, whose definitions the second part gets a copy of) and the
+   variables the first part releases as they are (`_released`: assigned once, by a top-level statement, and output
+   as they are by a later top-level `output v` or `output TAG(v)`), which the second part reads as public
+   parameters of its own. So on every input the second part runs as it would alone, given the first part's
+   output: its draws and outputs depend on the first part's noise only through that output, and the pair is
+   (c_1 + c_2)-DP by composition for mechanisms chosen from the outputs before them (Dwork & Roth 2014, Section
+   3.5). A second part comparing the queries against a noisy threshold that the first part assigns would
+   otherwise be "proved" with a threshold of its own: `specs/incorrect/sequential_parts_share_noise.dp`; and a
+   variable output and then assigned again would be read as the value output:
+   `specs/incorrect/sequential_parts_released_then_reassigned.dp`.
 2. The claim is a sum and its summands are shared out between the parts (a part may get none: claim 0): the
    parts' claims add up to the whole's. Giving each part the whole claim would "prove" a histogram followed by
    AboveThreshold at ε each within ε: `specs/incorrect/sequential_parts_one_budget.dp`.
 3. Each part's shifts, and the lets they read, read only that part's noise; no let is read by both parts; the
    alignment states no invariant (an invariant is about one loop of the whole).
-4. The shifts read the output only as `out[e]`: the first part's as they are, the second part's as
-   `out[K + e]`, with K the first part's number of outputs — one loop `for x in 0 .. K` that outputs once in every
-   iteration and has no `break` — which the part reads as `out[e]`. A proved part's alignment is defined on its
-   outputs (C4a), so each `out[e]` it reads is one of its own and means what it means in the whole. `len(out)`,
-   `indices(out)` and a claim that reads the output are outside this rule.
+4. The shifts read the output only as `out[e]`: the first part's as they are, the second part's as `out[K + e]`,
+   with K the first part's number of outputs — one loop `for x in 0 .. K` that outputs once in every iteration
+   and has no `break`, or K top-level `output` statements — which the part reads as `out[e]`. A proved part's
+   alignment is defined on its outputs (C4a), so each `out[e]` it reads is one of its own and means what it means
+   in the whole. `len(out)`, `indices(out)` and a claim that reads the output are outside this rule.
 
-A part that reads the output otherwise, or a body without two loops that output, is not this shape (None).
+The body splits after a top-level loop or `output` statement that outputs, when a later top-level statement outputs
+too. A part that reads the output otherwise, or a body without such a split, is not this shape (None).
 """
 
 from __future__ import annotations
@@ -41,8 +49,8 @@ from fractions import Fraction
 
 from .. import nodes as n
 from ..obligations import ObligationId
-from ..resolve import ResolvedMechanism, free_names, rewrite, statement_exprs, walk, walk_statements
-from ..types import REAL
+from ..resolve import ResolvedMechanism, ResolvedParam, free_names, rewrite, statement_exprs, walk, walk_statements
+from ..types import INT, REAL
 from ..unparse import unparse
 from .induction import Inductive, NotInductive
 
@@ -76,9 +84,11 @@ def prove(mech: ResolvedMechanism, prove_part: Callable[[ResolvedMechanism], Ind
 
 
 def _split_points(body: tuple[n.Stmt, ...]) -> Iterator[int]:
-    """Where the body may split: after a top-level loop that outputs, when a later top-level loop outputs too."""
-    outputs = [k for k, s in enumerate(body) if isinstance(s, n.For) and _outputs(s)]
-    yield from (k + 1 for k in outputs[:-1])
+    """Where the body may split: after a top-level loop or `output` statement that outputs, when a later top-level
+    statement outputs too."""
+    outputs = [k for k, s in enumerate(body) if isinstance(s, n.For | n.Output) and _outputs(s)]
+    later = [k for k, s in enumerate(body) if _outputs(s)]
+    yield from (k + 1 for k in outputs if any(j > k for j in later))
 
 
 def _outputs(s: n.Stmt) -> bool:
@@ -98,10 +108,19 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
             read |= free_names(e)
         if isinstance(s, n.For):
             read |= free_names(s.lo) | free_names(s.hi)
-    shared = sorted(read & (assigned - mech.constants))
+    released = _released(first)
+    shared = sorted(read & (assigned - mech.constants - set(released)))
     if shared:
         raise NotInductive(f"the second part reads {', '.join(f'`{x}`' for x in shared)}, which the first part "
-                           "assigns")
+                           "assigns (and does not release as it is)")
+    taken = {p.name for p in mech.params} | set(mech.variables) | {s.name for s in mech.noise}
+    params, copies = [], []
+    for name in sorted(read & set(released)):
+        param = _fresh(f"{name}_released", taken)
+        taken.add(param)
+        kind, span = mech.variables[name], released[name].span
+        params.append(ResolvedParam(param, kind, (), span))
+        copies.append(n.Assign(name, span, None, n.ParamRef(param, False, span, type=kind), span))
     # 3. shifts and lets read only their own part's noise; no invariant
     if mech.alignment.invariants:
         raise NotInductive("the alignment states an invariant")
@@ -123,7 +142,9 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
         raise NotInductive("the claim reads the output")
     count = _output_count(first)
     part1 = _part(mech, first, noise1, part_lets[0], _as_is)
-    part2 = _part(mech, definitions + second, noise2, part_lets[1], lambda e: _rebased(e, count))
+    part2 = dataclasses.replace(_part(mech, definitions + tuple(copies) + second, noise2, part_lets[1],
+                                      lambda e: _rebased(e, count)),
+                                params=mech.params + tuple(params))
     # 2. the claim's summands shared out
     summands = _summands(mech.claim)
     if len(summands) > MAX_SUMMANDS:
@@ -139,8 +160,40 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
                 break
             results.append(result)
         else:
-            return _whole(parts, (first, second), results)
+            return _whole(parts, (first, second), results, sorted(read & set(released)))
     return None
+
+
+def _released(first: tuple[n.Stmt, ...]) -> dict[str, n.Output]:
+    """The variables that the first part releases as they are: assigned once, by a top-level statement, and output
+    as they are (`output v` or `output TAG(v)`) by a later top-level statement. The second part may read them: each
+    is then a function of the first part's output, a public value to the second (hypothesis 1)."""
+    writes: dict[str, list[n.Stmt]] = {}
+    for st in walk_statements(first):
+        if isinstance(st, n.Assign):
+            writes.setdefault(st.target, []).append(st)
+        elif isinstance(st, n.Sample):
+            writes.setdefault(st.var, []).append(st)  # a noise variable is never released here
+    released: dict[str, n.Output] = {}
+    for k, st in enumerate(first):
+        if not isinstance(st, n.Output):
+            continue
+        value = st.value.args[0] if isinstance(st.value, n.TagCall) and len(st.value.args) == 1 else st.value
+        if not isinstance(value, n.VarRef) or value.primed:
+            continue
+        (write, *more) = writes.get(value.id, [None])
+        top = [j for j, s in enumerate(first) if s is write]
+        if isinstance(write, n.Assign) and write.index is None and not more and top and top[0] < k:
+            released.setdefault(value.id, st)
+    return released
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    k, candidate = 1, name
+    while candidate in taken:
+        k += 1
+        candidate = f"{name}{k}"
+    return candidate
 
 
 def _lets_read(exprs: list[n.Expr], lets: dict[str, n.Let]) -> set[str]:
@@ -158,8 +211,11 @@ def _lets_read(exprs: list[n.Expr], lets: dict[str, n.Let]) -> set[str]:
 
 def _output_count(stmts: tuple[n.Stmt, ...]) -> n.Expr | None:
     """K when the statements output only in one loop `for x in 0 .. K` that outputs once in every iteration and has
-    no `break`; else None (the second part may then not read the output)."""
+    no `break`, or only in K top-level `output` statements; else None (the second part may then not read the
+    output)."""
     loops = [s for s in stmts if _outputs(s)]
+    if loops and all(isinstance(s, n.Output) for s in loops):
+        return n.Number(Fraction(len(loops)), True, loops[0].span, type=INT)
     if len(loops) != 1 or not isinstance(loops[0], n.For):
         return None
     loop = loops[0]
@@ -183,10 +239,11 @@ def _rebased(e: n.Expr, count: n.Expr | None) -> n.Expr:
         if isinstance(x, n.Index) and isinstance(x.base, n.OutRef):
             index = x.index
             if count is None or not (isinstance(index, n.Binary) and index.op == "+" and
-                                     unparse(index.left) == unparse(count)):
+                                     unparse(count) in (unparse(index.left), unparse(index.right))):
                 raise NotInductive("the second part's alignment reads the output other than as `out[K + e]`, K the "
                                    "first part's number of outputs")
-            return dataclasses.replace(x, index=rewrite(index.right, rebase))
+            rest = index.right if unparse(index.left) == unparse(count) else index.left
+            return dataclasses.replace(x, index=rewrite(rest, rebase))
         if isinstance(x, n.OutRef):
             raise NotInductive("the second part's alignment reads the output other than as `out[K + e]`")
         return None
@@ -221,7 +278,7 @@ def _sum(terms: list[n.Expr], claim: n.Expr) -> n.Expr:
 
 
 def _whole(parts: list[ResolvedMechanism], bodies: tuple[tuple[n.Stmt, ...], ...],
-           results: list[Inductive]) -> Inductive:
+           results: list[Inductive], released: list[str]) -> Inductive:
     """The whole's proof from its parts', each of which proved every obligation it has (a noise site's C0 and C3
     are its part's): notes and invariants by part."""
     whole = Inductive()
@@ -237,6 +294,8 @@ def _whole(parts: list[ResolvedMechanism], bodies: tuple[tuple[n.Stmt, ...], ...
     split = " and ".join(f"{label} with claim {unparse(part.claim)}" for label, part in zip(labels, parts))
     for obligation in (ObligationId.C4A, ObligationId.C4C):
         whole.notes.setdefault(obligation, []).insert(
-            0, f"in parts: {split}, each a mechanism of its own (the second reads nothing the first computes); "
+            0, f"in parts: {split}, each a mechanism of its own (the second reads nothing the first computes"
+               + (f" but what it outputs as it is: {', '.join(f'`{x}`' for x in released)}, public to the second"
+                  if released else "") + "); "
                "the alignment is the union of their shifts, its cost the sum of theirs")
     return whole

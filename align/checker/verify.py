@@ -30,13 +30,13 @@ import z3
 from .. import nodes as n
 from ..counterexample import Counterexample
 from ..obligations import Obligation, ObligationId, cost_coefficient
-from ..resolve import ResolvedMechanism, walk, walk_statements
+from ..resolve import ResolvedMechanism, walk
 from ..results import Verdict
 from ..rules import RULES, rule_for
 from ..status import Status
 from ..symbolic import NotSymbolic, to_z3
 from ..types import ListType
-from . import acyclic, entries
+from . import acyclic
 from . import terms as zt
 from .densities import density_conditions
 from .densities import describe as describe_densities
@@ -206,7 +206,6 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 assumptions |= enc.assumptions
                 tried += 1
         _confirm(mech, [verdicts[id(o)] for o in remaining])
-    covered = _fixed_entries(mech, cover, options, rule.inductive, stopped is None and tried > 0)
     for o in checked:
         v = verdicts[id(o)]
         if v.status == Status.PROVED:
@@ -215,11 +214,6 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
             elif unbounded.get(o.key, "") is None:
                 v.scope = "for every input length"
                 v.notes += [f"for every length: {note}" for note in proof.notes.get(o.id, [])]
-            elif isinstance(covered, int):
-                v.scope = "for every input length"
-                v.notes.append(f"for every length: {entries.NAME}: the program reads only the first {covered} "
-                               "entries of its lists and not their length, so a longer input runs as its first "
-                               f"{covered} entries do, and every length <= {cover.max_length} was checked")
             else:
                 v.status = Status.BOUNDED
                 v.scope = cover.text() if stopped is None else replace(cover, max_length=stopped[0]).text()
@@ -228,8 +222,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                                    "verdict is refuted whatever this obligation is (`align verify "
                                    "--every-obligation` checks it up to --max-length)")
                 if unbounded.get(o.key):
-                    fixed = f"; {entries.NAME}: {covered}" if covered else ""
-                    v.notes.append(f"no proof for every length: {unbounded[o.key]}{fixed}")
+                    v.notes.append(f"no proof for every length: {unbounded[o.key]}")
                 if not tried:
                     v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
@@ -244,27 +237,6 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                                  " is not defined: it is not Lipschitz (see C3); the other noise costs at most the "
                                  "claim")
     return [decided.get(id(o)) or verdicts[id(o)].freeze() for o in obs]
-
-
-def _fixed_entries(mech: ResolvedMechanism, cover: Coverage, options: Options, inductive: bool,
-                   complete: bool) -> int | str | None:
-    """The length t whose check covers every longer input (`entries.py`), when the bounded check went that far
-    over every input shape; why not, for a program without a loop (the report's note); None otherwise (a loop:
-    the other proofs' reasons say enough)."""
-    if cover.max_length is None or not inductive or options.bounded_only or options.distinct_inputs:
-        return None
-    try:
-        t = entries.covering_length(mech)
-    except entries.NotFixed as reason:
-        looped = any(isinstance(s, n.For | n.While) for s in walk_statements(mech.body))
-        return None if looped else str(reason)
-    if cover.structural:
-        return "the bounded check did not cover every value of " + ", ".join(name for name, _, _ in cover.structural)
-    if t > cover.max_length:
-        return f"the lists are read up to length {t}, longer than the lengths checked (--max-length {t} checks them)"
-    if not complete:
-        return "the bounded check stopped before the longest length"
-    return t
 
 
 def _where(enc: Encoding) -> str:
@@ -299,11 +271,12 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
 
 
 def prove_for_every_length(mech: ResolvedMechanism, limits: Limits) -> tuple[Inductive | None, list[str]]:
-    """The proof for every length: by induction over the main loop (`induction.py`), or for a mechanism that
-    ranks a noisy vector, by its quantified encoding (`ranking.py`), the first whose shape fits, after the rewrites
-    that bring a program into those shapes (`folds.py`, `fusion.py`); else part by part (`phases.py`), each part
-    proved here again. The proof (None when no shape fits), and why each shape did not."""
-    from . import folds, fusion, induction, phases, ranking, records
+    """The proof for every length: for a body without a loop that reads its lists at fixed entries, by the bounded
+    check of the lengths that hold them (`entries.py`); by induction over the main loop (`induction.py`), or for a
+    mechanism that ranks a noisy vector, by its quantified encoding (`ranking.py`), the first whose shape fits,
+    after the rewrites that bring a program into those shapes (`folds.py`, `fusion.py`); else part by part
+    (`phases.py`), each part proved here again. The proof (None when no shape fits), and why each shape did not."""
+    from . import entries, folds, fusion, induction, phases, ranking, records
     from .rewrites import NotRewritable
 
     written = mech
@@ -320,8 +293,11 @@ def prove_for_every_length(mech: ResolvedMechanism, limits: Limits) -> tuple[Ind
             rewrite_notes.append(rewritten.note)
     hidden = [p.name for p in mech.params if not p.length_public]
     # add/remove-one-record neighbours: the induction and the ranking encoding relate lists of one length
-    # (records first: the induction takes them only with a loop over a public bound, whose folds it summarises)
-    strategies = (records, induction) if hidden else (induction, ranking)
+    # (records first: the induction takes them only with a loop over a public bound, whose folds it summarises);
+    # a body without a loop: fixed entries first
+    strategies: tuple[Any, ...] = (records, induction) if hidden else (induction, ranking)
+    if entries.applies(mech):
+        strategies = (entries, *strategies)
     result = None
     for strategy in strategies:
         try:
