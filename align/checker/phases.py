@@ -50,7 +50,7 @@ from fractions import Fraction
 from .. import nodes as n
 from ..obligations import ObligationId
 from ..resolve import ResolvedMechanism, ResolvedParam, free_names, rewrite, statement_exprs, walk, walk_statements
-from ..types import INT, REAL
+from ..types import INT, REAL, Scalar, Type
 from ..unparse import unparse
 from .induction import Inductive, NotInductive
 
@@ -108,7 +108,7 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
             read |= free_names(e)
         if isinstance(s, n.For):
             read |= free_names(s.lo) | free_names(s.hi)
-    released = _released(first)
+    released = _released(first, mech.variables)
     shared = sorted(read & (assigned - mech.constants - set(released)))
     if shared:
         raise NotInductive(f"the second part reads {', '.join(f'`{x}`' for x in shared)}, which the first part "
@@ -164,10 +164,10 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
     return None
 
 
-def _released(first: tuple[n.Stmt, ...]) -> dict[str, n.Output]:
-    """The variables that the first part releases as they are: assigned once, by a top-level statement, and output
-    as they are (`output v` or `output TAG(v)`) by a later top-level statement. The second part may read them: each
-    is then a function of the first part's output, a public value to the second (hypothesis 1)."""
+def _released(first: tuple[n.Stmt, ...], variables: dict[str, Type]) -> dict[str, n.Output]:
+    """The scalar variables that the first part releases as they are: assigned once, by a top-level statement, and
+    output as they are (`output v` or `output TAG(v)`) by a later top-level statement. The second part may read
+    them: each is then a function of the first part's output, a public value to the second (hypothesis 1)."""
     writes: dict[str, list[n.Stmt]] = {}
     for st in walk_statements(first):
         if isinstance(st, n.Assign):
@@ -179,7 +179,7 @@ def _released(first: tuple[n.Stmt, ...]) -> dict[str, n.Output]:
         if not isinstance(st, n.Output):
             continue
         value = st.value.args[0] if isinstance(st.value, n.TagCall) and len(st.value.args) == 1 else st.value
-        if not isinstance(value, n.VarRef) or value.primed:
+        if not isinstance(value, n.VarRef) or value.primed or not isinstance(variables.get(value.id), Scalar):
             continue
         (write, *more) = writes.get(value.id, [None])
         top = [j for j, s in enumerate(first) if s is write]
