@@ -118,6 +118,8 @@ class _AdaptiveSVTWithGap:
 
     TAG_NAMES: ClassVar[dict[int, str]] = {BOT: "BOT", TOP1: "TOP1", TOP2: "TOP2"}
     integer_queries = False
+    sigma: float
+    """The top branch's margin unit: the standard deviation of its noise (each subclass sets it)."""
 
     def __init__(self, eps: float, k: int, theta: float, T: float):
         privacy_split(eps, k, theta)
