@@ -222,6 +222,14 @@ def test_patterns_and_rounds():
     assert round_sizes(2000, 2000) == [2000]
 
 
+def test_an_adjacency_bound_may_read_the_length_of_a_private_list():
+    """`adjacent |q[i] - q'[i]| <= len(q)`: the patterns' unit change is the bound at the generated length (it was
+    an internal error: the bound was evaluated without q)."""
+    mech = _ref(INCORRECT / "fixed_entries_adjacency_reads_length.dp")
+    pairs = input_pairs(mech, {"eps": 1}, 4)
+    assert pairs and max(abs(a - b) for p in pairs for a, b in zip(p.d["q"], p.d_prime["q"])) == 4
+
+
 def _run(*argv):
     out, err = io.StringIO(), io.StringIO()
     code = main(list(argv), stdout=out, stderr=err)

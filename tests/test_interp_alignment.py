@@ -142,6 +142,7 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
                                        ({"q": [2, 3], "eps": 0.5}, {"q": [1, 3]})],
     "incorrect/fixed_entries_sum_of_every_entry.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 1, 1]})],
     "incorrect/fixed_entries_scale_reads_length.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 0, 0]})],
+    "incorrect/fixed_entries_adjacency_reads_length.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [3, 0, 0]})],
     # parts in sequence with a released value (adaptive composition), and its guard
     "counting/released_estimate_then_above_threshold.dp": [
         ({"q": Q, "T": 1, "eps1": 0.5, "eps2": 0.5}, {"q": UP}),

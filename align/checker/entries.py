@@ -22,7 +22,9 @@ the mechanism each guards against:
    `specs/incorrect/fixed_entries_sum_of_every_entry.dp`.
 2. The length is read only in `requires` conjuncts len(x) >= c or len(x) > c (the others would make the program,
    or the inputs `requires` admits, depend on the length beyond t). A Laplace scale that shrinks once the list is
-   longer than the checked lengths: `specs/incorrect/fixed_entries_scale_reads_length.dp`.
+   longer than the checked lengths: `specs/incorrect/fixed_entries_scale_reads_length.dp`. The adjacency clauses'
+   bounds are read like the program (a bound len(q) admits larger changes on longer lists:
+   `specs/incorrect/fixed_entries_adjacency_reads_length.dp`).
 3. Every adjacency clause on a list is prefix-closed (not add/remove-one-record, which changes the length), and
    the alignment states no invariant (an invariant is about a loop).
 4. The bounded check covers every input shape up to t: no integer parameter shapes the program (none does without a
@@ -117,7 +119,11 @@ def covering_length(mech: ResolvedMechanism) -> int:
 
 
 def _program_exprs(mech: ResolvedMechanism) -> Iterator[n.Expr]:
-    """Every expression the body, the alignment and the claim evaluate."""
+    """Every expression the body, the alignment, the claim and the adjacency clauses' bounds evaluate (a bound that
+    read the length or an entry past t would make the neighbours of a longer input more than those of its first t
+    entries)."""
+    for p in mech.params:
+        yield from (clause.bound for clause in p.adjacency if clause.bound is not None)
     for s in walk_statements(mech.body):
         yield from statement_exprs(s)
     if mech.alignment is not None:

@@ -117,8 +117,10 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
     from ..interp.scalar import Interpreter
 
     it = Interpreter(mech, trace=False)
-    it.env = dict(public)
     private = [p for p in mech.params if not p.public]
+    # an adjacency bound may read the length of a private list (equal on D and D'): the generated lists have `length`
+    it.env = {**{p.name: [0.0] * length for p in private if isinstance(p.type, ListType) and p.length_public},
+              **public}
     per_param: dict[str, list[tuple[str, Any, Any]]] = {}
     for p in private:
         # The unit change: the tightest bound on each entry's change (1 when no clause bounds it).
