@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache as cache_function
@@ -186,15 +186,21 @@ class SiteSummary:
     """`eta' = eta + ...` from the alignment, or `not shifted`."""
 
 
+def constant_assignments(mech: ResolvedMechanism) -> Iterator[n.Assign]:
+    """The top-level assignments of the parameter-derived constants (eps0 = theta * eps ...), in order."""
+    for s in mech.body:
+        if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
+            yield s
+
+
 def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
     """Formulas of the parameter-derived constants (eps0 = theta*eps ...), in terms of parameters."""
     from .symbolic import NotSymbolic, to_sympy
 
     bindings: dict[str, sympy.Expr] = {}
-    for s in mech.body:
-        if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
-            with contextlib.suppress(NotSymbolic):
-                bindings[s.target] = to_sympy(s.value, bindings)
+    for s in constant_assignments(mech):
+        with contextlib.suppress(NotSymbolic):
+            bindings[s.target] = to_sympy(s.value, bindings)
     return bindings
 
 
@@ -261,12 +267,11 @@ def _monomial_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, str]
     if cost is None:
         return None
     bindings: m.Bindings = {}
-    for s in mech.body:
-        if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
-            try:
-                bindings[s.target] = m.of(s.value, bindings)
-            except m.Outside:
-                bindings[s.target] = None
+    for s in constant_assignments(mech):
+        try:
+            bindings[s.target] = m.of(s.value, bindings)
+        except m.Outside:
+            bindings[s.target] = None
     try:
         local = cost(tuple(m.of(a) for a in site.args), m.FIELD).settled()
         expanded = cost(tuple(m.of(a, bindings) for a in site.args), m.FIELD).settled()
@@ -276,8 +281,7 @@ def _monomial_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, str]
 
 
 def _constant_definitions(mech: ResolvedMechanism) -> list[str]:
-    return [f"{s.target} = {unparse(s.value)}" for s in mech.body
-            if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants]
+    return [f"{s.target} = {unparse(s.value)}" for s in constant_assignments(mech)]
 
 
 @cache_function
@@ -414,22 +418,21 @@ def _public_length(e: n.Expr, hidden: set[str]) -> bool:
 def _private_constants(mech: ResolvedMechanism, private: set[str]) -> set[str]:
     tainted: set[str] = set()
     hidden = _hidden_lengths(mech)
-    for s in mech.body:
-        if isinstance(s, n.Assign) and s.index is None and s.target in mech.constants:
-            reads: set[str] = set()
+    for s in constant_assignments(mech):
+        reads: set[str] = set()
 
-            def visit(e: n.Expr, reads: set[str] = reads) -> None:
-                if _public_length(e, hidden):
-                    return
-                name = read_name(e)
-                if name is not None:
-                    reads.add(name)
-                for child in children(e):
-                    visit(child)
+        def visit(e: n.Expr, reads: set[str] = reads) -> None:
+            if _public_length(e, hidden):
+                return
+            name = read_name(e)
+            if name is not None:
+                reads.add(name)
+            for child in children(e):
+                visit(child)
 
-            visit(s.value)
-            if reads & (private | tainted):
-                tainted.add(s.target)
+        visit(s.value)
+        if reads & (private | tainted):
+            tainted.add(s.target)
     return tainted
 
 

@@ -113,9 +113,10 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
     if shared:
         raise NotInductive(f"the second part reads {', '.join(f'`{x}`' for x in shared)}, which the first part "
                            "assigns (and does not release as it is)")
+    reads_released = sorted(read & set(released))
     taken = {p.name for p in mech.params} | set(mech.variables) | {s.name for s in mech.noise}
     params, copies = [], []
-    for name in sorted(read & set(released)):
+    for name in reads_released:
         param = _fresh(f"{name}_released", taken)
         taken.add(param)
         kind, span = mech.variables[name], released[name].span
@@ -160,7 +161,7 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
                 break
             results.append(result)
         else:
-            return _whole(parts, (first, second), results, sorted(read & set(released)))
+            return _whole(parts, (first, second), results, reads_released)
     return None
 
 
@@ -168,12 +169,10 @@ def _released(first: tuple[n.Stmt, ...], variables: dict[str, Type]) -> dict[str
     """The scalar variables that the first part releases as they are: assigned once, by a top-level statement, and
     output as they are (`output v` or `output TAG(v)`) by a later top-level statement. The second part may read
     them: each is then a function of the first part's output, a public value to the second (hypothesis 1)."""
-    writes: dict[str, list[n.Stmt]] = {}
+    writes: dict[str, list[n.Assign]] = {}
     for st in walk_statements(first):
         if isinstance(st, n.Assign):
             writes.setdefault(st.target, []).append(st)
-        elif isinstance(st, n.Sample):
-            writes.setdefault(st.var, []).append(st)  # a noise variable is never released here
     released: dict[str, n.Output] = {}
     for k, st in enumerate(first):
         if not isinstance(st, n.Output):
@@ -183,7 +182,7 @@ def _released(first: tuple[n.Stmt, ...], variables: dict[str, Type]) -> dict[str
             continue
         (write, *more) = writes.get(value.id, [None])
         top = [j for j, s in enumerate(first) if s is write]
-        if isinstance(write, n.Assign) and write.index is None and not more and top and top[0] < k:
+        if write is not None and write.index is None and not more and top and top[0] < k:
             released.setdefault(value.id, st)
     return released
 
