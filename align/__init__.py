@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["InternalError", "SpecError", "Status", "__version__", "check", "replay", "run", "test", "verify"]
+__all__ = ["InternalError", "SpecError", "Status", "__version__", "check", "compute", "replay", "run", "test",
+           "verify"]
 
 if TYPE_CHECKING:
-    from .api import check, replay, run, test, verify
+    from .api import check, compute, replay, run, test, verify
     from .diagnostics import InternalError, SpecError
     from .status import Status
 
-_LAZY = {"check": "api", "verify": "api", "run": "api", "replay": "api", "test": "api",
+_LAZY = {"check": "api", "verify": "api", "run": "api", "replay": "api", "test": "api", "compute": "api",
          "SpecError": "diagnostics", "InternalError": "diagnostics", "Status": "status"}
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from .resolve import ResolvedMechanism
-    from .results import MechanismVerdict, Replay, SampleRun, TestReport
+    from .results import ExactReport, MechanismVerdict, Replay, SampleRun, TestReport
     from .span import Source
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -132,3 +132,20 @@ def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: st
     result = search(mech, dict(args), length=length, samples=samples, alpha=alpha, seed=seed, executor=executor,
                     checker=checker)
     return TestReport(path, mech, result, time.perf_counter() - started, dict(args))
+
+
+@_api
+def compute(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
+            length: int = 5, checker: bool = True) -> ExactReport:
+    """The privacy loss computed from the mechanism's paths (`align test --exact`): `args` are the public
+    parameters; input pairs as for `test`. Deterministic bounds; raises SpecError (`exact-outside`) for a program
+    outside the class the computation follows (docs/testing.md)."""
+    import time
+
+    from .exact.search import compute as compute_loss
+    from .results import ExactReport
+
+    path, mech = _path_and_mechanism(spec, mechanism)
+    started = time.perf_counter()
+    result = compute_loss(mech, dict(args), length=length, checker=checker)
+    return ExactReport(path, mech, result, time.perf_counter() - started, dict(args))

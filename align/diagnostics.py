@@ -228,6 +228,8 @@ CODES: Mapping[str, Code] = _registry(
     # -- testing specs (`align test`; see docs/testing.md) --------------------------------------
     Code("no-input-pair", "no input pair for mechanism `{mechanism}` satisfies its `requires` and adjacency clauses (list length {length})",
          "`align test` generates pairs of private inputs of length --length; choose another --length, or give D and D' with --arg and --neighbour."),
+    Code("exact-outside", "`align test --exact` cannot compute the event probabilities of `{mechanism}`: {reason}",
+         "The exact computation follows programs whose noise has a density and whose branches compare affine functions of the noise, at most one draw shared between conditions (docs/testing.md, \"Exact event probabilities\"); leave out --exact to sample instead."),
     Code("plot-needs-matplotlib", "--plot needs matplotlib, which is not installed: pip install 'align[plot]' (or pip install matplotlib)",
          "`align test --plot FILE.png` draws the figure with matplotlib, an optional extra; install it, or leave out --plot."),
     Code("executor-needs-dask", "--executor {executor} needs Dask's distributed, which is not installed: pip install 'align[dask]'",

@@ -159,7 +159,8 @@ class Mixing:
     """What the R²DP rule needs of a mixing variable X (seed 002, Theorem 4.1 and Corollary 4.2).
 
     The closed forms are sympy expressions of the parameters; the numeric reference (`atoms` for a discrete
-    X, `reference` for one with a density) is independent of them, for the rule's quadrature cross-check."""
+    X, the distribution's `law` for one with a density) is independent of them, for the rule's quadrature
+    cross-check."""
 
     mgf: Callable[[tuple[Any, ...], Any], Any]
     """M_X(t) = E[e^{tX}] in closed form: mgf(parameters, t)."""
@@ -167,8 +168,6 @@ class Mixing:
     """E[X] where M_X'(0) is not a substitution (Uniform's M is 0/0 at t = 0); None: M_X'(0)."""
     atoms: Callable[[tuple[float, ...]], tuple[tuple[float, float], ...]] | None = None
     """A discrete X: its (value, probability) pairs at numeric parameters."""
-    reference: Callable[[tuple[float, ...]], Any] | None = None
-    """An X with a density: the scipy.stats frozen distribution at numeric parameters."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +208,10 @@ class Distribution:
     only (what `align test`'s privacy-loss events need); None: `align test` uses its other events."""
     mixing: Mixing | None = None
     """Closed forms for the R²DP rule; None: cannot be a mixing variable."""
+    law: Callable[[tuple[float, ...]], Any] | None = None
+    """A distribution with a density: the scipy.stats frozen distribution at numeric parameters (its cdf, sf,
+    ppf and isf), for the computed event probabilities of `align test --exact` and the R²DP rule's quadrature
+    cross-check; None: not available (integer-valued, or no scipy counterpart)."""
 
     def __post_init__(self) -> None:
         if len(self.defaults) != len(self.params):
@@ -484,6 +487,30 @@ def _atoms_bernoulli(v: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
     return ((0.0, 1 - v[0]), (1.0, v[0]))
 
 
+def _scipy_lap(v: tuple[float, ...]) -> Any:
+    from scipy import stats
+
+    return stats.laplace(scale=v[0])
+
+
+def _scipy_logistic(v: tuple[float, ...]) -> Any:
+    from scipy import stats
+
+    return stats.logistic(v[0], v[1])
+
+
+def _scipy_gumbel(v: tuple[float, ...]) -> Any:
+    from scipy import stats
+
+    return stats.gumbel_r(v[0], v[1])
+
+
+def _scipy_normal(v: tuple[float, ...]) -> Any:
+    from scipy import stats
+
+    return stats.norm(v[0], v[1])
+
+
 def _scipy_gamma(v: tuple[float, ...]) -> Any:
     from scipy import stats
 
@@ -534,10 +561,10 @@ def register(dist: Distribution) -> Distribution:
 
 for _d in (
     Distribution("Lap", ("b",), "ℝ", "exp(-|x|/b) / (2b)", (1.0,), _draw_lap, _reciprocal_first,
-                 source="Free Gap Table 1", requirements=(_positive(0),), log_density=_log_lap),
+                 source="Free Gap Table 1", requirements=(_positive(0),), log_density=_log_lap, law=_scipy_lap),
     Distribution("Exp", ("b",), "[0, ∞)", "exp(-x/b) / b (mean b)", (1.0,), _draw_exp, _reciprocal_first,
                  source="Free Gap Table 1", requirements=(_positive(0),), values=Support(lower=ZERO),
-                 log_density=_log_exp, mixing=Mixing(_mgf_exp, reference=_scipy_exp)),
+                 log_density=_log_exp, mixing=Mixing(_mgf_exp), law=_scipy_exp),
     Distribution("Geo", ("p",), "{0, 1, 2, ...}", "p (1-p)^n", (0.5,), _draw_geo, _geo_cost,
                  cost_note="mean (1-p)/p on n >= 0", source="Free Gap Table 1", requirements=(_open_unit(0),),
                  values=Support(lower=ZERO, integer=True), log_density=_log_geo),
@@ -552,19 +579,22 @@ for _d in (
     Distribution("Logistic", ("loc", "scale"), "ℝ", "logistic(loc, scale)", (0.0, 1.0), _draw_logistic,
                  _reciprocal_scale, min_params=1,
                  cost_note="|d/dx ln f| = |tanh((x-loc)/(2 scale))| / scale <= 1/scale",
-                 source="Free Gap Theorem 8.3", requirements=(_positive(1),), log_density=_log_logistic),
+                 source="Free Gap Theorem 8.3", requirements=(_positive(1),), log_density=_log_logistic,
+                 law=_scipy_logistic),
     Distribution("Gumbel", ("loc", "scale"), "ℝ", "exp(-(x-loc)/s - exp(-(x-loc)/s)) / s", (0.0, 1.0),
                  _draw_gumbel, None, min_params=1,
                  cost_note="ln f(x)/f(y) = (y-x)/s + e^{-(y-loc)/s} - e^{-(x-loc)/s} is unbounded",
-                 source="Free Gap Section 8.1", requirements=(_positive(1),), log_density=_log_gumbel),
+                 source="Free Gap Section 8.1", requirements=(_positive(1),), log_density=_log_gumbel,
+                 law=_scipy_gumbel),
     Distribution("Uniform", ("a", "b"), "[a, b]", "1/(b-a)", (0.0, 1.0), _draw_uniform, None,
                  cost_note="the density ratio is infinite across the boundary of the support",
                  requirements=(_ordered(0, 1, "a"),), values=Support(lower=Param(0), upper=Param(1)),
-                 log_density=_log_uniform, mixing=Mixing(_mgf_uniform, _mean_uniform, reference=_scipy_uniform)),
+                 log_density=_log_uniform, mixing=Mixing(_mgf_uniform, _mean_uniform),
+                 law=_scipy_uniform),
     Distribution("Gamma", ("k", "theta"), "(0, ∞)", "x^(k-1) exp(-x/theta) / (Γ(k) theta^k)", (1.0, 1.0),
                  _draw_gamma, None, cost_note="d/dx ln f = (k-1)/x - 1/theta is unbounded near 0 (k != 1)",
                  source="R²DP Appendix B (shape k, scale theta)", requirements=(_positive(0), _positive(1)),
-                 values=Support(lower=ZERO, lower_open=True), mixing=Mixing(_mgf_gamma, reference=_scipy_gamma)),
+                 values=Support(lower=ZERO, lower_open=True), mixing=Mixing(_mgf_gamma), law=_scipy_gamma),
     Distribution("Bernoulli", ("p",), "{0, 1}", "P[1] = p", (0.5,), _draw_bernoulli, None,
                  cost_note="a shift leaves the support {0, 1}", requirements=(_closed_unit(0),),
                  values=Support(lower=ZERO, upper=ONE, integer=True),
@@ -575,12 +605,12 @@ for _d in (
                  values=Support(lower=Param(0), upper=Param(0)), mixing=Mixing(_mgf_point, atoms=_atoms_point)),
     Distribution("Normal", ("mu", "sigma"), "ℝ", "Gaussian", (0.0, 1.0), _draw_normal, None,
                  cost_note="ln f(x)/f(y) grows quadratically", requirements=(_positive(1),),
-                 log_density=_log_normal),
+                 log_density=_log_normal, law=_scipy_normal),
     Distribution("TruncNormal", ("mu", "sigma", "a", "b"), "[a, b]", "Gaussian(mu, sigma) conditioned on [a, b]",
                  (0.0, 1.0, -1.0, 1.0), _draw_truncnormal, None,
                  cost_note="bounded support and quadratic log-density",
                  source="R²DP Appendix B", requirements=(_positive(1), _ordered(2, 3, "a")),
                  values=Support(lower=Param(2), upper=Param(3)),
-                 mixing=Mixing(_mgf_truncnormal, _mean_truncnormal, reference=_scipy_truncnormal)),
+                 mixing=Mixing(_mgf_truncnormal, _mean_truncnormal), law=_scipy_truncnormal),
 ):
     register(_d)

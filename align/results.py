@@ -15,6 +15,7 @@ from .status import Status
 
 if TYPE_CHECKING:
     from .counterexample import Counterexample
+    from .exact.search import ExactResult
     from .interp.runner import Summary
     from .interp.scalar import ScalarAlignment, ScalarRun
     from .obligations import Obligation, ObligationId
@@ -207,6 +208,26 @@ class TestReport:
         from .report.search import build
 
         return MarkdownWriter().write(build(self))
+
+
+@dataclass
+class ExactReport:
+    """`align test --exact`: the privacy loss computed from the mechanism's paths for one mechanism."""
+
+    path: str
+    mechanism: ResolvedMechanism
+    result: ExactResult
+    seconds: float
+    args: dict[str, Any] = field(default_factory=dict)
+    """The public parameters the computation ran with."""
+
+    @property
+    def violation(self) -> bool:
+        return self.result.violation
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.REFUTED if self.violation else ExitCode.OK
 
 
 @dataclass(frozen=True)

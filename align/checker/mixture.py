@@ -184,8 +184,8 @@ def _numeric_sup(mix: Mixture, point: dict[str, float]) -> float:
             atoms = mixing.atoms(values)
             m0 = sum(p * np.exp(t * x) for x, p in atoms)
             m1 = sum(p * x * np.exp(t * x) for x, p in atoms)
-        elif mixing.reference is not None:
-            m0, m1 = _density_moments(mixing.reference(values), t)
+        elif site.distribution.law is not None:
+            m0, m1 = _density_moments(site.distribution.law(values), t)
         else:
             raise NotAMixture(f"no numeric reference for {site.distribution.name}")
         moments0.append(np.asarray(m0, dtype=float))

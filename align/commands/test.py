@@ -56,6 +56,11 @@ def add_arguments(test: Any) -> None:
     test.add_argument("--sharpen", action="store_true",
                       help="run the confirmation tests after a violation too, for a tighter lower bound on the "
                            "loss (same level; costs their samples)")
+    test.add_argument("--exact", action="store_true",
+                      help="compute the events' probabilities from the program's paths instead of sampling: "
+                           "deterministic bounds, for programs whose noise has a density and whose branches compare "
+                           "affine functions of it (docs/testing.md, \"Exact event probabilities\"); the sampling "
+                           "options do not apply")
     test.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     test.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     test.add_argument("--jobs", type=int, default=1, metavar="J",
@@ -116,6 +121,17 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             extra.append(pair)
             public = {**ce_public, **public}
         started = time.perf_counter()
+        if args.exact:
+            if plot or args.executor is not None or args.sharpen:
+                raise UsageError("--exact computes instead of sampling: leave out --plot, --executor and --sharpen")
+            from ..exact.search import compute
+            from ..results import ExactReport
+
+            exact = compute(mech, public, length=length, extra_pairs=extra, patterns=not (d or neighbour),
+                            checker=not (d or neighbour or getattr(args, "no_checker", False)))
+            computed = ExactReport(args.file, mech, exact, time.perf_counter() - started, dict(public))
+            renderer.computed(computed)
+            return computed.exit_code
         with open_executor(args.executor, args.jobs) as executor, _progress(renderer.stderr) as progress:
             result = search(mech, public, length=length, samples=args.samples,
                             alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,

@@ -185,8 +185,8 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
             lst[j] = value
         self.env[s.target] = lst
 
-    def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
-        site = self.sites[s.var]
+    def parameters(self, s: n.Sample, site: NoiseSite) -> tuple[list[float], tuple[float, ...]]:
+        """The parameters as written and in full (defaults filled in), checked against the requirements."""
         given = [float(self.ev(a)) for a in s.args]
         params = site.distribution.full_params(given)
         problem = check_parameters(site.distribution, tuple(np.asarray([p], dtype=np.float64) for p in params), None)
@@ -195,6 +195,11 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
             raise fail("invalid-distribution-parameter", span, dist=site.distribution.name,
                        param=site.distribution.params[problem.param], requirement=problem.requirement,
                        value=format_value(problem.value))
+        return given, params
+
+    def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
+        site = self.sites[s.var]
+        given, params = self.parameters(s, site)
         member = self.env[site.loop.var] if site.loop is not None else None
         if self.noise is None:
             raise fail("missing-noise", s.var_span, name=s.var)
@@ -209,7 +214,8 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
 
     def visit_if(self, s: n.If, ctx: None = None) -> None:
         c = self.ev(s.condition)
-        self.emit("branch", s.span.line, f"if {unparse(s.condition)}: {'true' if c else 'false'}")
+        if self.tracing:
+            self.emit("branch", s.span.line, f"if {unparse(s.condition)}: {'true' if c else 'false'}")
         self.block(s.then if c else s.orelse)
 
     def visit_for(self, s: n.For, ctx: None = None) -> None:
@@ -218,14 +224,16 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
             raise fail("loop-too-long", s.span, count=max(0, hi - lo), limit=MAX_LOOP_ITERATIONS)
         self.iterations += max(0, hi - lo)
         families = [name for name, loop in self.loop_of_family.items() if loop is s]
-        self.emit("iteration", s.span.line, f"for {s.var} in {lo} .. {hi}")
+        if self.tracing:
+            self.emit("iteration", s.span.line, f"for {s.var} in {lo} .. {hi}")
         self.depth += 1
         try:
             for v in range(lo, hi):
                 self.env[s.var] = v
                 for name in families:
                     self.env.pop(name, None)
-                self.emit("iteration", s.span.line, f"{s.var} = {v}")
+                if self.tracing:
+                    self.emit("iteration", s.span.line, f"{s.var} = {v}")
                 self.block(s.body)
         except _Break:
             pass
@@ -239,7 +247,8 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
 
     def visit_output(self, s: n.Output, ctx: None = None) -> None:
         value = self.ev(s.value)
-        self.emit("output", s.span.line, f"out[{len(self.out)}] = {format_value(value)}")
+        if self.tracing:
+            self.emit("output", s.span.line, f"out[{len(self.out)}] = {format_value(value)}")
         self.out.append(value)
 
     def visit_while(self, s: n.While, ctx: None = None) -> None:
@@ -375,16 +384,21 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
 
     def _extreme(self, e, kind: str):
         if len(e.args) > 1:
-            values = [self.ev(a) for a in e.args]
-            if all(isinstance(v, int) for v in values):
-                return max(values) if kind == "max" else min(values)
-            result = values[0]
-            for v in values[1:]:
-                result = _np(np.maximum if kind == "max" else np.minimum, result, v)
-            return result
+            return self._reduce([self.ev(a) for a in e.args], kind, listed=False)
         v = self.ev(e.args[0])
         if not v:
             raise fail("empty-reduction", e.span, func=e.func, what="list")
+        return self._reduce(v, kind, listed=True)
+
+    def _reduce(self, v: list, kind: str, listed: bool) -> Any:
+        """`max`, `min` (of several arguments, or of a list when `listed`), `argmax`, `argmin` (of a list)."""
+        if not listed:
+            if all(isinstance(x, int) for x in v):
+                return max(v) if kind == "max" else min(v)
+            result = v[0]
+            for x in v[1:]:
+                result = _np(np.maximum if kind == "max" else np.minimum, result, x)
+            return result
         if kind == "max":
             return max(v)
         if kind == "min":

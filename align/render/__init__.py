@@ -19,7 +19,7 @@ from ..diagnostics import Code, Diagnostic
 if TYPE_CHECKING:
     from ..interp.alignment import AlignmentReport
     from ..resolve import ResolvedMechanism
-    from ..results import FileResult, Replay, SampleRun, TestReport
+    from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
     from ..span import Source
 
 
@@ -72,6 +72,10 @@ class Renderer(ABC):
         """`test`: the search for a violation."""
 
     @abstractmethod
+    def computed(self, report: ExactReport) -> None:
+        """`test --exact`: the privacy loss computed from the paths."""
+
+    @abstractmethod
     def explained(self, code: Code) -> None:
         """`explain CODE`."""
 
@@ -103,6 +107,9 @@ class FilesRenderer(Renderer):
 
     def tested(self, report: TestReport) -> None:
         self._refused("align test")
+
+    def computed(self, report: ExactReport) -> None:
+        self._refused("align test --exact")
 
     def explained(self, code: Code) -> None:
         self._refused("align explain")

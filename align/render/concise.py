@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from .common import Style, diagnostic_line
 if TYPE_CHECKING:
     from ..interp.alignment import AlignmentReport
     from ..resolve import ResolvedMechanism
-    from ..results import FileResult, Replay, SampleRun, TestReport
+    from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
 
 
 def mechanism_concise(mech: ResolvedMechanism) -> str:
@@ -96,6 +97,13 @@ class ConciseRenderer(Renderer):
             smallest = f"{w.adjusted_p:.3g}" if w is not None else "1"
             verdict = f"no violation found (smallest adjusted p = {smallest} > alpha = {r.alpha:g})"
         self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict}; {r.samples} samples\n")
+
+    def computed(self, report: ExactReport) -> None:
+        r, s = report.result, report.result.strongest
+        bound = "none" if s is None else ("inf" if s.epsilon == math.inf else f"{s.epsilon:.4g}")
+        verdict = "privacy violation" if r.violation else "no violation"
+        self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict} (computed eps >= {bound}, claimed "
+                          f"{r.claimed_epsilon:g}); {r.paths} paths\n")
 
     def explained(self, code: Code) -> None:
         self.stdout.write(f"{code.name}: {code.explain()}\n")

@@ -16,7 +16,7 @@ from .common import adjacency_text, proof_rule
 if TYPE_CHECKING:
     from ..interp.alignment import AlignmentReport
     from ..resolve import ResolvedMechanism
-    from ..results import FileResult, Replay, SampleRun, TestReport
+    from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
 
 
 def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
@@ -111,6 +111,26 @@ def result_json(path: str, mechanism: str, result: Any, seconds: float) -> dict:
             "exit_code": int(ExitCode.REFUTED if result.violation else ExitCode.OK)}
 
 
+def computed_json(report: ExactReport) -> dict[str, Any]:
+    from ..interp.values import to_json
+
+    r = report.result
+
+    def finding(f: Any) -> dict[str, Any]:
+        d, d2 = (f.pair.d, f.pair.d_prime) if f.forward else (f.pair.d_prime, f.pair.d)
+        return {"pair": f.pair.name, "d": to_json(dict(d)), "d_prime": to_json(dict(d2)), "event": f.event.text(),
+                "p": [float(f.p.lower), float(f.p.upper)], "p_prime": [float(f.p_prime.lower), float(f.p_prime.upper)],
+                "epsilon_lower_bound": None if f.epsilon == math.inf else f.epsilon,
+                "epsilon_infinite": f.epsilon == math.inf}
+
+    s = r.strongest
+    return {"command": "test", "mode": "exact", "path": report.path, "mechanism": report.mechanism.name, "ok": True,
+            "claimed_epsilon": r.claimed_epsilon, "violation": r.violation, "paths": r.paths,
+            "pairs": len(r.pairs), "pair_names": [p.name for p in r.pairs], "events": len(r.findings),
+            "seconds": report.seconds, "strongest": finding(s) if s is not None else None,
+            "exit_code": int(report.exit_code)}
+
+
 def _event_json(e: Any) -> dict[str, Any]:
     return {"kind": e.kind, "line": e.line, "text": e.text, "depth": e.depth}
 
@@ -199,6 +219,9 @@ class JsonRenderer(Renderer):
 
     def tested(self, report: TestReport) -> None:
         self._write(result_json(report.path, report.mechanism.name, report.result, report.seconds))
+
+    def computed(self, report: ExactReport) -> None:
+        self._write(computed_json(report))
 
     def explained(self, code: Code) -> None:
         self._write({"command": "explain", "code": code.name, "message": code.template,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..interp.alignment import AlignmentReport
     from ..interp.runner import Summary
     from ..resolve import ResolvedMechanism
-    from ..results import FileResult, Replay, SampleRun, TestReport
+    from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
 
 
 def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
@@ -215,6 +215,35 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
 
 
 
+def computed_text(report: ExactReport) -> str:
+    """`align test --exact`: the strongest event with its brackets, or the largest bound below the claim."""
+    r = report.result
+    lines = [f"mechanism {report.mechanism.name}  ({report.path}); claimed eps = {r.claimed_epsilon:.6g}"]
+    s = r.strongest
+    if s is not None:
+        bound = "inf" if s.epsilon == math.inf else f"{s.epsilon:.4g}"
+        if r.violation:
+            lines.append(f"privacy violation: eps >= {bound} >= claimed {r.claimed_epsilon:.6g} (computed, not "
+                         "sampled: no confidence level)")
+        else:
+            lines.append(f"no violation: the largest eps lower bound is {bound} < claimed {r.claimed_epsilon:.6g} "
+                         f"over the events and input pairs computed (this is not a proof)")
+        d, d2 = (s.pair.d, s.pair.d_prime) if s.forward else (s.pair.d_prime, s.pair.d)
+        lines.append(f"  D:      {arguments_text(dict(d))}  ({s.pair.name})")
+        lines.append(f"  D':     {arguments_text(dict(d2))}")
+        lines.append(f"  event:  {s.event.text()}")
+        lines.append(f"  M(D):   P in [{s.p.lower:.6g}, {s.p.upper:.6g}]")
+        zero = "  (no path of D' gives this output)" if s.p_prime.upper == 0 else ""
+        lines.append(f"  M(D'):  P in [{s.p_prime.lower:.6g}, {s.p_prime.upper:.6g}]{zero}")
+        lines.append(f"  eps >= ln({s.p.lower:.6g} / {s.p_prime.upper:.6g}) = {bound}" if s.p_prime.upper > 0 else
+                     "  eps = inf: the event is impossible on D'")
+    else:
+        lines.append("no violation: no event has positive probability on both sides of a pair")
+    lines.append(f"paths: {r.paths} on {len(r.pairs)} input pair(s), {len(r.findings)} events, "
+                 f"{report.seconds:.2f} s")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------------------------------- align run
 
 
@@ -339,6 +368,9 @@ class TextRenderer(Renderer):
 
     def tested(self, report: TestReport) -> None:
         self.stdout.write(result_text(report.path, report.mechanism.name, report.result, report.seconds) + "\n")
+
+    def computed(self, report: ExactReport) -> None:
+        self.stdout.write(computed_text(report) + "\n")
 
     def explained(self, code: Code) -> None:
         self.stdout.write(f"{code.name}: {code.explain()}\n")
