@@ -119,19 +119,22 @@ def replay(spec: str | os.PathLike[str], args: Mapping[str, Any], noise: Mapping
 @_api
 def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
          length: int = 5, samples: int = 64_000, alpha: float = 0.05, seed: int = 0,
-         executor: Executor | None = None, checker: bool = True) -> TestReport:
+         executor: Executor | None = None, checker: bool = True, exact: bool = True) -> TestReport:
     """Search for a privacy violation (`align test`): `args` are the public parameters; input pairs come from
-    the checker's counterexamples and StatDP's patterns. The result does not depend on the executor."""
+    the checker's counterexamples and StatDP's patterns. The result does not depend on the executor. With
+    `exact`, when the sampling finds no violation, the loss is also computed from the paths where the program
+    allows it (`report.computed`)."""
     import time
 
-    from .results import TestReport
+    from .exact.search import Computed
     from .stats.lrtest import search
 
     path, mech = _path_and_mechanism(spec, mechanism)
     started = time.perf_counter()
+    computed = Computed(mech, dict(args), length, (), True, checker, enabled=exact)
     result = search(mech, dict(args), length=length, samples=samples, alpha=alpha, seed=seed, executor=executor,
-                    checker=checker)
-    return TestReport(path, mech, result, time.perf_counter() - started, dict(args))
+                    checker=checker, decided=computed.violation)
+    return computed.report(path, result, time.perf_counter() - started)
 
 
 @_api

@@ -187,10 +187,16 @@ class TestReport:
     seconds: float
     args: dict[str, Any] = field(default_factory=dict)
     """The public parameters the search ran with."""
+    computed: ExactResult | None = None
+    """When the sampling found no violation: the loss computed from the paths (align/exact/), if the program is
+    in that class."""
+    not_computed: str | None = None
+    """Why it was not computed (a program outside the class), when the sampling found no violation."""
 
     @property
     def violation(self) -> bool:
-        return bool(self.result.violation)
+        """Confirmed by the sampling, or computed after it."""
+        return bool(self.result.violation) or (self.computed is not None and self.computed.violation)
 
     @property
     def exit_code(self) -> ExitCode:

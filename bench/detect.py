@@ -4,7 +4,8 @@
     python bench/detect.py --executors [--jobs J]
 
 One row per spec of specs/incorrect/ with `# expect: violation`, searched as `align test` does by default
-(the checker's counterexample pairs first, then StatDP's patterns): samples drawn (selection and test, D and D'),
+(the checker's counterexample pairs first, then StatDP's patterns; when the sampling rounds find nothing, the
+probabilities computed from the paths, align/exact/): samples drawn (selection and test, D and D'),
 seconds, the Bonferroni-adjusted p-value of the witness, the claim it was tested against, its epsilon lower bound
 and the strongest of the search (the exact test inverted, 95% simultaneous: align/stats/bounds.py; `inf` when
 P[M(D') in E] = 0 is proved, with the sampling bound in the verdict), then the line `detected: X/Y median s: T`.
@@ -44,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from align.diagnostics import SpecError
-from align.exact.search import ExactFinding, compute
+from align.exact.search import Computed, ExactFinding, compute
 from align.expectations import read_expectations
 from align.interp.values import example_arguments, example_length
 from align.parse import read_source
@@ -195,14 +196,22 @@ def detect(options: argparse.Namespace, executor) -> None:
     times, detected = [], 0
     for name, (public, length) in VIOLATIONS.items():
         start = time.perf_counter()
-        r = search(_ref(name), public, length=length, samples=options.samples, seed=options.seed,
-                   executor=executor, checker=True)
+        mech = _ref(name)
+        stage = Computed(mech, public, length, (), True, True)
+        r = search(mech, public, length=length, samples=options.samples, seed=options.seed,
+                   executor=executor, checker=True, decided=stage.violation)
+        report = stage.report(name, r, 0.0)
         seconds = time.perf_counter() - start
         times.append(seconds)
-        detected += r.violation
+        detected += report.violation
         w = _found(r.witness)
+        verdict = _verdict(r)
+        if not r.violation and report.computed is not None and report.computed.strongest is not None:
+            c = report.computed.strongest
+            verdict += f"; computed: {'confirmed' if report.computed.violation else 'not found'} (eps >= " \
+                       f"{'inf' if c.epsilon == float('inf') else f'{c.epsilon:.3f}'})"
         print(f"{name:40} {r.samples:>10} {seconds:>8.2f} {w.adjusted_p:>10.3g} {w.eps:>6.3g} {_bound(w):>8} "
-              f"{_bound(_found(r.strongest)):>9}  {_verdict(r)}", flush=True)
+              f"{_bound(_found(r.strongest)):>9}  {verdict}", flush=True)
     if options.compare:
         print(f"\nat claimed eps = 0.1, every round run; samples per input and round from {LADDER[0]}, times 4 "
               f"until the bound reaches the published one (at most as in COMPARE and {options.compare_samples}); "

@@ -8,7 +8,9 @@ each event), runs the full search of `align test` (the checker's counterexample 
 has none, then every StatDP pattern, both directions, Bonferroni over all of them) once per seed 0 .. N-1 with
 small samples (one round of --samples per input). Prints one row per spec (runs, false alarms, rate, the smallest
 adjusted p-value seen) and last the line `false alarms: X/Y (rate R, alpha A)`. The search's family-wise error is
-<= alpha per run, so the expected number of alarms is at most alpha x runs.
+<= alpha per run, so the expected number of alarms is at most alpha x runs. The column `computed` is what
+`align test` computes from the paths when its sampling rounds find nothing (align/exact/, once per spec: it is
+deterministic), and the last line counts its false alarms, which must be 0.
 
 The public arguments per spec come from its `example` clause (thresholds near the generated queries so
 that both branches run, theta = 1/2 so that budget splits are exact in binary).
@@ -72,6 +74,22 @@ def run_one(task: tuple[str, str, dict, int, int, float, int]) -> tuple[str, int
     return spec, seed, result.violation, (w.adjusted_p if w else 1.0), time.perf_counter() - started
 
 
+def compute_one(task: tuple[str, str, dict, int]) -> tuple[str, str, float]:
+    """What `align test` computes after sampling rounds that found nothing (align/exact/): deterministic, so
+    once per spec: (spec, `violation` / `none` / `outside`, the strongest bound)."""
+    from align.diagnostics import SpecError
+    from align.exact.search import AFTER_SAMPLING_PATHS, compute
+
+    spec, mechanism, public, length = task
+    try:
+        result = compute(load_mechanism(str(ROOT / "specs" / spec), mechanism), public, length=length, checker=True,
+                         limit=AFTER_SAMPLING_PATHS)
+    except SpecError:
+        return spec, "outside", float("nan")
+    s = result.strongest
+    return spec, "violation" if result.violation else "none", (s.epsilon if s is not None else float("-inf"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
@@ -88,9 +106,10 @@ def main() -> None:
     started = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         outcomes = list(pool.map(run_one, tasks))
+        computed = {c[0]: c for c in pool.map(compute_one, [(spec, mech, *ARGS[spec]) for spec, mech in specs.items()])}
     total = time.perf_counter() - started
-    print("| spec | runs | false alarms | rate | smallest adjusted p | s per run | args (length) |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| spec | runs | false alarms | rate | smallest adjusted p | s per run | computed (eps >=) | args (length) |")
+    print("|---|---:|---:|---:|---:|---:|---|---|")
     runs = alarms = 0
     for spec in specs:
         rows = [o for o in outcomes if o[0] == spec]
@@ -98,10 +117,15 @@ def main() -> None:
         runs, alarms = runs + len(rows), alarms + a
         public, length = ARGS[spec]
         shown = " ".join(f"{k}={v}" for k, v in public.items())
+        _, verdict, bound = computed[spec]
+        shown_bound = "" if verdict == "outside" else f" ({bound:.3g})"
         print(f"| {spec} | {len(rows)} | {a} | {a / len(rows):.3g} | {min(o[3] for o in rows):.3g} | "
-              f"{sum(o[4] for o in rows) / len(rows):.2f} | {shown} ({length}) |")
+              f"{sum(o[4] for o in rows) / len(rows):.2f} | {verdict}{shown_bound} | {shown} ({length}) |")
     print(f"seconds: {total:.1f} with {args.jobs} process(es), {args.samples} samples per input and run")
     print(f"false alarms: {alarms}/{runs} (rate {alarms / runs:.3g}, alpha {args.alpha:g})")
+    inside = [c for c in computed.values() if c[1] != "outside"]
+    print(f"computed false alarms: {sum(c[1] == 'violation' for c in inside)}/{len(inside)} specs in the class "
+          f"(deterministic; {len(computed) - len(inside)} outside)")
 
 
 if __name__ == "__main__":

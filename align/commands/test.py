@@ -1,7 +1,8 @@
 """Statistics (the `align test` command): search for a privacy violation and print the verdict.
 
 Exit codes: 0 no violation found (the claim survived the test; it is not proved), 1 a violation confirmed at
-level alpha, 2 usage, input, parse, type or runtime error. The verdict and every printed eps lower bound come
+level alpha (or, when the sampling found none, computed from the program's paths: align/exact/), 2 usage, input,
+parse, type or runtime error. The verdict and every printed eps lower bound come
 from one test (the exact conditional test of two Poisson rates, inverted into the bound; bounds.py): a
 confirmed violation prints a bound >= its claim, "no violation found" a largest bound below it. Only the
 result goes to stdout; progress goes to stderr (a rich status line), and only when stderr is a terminal.
@@ -61,6 +62,9 @@ def add_arguments(test: Any) -> None:
                            "deterministic bounds, for programs whose noise has a density and whose branches compare "
                            "affine functions of it (docs/testing.md, \"Exact event probabilities\"); the sampling "
                            "options do not apply")
+    test.add_argument("--no-exact", action="store_true",
+                      help="when the sampling finds no violation, do not compute the events' probabilities from "
+                           "the program's paths (by default they are, for programs in that class)")
     test.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     test.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     test.add_argument("--jobs", type=int, default=1, metavar="J",
@@ -77,9 +81,9 @@ def add_arguments(test: Any) -> None:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
+    from ..exact.search import Computed
     from ..interp.values import example_arguments, example_length
     from ..pipeline import read, resolve_source, select
-    from ..results import TestReport
     from ..stats.executors import EXECUTORS, kind_of, open_executor
     from ..stats.lrtest import Pair, counterexample_pair, search
     from .run import read_pairs
@@ -121,24 +125,27 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             extra.append(pair)
             public = {**ce_public, **public}
         started = time.perf_counter()
+        patterns = not (d or neighbour)
+        checker = not (d or neighbour or getattr(args, "no_checker", False))
         if args.exact:
-            if plot or args.executor is not None or args.sharpen:
-                raise UsageError("--exact computes instead of sampling: leave out --plot, --executor and --sharpen")
+            if plot or args.executor is not None or args.sharpen or args.no_exact:
+                raise UsageError("--exact computes instead of sampling: leave out --plot, --executor, --sharpen "
+                                 "and --no-exact")
             from ..exact.search import compute
             from ..results import ExactReport
 
-            exact = compute(mech, public, length=length, extra_pairs=extra, patterns=not (d or neighbour),
-                            checker=not (d or neighbour or getattr(args, "no_checker", False)))
+            exact = compute(mech, public, length=length, extra_pairs=extra, patterns=patterns, checker=checker)
             computed = ExactReport(args.file, mech, exact, time.perf_counter() - started, dict(public))
             renderer.computed(computed)
             return computed.exit_code
+        stage = Computed(mech, public, length, extra, patterns, checker, enabled=not args.no_exact)
         with open_executor(args.executor, args.jobs) as executor, _progress(renderer.stderr) as progress:
+            stage.progress = progress
             result = search(mech, public, length=length, samples=args.samples,
                             alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
-                            patterns=not (d or neighbour), progress=progress, confirm=args.confirm,
-                            sharpen=args.sharpen,
-                            checker=not (d or neighbour or getattr(args, "no_checker", False)))
-        report = TestReport(args.file, mech, result, time.perf_counter() - started, dict(public))
+                            patterns=patterns, progress=progress, confirm=args.confirm,
+                            sharpen=args.sharpen, checker=checker, decided=stage.violation)
+            report = stage.report(args.file, result, time.perf_counter() - started)
         if plot:
             from ..stats.plot import write_plot
 

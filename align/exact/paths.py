@@ -61,10 +61,6 @@ class Path:
     draws: Mapping[Key, Draw]
 
 
-_CHECKED: dict[tuple[str, tuple[float, ...]], tuple[float, ...]] = {}
-"""Parameters that passed their distribution's requirements: (name, as written) -> in full."""
-
-
 class _Dead(Exception):
     """The choices so far are contradictory: a path of probability 0."""
 
@@ -86,14 +82,18 @@ class _Link:
 class Explorer(Interpreter):
     """One run along the path that `prefix` chooses (0 = the first outcome of each choice)."""
 
-    def __init__(self, mech: ResolvedMechanism, prefix: list[int]):
+    def __init__(self, mech: ResolvedMechanism, prefix: list[int],
+                 checked: dict[tuple[str, tuple[float, ...]], tuple[float, ...]]):
         super().__init__(mech, None, trace=False)
         self.decider = _Link(self)
         self.prefix = prefix
+        self.checked = checked
+        """Parameters that passed their distribution's requirements on an earlier path: (name, as written) ->
+        in full."""
         self.choices: list[int] = []
         self.arity: list[int] = []
         self.constraints: list[Constraint] = []
-        self.draws: dict[Key, Draw] = {}  # type: ignore[assignment]
+        self.laws: dict[Key, Draw] = {}
         self.intervals: dict[Key, tuple[float, float]] = {}
 
     # -- choices ------------------------------------------------------------------------------------------
@@ -156,18 +156,18 @@ class Explorer(Interpreter):
             if isinstance(v, Linear):
                 raise Outside(f"the parameters of {s.var} depend on other noise", a.span)
         given = tuple(float(v) for v in values)
-        params = _CHECKED.get((site.distribution.name, given))
+        params = self.checked.get((site.distribution.name, given))
         if params is None:
             _, params = self.parameters(s, site)
-            _CHECKED[(site.distribution.name, given)] = params
+            self.checked[(site.distribution.name, given)] = params
         if site.distribution.law is None or not site.distribution.continuous:
             raise Outside(f"{site.distribution.name} noise: the exact computation needs a distribution with a "
                           "density (docs/testing.md)", s.span)
         member = self.env[site.loop.var] if site.loop is not None else None
         key = (site.name, member)
-        if key in self.draws:
+        if key in self.laws:
             raise Outside(f"{s.var} is drawn twice for the same loop member", s.span)
-        self.draws[key] = Draw(site.distribution.name, tuple(float(p) for p in params), site.distribution)
+        self.laws[key] = Draw(site.distribution.name, tuple(float(p) for p in params), site.distribution)
         self.env[s.var] = Linear.draw(key, self.decider)
 
     def _reduce(self, v: list, kind: str, listed: bool) -> Any:
@@ -195,11 +195,12 @@ def paths(mech: ResolvedMechanism, args: Mapping[str, Any], limit: int = PATH_LI
     (up to those whose conditions contradict each other across several draws, which integrate to 0)."""
     found: list[Path] = []
     prefix: list[int] = []
+    checked: dict[tuple[str, tuple[float, ...]], tuple[float, ...]] = {}
     while True:
-        explorer = Explorer(mech, prefix)
+        explorer = Explorer(mech, prefix, checked)
         try:
             run = explorer.run(args)
-            found.append(Path(tuple(explorer.constraints), tuple(run.out), dict(explorer.draws)))
+            found.append(Path(tuple(explorer.constraints), tuple(run.out), dict(explorer.laws)))
         except _Dead:
             pass
         finally:

@@ -18,20 +18,24 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..diagnostics import SpecError, diag
 from ..interp.values import format_value
 from ..resolve import ResolvedMechanism
-from ..stats.lrtest import Pair, checker_pairs, claim_reads_output, claimed_epsilon, input_pairs, valid_pairs
+from ..stats.lrtest import Pair, Result, checker_pairs, claim_reads_output, claimed_epsilon, input_pairs, valid_pairs
 from .integrate import ZERO, Bracket, Family, Integrator
 from .linear import Constraint, Linear
-from .paths import Outside, Path, Slot, paths, shape
+
+if TYPE_CHECKING:
+    from ..results import TestReport
+from .paths import PATH_LIMIT, Outside, Path, Slot, paths, shape
 
 COARSE = 1 << 11
 """Cells of the first pass's grids."""
@@ -39,6 +43,11 @@ FINE = 1 << 16
 """Cells of the refinement's windows."""
 REFINE = 3
 """How many of the strongest events are computed again on the fine grid."""
+AFTER_SAMPLING_PATHS = 1024
+"""`align test` computes after sampling only programs with at most this many paths per input."""
+FAMILIES = 8
+"""Per pair, the threshold events of this many of the most likely shapes and of the shapes with the largest
+loss on their own (a shape with a noisy value and both probabilities positive)."""
 THRESHOLDS = (-30.0, -15.0, -8.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 """Thresholds on a noisy value: its noise-free part plus these multiples of its noise's standard deviation."""
 
@@ -140,8 +149,8 @@ class _Side:
         return total
 
 
-def _side(mech: ResolvedMechanism, args: Mapping[str, Any]) -> tuple[_Side, int]:
-    found = paths(mech, args)
+def _side(mech: ResolvedMechanism, args: Mapping[str, Any], limit: int = PATH_LIMIT) -> tuple[_Side, int]:
+    found = paths(mech, args, limit)
     groups: dict[Any, list[tuple[Path, list[Linear | float]]]] = {}
     for path in found:
         slots: list[Linear] = []
@@ -174,21 +183,28 @@ def _thresholds(d: _Side, d2: _Side, key: Any, slot: int) -> np.ndarray:
 
 
 def _pair_findings(pair: Pair, d: _Side, d2: _Side, both_directions: bool) -> list[ExactFinding]:
-    """Every event of the pair with its brackets on D and D', both ways unless the neighbouring relation is
-    one-sided (then the guarantee is for D before D' only)."""
+    """Every shape of the pair's outputs with its brackets on D and D', both ways unless the neighbouring relation
+    is one-sided (then the guarantee is for D before D' only); and the threshold events of the `FAMILIES` most
+    likely shapes and the `FAMILIES` with the largest loss as shapes alone."""
     found: list[ExactFinding] = []
-    directions = (True, False) if both_directions else (True,)
+    directions = [True, False] if both_directions else [True]
 
     def add(event: Event, p: Bracket, p2: Bracket) -> None:
-        for forward, (a, b) in (((True, (p, p2)), (False, (p2, p)))[:len(directions)]):
+        for forward in directions:
+            a, b = (p, p2) if forward else (p2, p)
             bound = _bound(a, b)
             if bound > -math.inf:
                 found.append(ExactFinding(pair, event, forward, a, b, bound))
 
+    both: list[tuple[Any, Bracket, Bracket]] = []
     for key in dict.fromkeys(list(d.groups) + list(d2.groups)):
-        add(Event(key), d.probability(Event(key)), d2.probability(Event(key)))
-        if key not in d.groups or key not in d2.groups:
-            continue
+        p, p2 = d.probability(Event(key)), d2.probability(Event(key))
+        add(Event(key), p, p2)
+        if key in d.groups and key in d2.groups and d.groups[key][0][1]:
+            both.append((key, p, p2))
+    likely = sorted(both, key=lambda x: -max(x[1].upper, x[2].upper))[:FAMILIES]
+    lossy = sorted(both, key=lambda x: -max(_estimate_of(x[1], x[2]), _estimate_of(x[2], x[1])))[:FAMILIES]
+    for key in dict.fromkeys(k for k, _, _ in likely + lossy):
         for slot in range(len(d.groups[key][0][1])):
             ts = _thresholds(d, d2, key, slot)
             for at_most in (True, False):
@@ -198,8 +214,53 @@ def _pair_findings(pair: Pair, d: _Side, d2: _Side, both_directions: bool) -> li
     return found
 
 
+class Computed:
+    """`align test`'s computed stage: when the sampling's rounds find no violation, the same pairs are computed
+    (at most `AFTER_SAMPLING_PATHS` paths per input) before the confirmation tests, which a computed violation
+    makes unnecessary; `report` joins both into the command's TestReport."""
+
+    def __init__(self, mech: ResolvedMechanism, public: Mapping[str, Any], length: int,
+                 extra_pairs: Sequence[Pair], patterns: bool, checker: bool, enabled: bool = True):
+        self.mech, self.public, self.length = mech, public, length
+        self.extra_pairs, self.patterns, self.checker, self.enabled = extra_pairs, patterns, checker, enabled
+        self.result: ExactResult | None = None
+        self.outside: str | None = None
+        self.ran = False
+        self.progress: Callable[[str], None] | None = None
+
+    def run(self) -> None:
+        if self.ran or not self.enabled:
+            return
+        self.ran = True
+        if self.progress is not None:
+            self.progress("computing the events' probabilities from the program's paths")
+        try:
+            self.result = compute(self.mech, self.public, self.length, self.extra_pairs, self.patterns,
+                                  self.checker, limit=AFTER_SAMPLING_PATHS)
+        except SpecError as error:
+            self.outside = error.diagnostics[0].message
+
+    def violation(self) -> bool:
+        """Computed (once), and a violation?"""
+        self.run()
+        return self.result is not None and self.result.violation
+
+    def report(self, path: str, sampled: Result, seconds: float) -> TestReport:
+        """The sampling's result, with the computed one when the sampling found no violation (computed now if the
+        search ended before asking: no confirmation tests)."""
+        from ..results import TestReport
+
+        if sampled.violation:
+            return TestReport(path, self.mech, sampled, seconds, dict(self.public))
+        started = time.perf_counter()
+        self.run()
+        return TestReport(path, self.mech, sampled, seconds + time.perf_counter() - started, dict(self.public),
+                          self.result, self.outside)
+
+
 def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
-            extra_pairs: Sequence[Pair] = (), patterns: bool = True, checker: bool = False) -> ExactResult:
+            extra_pairs: Sequence[Pair] = (), patterns: bool = True, checker: bool = False,
+            limit: int = PATH_LIMIT) -> ExactResult:
     """The exact search; raises SpecError (`exact-outside`) where the program is outside what it follows."""
     from ..interp.runner import prepare_arguments
     from ..interp.values import convert_arguments
@@ -216,7 +277,7 @@ def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
         raise SpecError([diag("no-input-pair", mech.node.name_span, mechanism=mech.name, length=length)])
     eps = claimed_epsilon(mech, prepare_arguments(mech, {**public, **pairs[0].d}))
     with _without_cycle_collection():
-        return _compute(mech, public, pairs, eps)
+        return _compute(mech, public, pairs, eps, limit)
 
 
 @contextmanager
@@ -233,7 +294,8 @@ def _without_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _compute(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: list[Pair], eps: float) -> ExactResult:
+def _compute(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: list[Pair], eps: float,
+             limit: int) -> ExactResult:
     from ..interp.runner import prepare_arguments
 
     result = ExactResult(eps, pairs)
@@ -243,7 +305,7 @@ def _compute(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: list[Pai
     def side(private: Mapping[str, Any]) -> _Side:
         key = repr(sorted(private.items()))
         if key not in known:
-            known[key], count = _side(mech, prepare_arguments(mech, {**public, **private}))
+            known[key], count = _side(mech, prepare_arguments(mech, {**public, **private}), limit)
             result.paths += count
         return known[key]
 
@@ -269,6 +331,10 @@ def _compute(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: list[Pai
 
 def _estimate(f: ExactFinding) -> float:
     """ln of the ratio of the brackets' middles: where the refinement is likely to end."""
-    if f.p_prime.middle <= 0.0 or f.p.middle <= 0.0:
+    return _estimate_of(f.p, f.p_prime)
+
+
+def _estimate_of(p: Bracket, p_prime: Bracket) -> float:
+    if p_prime.middle <= 0.0 or p.middle <= 0.0:
         return -math.inf
-    return math.log(f.p.middle / f.p_prime.middle)
+    return math.log(p.middle / p_prime.middle)

@@ -96,6 +96,11 @@ class ConciseRenderer(Renderer):
         else:
             smallest = f"{w.adjusted_p:.3g}" if w is not None else "1"
             verdict = f"no violation found (smallest adjusted p = {smallest} > alpha = {r.alpha:g})"
+        c = report.computed
+        if c is not None:
+            bound = "none" if c.strongest is None else \
+                ("inf" if c.strongest.epsilon == math.inf else f"{c.strongest.epsilon:.4g}")
+            verdict += f"; computed: {'privacy violation' if c.violation else 'no violation'} (eps >= {bound})"
         self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict}; {r.samples} samples\n")
 
     def computed(self, report: ExactReport) -> None:

@@ -14,6 +14,7 @@ from . import Renderer
 from .common import adjacency_text, proof_rule
 
 if TYPE_CHECKING:
+    from ..exact.search import ExactResult
     from ..interp.alignment import AlignmentReport
     from ..resolve import ResolvedMechanism
     from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
@@ -112,9 +113,13 @@ def result_json(path: str, mechanism: str, result: Any, seconds: float) -> dict:
 
 
 def computed_json(report: ExactReport) -> dict[str, Any]:
-    from ..interp.values import to_json
+    return {"command": "test", "mode": "exact", "path": report.path, "mechanism": report.mechanism.name, "ok": True,
+            **exact_json(report.result), "seconds": report.seconds, "exit_code": int(report.exit_code)}
 
-    r = report.result
+
+def exact_json(r: ExactResult) -> dict[str, Any]:
+    """A computed search (align/exact/): its verdict and its strongest event with the brackets behind it."""
+    from ..interp.values import to_json
 
     def finding(f: Any) -> dict[str, Any]:
         d, d2 = (f.pair.d, f.pair.d_prime) if f.forward else (f.pair.d_prime, f.pair.d)
@@ -124,11 +129,9 @@ def computed_json(report: ExactReport) -> dict[str, Any]:
                 "epsilon_infinite": f.epsilon == math.inf}
 
     s = r.strongest
-    return {"command": "test", "mode": "exact", "path": report.path, "mechanism": report.mechanism.name, "ok": True,
-            "claimed_epsilon": r.claimed_epsilon, "violation": r.violation, "paths": r.paths,
+    return {"claimed_epsilon": r.claimed_epsilon, "violation": r.violation, "paths": r.paths,
             "pairs": len(r.pairs), "pair_names": [p.name for p in r.pairs], "events": len(r.findings),
-            "seconds": report.seconds, "strongest": finding(s) if s is not None else None,
-            "exit_code": int(report.exit_code)}
+            "strongest": finding(s) if s is not None else None}
 
 
 def _event_json(e: Any) -> dict[str, Any]:
@@ -218,7 +221,12 @@ class JsonRenderer(Renderer):
                      "exit_code": int(ExitCode.OK if report.ok else ExitCode.REFUTED)})
 
     def tested(self, report: TestReport) -> None:
-        self._write(result_json(report.path, report.mechanism.name, report.result, report.seconds))
+        doc = result_json(report.path, report.mechanism.name, report.result, report.seconds)
+        doc["computed"] = None if report.computed is None else exact_json(report.computed)
+        doc["not_computed"] = report.not_computed
+        doc["violation"] = report.violation
+        doc["exit_code"] = int(report.exit_code)
+        self._write(doc)
 
     def computed(self, report: ExactReport) -> None:
         self._write(computed_json(report))

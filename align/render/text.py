@@ -15,6 +15,7 @@ from .common import PLAIN, Style, adjacency_text, proof_rule, render_diagnostic,
 
 if TYPE_CHECKING:
     from ..counterexample import Counterexample
+    from ..exact.search import ExactResult
     from ..interp.alignment import AlignmentReport
     from ..interp.runner import Summary
     from ..resolve import ResolvedMechanism
@@ -219,29 +220,46 @@ def computed_text(report: ExactReport) -> str:
     """`align test --exact`: the strongest event with its brackets, or the largest bound below the claim."""
     r = report.result
     lines = [f"mechanism {report.mechanism.name}  ({report.path}); claimed eps = {r.claimed_epsilon:.6g}"]
-    s = r.strongest
-    if s is not None:
-        bound = "inf" if s.epsilon == math.inf else f"{s.epsilon:.4g}"
-        if r.violation:
-            lines.append(f"privacy violation: eps >= {bound} >= claimed {r.claimed_epsilon:.6g} (computed, not "
-                         "sampled: no confidence level)")
-        else:
-            lines.append(f"no violation: the largest eps lower bound is {bound} < claimed {r.claimed_epsilon:.6g} "
-                         f"over the events and input pairs computed (this is not a proof)")
-        d, d2 = (s.pair.d, s.pair.d_prime) if s.forward else (s.pair.d_prime, s.pair.d)
-        lines.append(f"  D:      {arguments_text(dict(d))}  ({s.pair.name})")
-        lines.append(f"  D':     {arguments_text(dict(d2))}")
-        lines.append(f"  event:  {s.event.text()}")
-        lines.append(f"  M(D):   P in [{s.p.lower:.6g}, {s.p.upper:.6g}]")
-        zero = "  (no path of D' gives this output)" if s.p_prime.upper == 0 else ""
-        lines.append(f"  M(D'):  P in [{s.p_prime.lower:.6g}, {s.p_prime.upper:.6g}]{zero}")
-        lines.append(f"  eps >= ln({s.p.lower:.6g} / {s.p_prime.upper:.6g}) = {bound}" if s.p_prime.upper > 0 else
-                     "  eps = inf: the event is impossible on D'")
-    else:
-        lines.append("no violation: no event has positive probability on both sides of a pair")
+    lines += computed_lines(r)
     lines.append(f"paths: {r.paths} on {len(r.pairs)} input pair(s), {len(r.findings)} events, "
                  f"{report.seconds:.2f} s")
     return "\n".join(lines)
+
+
+def computed_lines(r: ExactResult, indent: str = "") -> list[str]:
+    """The verdict of a computed search, its strongest event and the brackets behind its bound."""
+    s = r.strongest
+    if s is None:
+        return [f"{indent}no violation: no event has positive probability on both sides of a pair"]
+    bound = "inf" if s.epsilon == math.inf else f"{s.epsilon:.4g}"
+    if r.violation:
+        lines = [f"{indent}privacy violation: eps >= {bound} >= claimed {r.claimed_epsilon:.6g} (computed, not "
+                 "sampled: no confidence level)"]
+    else:
+        lines = [f"{indent}no violation: the largest eps lower bound is {bound} < claimed {r.claimed_epsilon:.6g} "
+                 f"over the events and input pairs computed (this is not a proof)"]
+    d, d2 = (s.pair.d, s.pair.d_prime) if s.forward else (s.pair.d_prime, s.pair.d)
+    lines.append(f"{indent}  D:      {arguments_text(dict(d))}  ({s.pair.name})")
+    lines.append(f"{indent}  D':     {arguments_text(dict(d2))}")
+    lines.append(f"{indent}  event:  {s.event.text()}")
+    lines.append(f"{indent}  M(D):   P in [{s.p.lower:.6g}, {s.p.upper:.6g}]")
+    zero = "  (no path of D' gives this output)" if s.p_prime.upper == 0 else ""
+    lines.append(f"{indent}  M(D'):  P in [{s.p_prime.lower:.6g}, {s.p_prime.upper:.6g}]{zero}")
+    lines.append(f"{indent}  eps >= ln({s.p.lower:.6g} / {s.p_prime.upper:.6g}) = {bound}" if s.p_prime.upper > 0
+                 else f"{indent}  eps = inf: the event is impossible on D'")
+    return lines
+
+
+def tested_text(report: TestReport) -> str:
+    """`align test`: the sampling's report, then what the paths computed when the sampling found nothing."""
+    text = result_text(report.path, report.mechanism.name, report.result, report.seconds)
+    if report.computed is not None:
+        c = report.computed
+        text += (f"\nthe sampling found no violation; computed from the program's paths ({c.paths} paths, "
+                 f"{len(c.findings)} events; align test --exact):\n" + "\n".join(computed_lines(c, "  ")))
+    elif report.not_computed is not None:
+        text += f"\nnot computed from the paths: {report.not_computed}"
+    return text
 
 
 # --------------------------------------------------------------------------------------------------- align run
@@ -367,7 +385,7 @@ class TextRenderer(Renderer):
                               else "no counterexample to write\n")
 
     def tested(self, report: TestReport) -> None:
-        self.stdout.write(result_text(report.path, report.mechanism.name, report.result, report.seconds) + "\n")
+        self.stdout.write(tested_text(report) + "\n")
 
     def computed(self, report: ExactReport) -> None:
         self.stdout.write(computed_text(report) + "\n")

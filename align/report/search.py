@@ -21,10 +21,20 @@ def build(report: TestReport) -> Document:
     result = report.result
     doc = Document(f"align test: {report.mechanism.name}")
     doc.add(Heading(1, f"Searching {report.mechanism.name} for a privacy violation"))
-    if report.violation:
+    computed = report.computed
+    if result.violation:
         verdict = Paragraph(inlines(Text("Violation found", Tone.BAD, strong=True), " — some event E has "
                                     "P[M(D) ∈ E] > e^ε·P[M(D') ∈ E] for the claimed ε at the stated confidence: "
                                     "the mechanism is not ε-differentially private."), Tone.BAD)
+    elif computed is not None and computed.violation and computed.strongest is not None:
+        s = computed.strongest
+        bound = "∞" if s.epsilon == math.inf else f"{s.epsilon:.4g}"
+        verdict = Paragraph(inlines(Text("Violation computed", Tone.BAD, strong=True), " — the sampling found "
+                                    "none, but the probabilities computed from the program's paths give ",
+                                    Code(s.event.text()), f" a loss of at least {bound} on the pair ",
+                                    Code(s.pair.name), f" (P[M(D) ∈ E] ≥ {s.p.lower:.4g}, P[M(D') ∈ E] ≤ "
+                                    f"{s.p_prime.upper:.4g}), above the claimed ε: the mechanism is not "
+                                    "ε-differentially private."), Tone.BAD)
     else:
         verdict = Paragraph(inlines(Text("No violation found", Tone.GOOD, strong=True), " — no tested event "
                                     "rejects the claim. This is evidence, not a proof: `align verify` proves."),

@@ -552,7 +552,8 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
            base: int = 2_000, alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
            extra_pairs: Sequence[Pair] = (), patterns: bool = True, stop_early: bool = True,
            progress: Callable[[str], None] | None = None, prove_support: bool = True,
-           checker: bool = False, confirm: int = 3, confirm_factor: int = 32, sharpen: bool = False) -> Result:
+           checker: bool = False, confirm: int = 3, confirm_factor: int = 32, sharpen: bool = False,
+           decided: Callable[[], bool] | None = None) -> Result:
     """Search for a violation of the mechanism's claim; see the module docstring.
 
     `public`: values of the public parameters (the private ones come from the pairs). `extra_pairs` (the
@@ -562,7 +563,10 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
     on fresh samples `confirm_factor` times the largest round's (`_promising`, `run_confirmation`); the
     Bonferroni factor counts those tests from the start. With `sharpen`, the confirmations run after a violation
     too: the same tests at the same level, on a larger sample, so the lower bound on the loss is tighter (the
-    violation itself was decided by the rounds). Raises SpecError for bad arguments or no valid pair.
+    violation itself was decided by the rounds). `decided`, when the rounds found no violation, is asked before
+    the confirmations whether a violation has been shown another way (the command's computed probabilities,
+    align/exact/): then they are skipped (their count stays in the Bonferroni factor). Raises SpecError for bad
+    arguments or no valid pair.
     """
     from ..interp.runner import prepare_arguments
     from ..interp.values import convert_arguments
@@ -603,7 +607,8 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
                      f"{w.adjusted_p:.3g}" if w else f"round {k + 1}/{len(sizes)}")
         if stop_early and result.violation:
             break
-    if confirm and (sharpen or not result.violation):
+    if confirm and (sharpen or not result.violation) and \
+            not (decided is not None and not result.violation and decided()):
         chosen = _promising(result, confirm)
         n = sizes[-1] * confirm_factor
         if progress is not None and chosen:
