@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import operator
 from pathlib import Path
 
 import numpy as np
@@ -374,3 +375,35 @@ def test_shape_numbers_noisy_values_in_output_order():
 def test_brackets_are_ordered_and_add():
     a, b = Bracket(0.1, 0.2), Bracket(0.3, 0.5)
     assert (a + b).lower == pytest.approx(0.4) and (a * b).upper == pytest.approx(0.1)
+
+
+def test_a_form_equals_itself_and_differs_from_other_noise():
+    d = _Never()
+    x, y = Linear.draw(("x", None), d), Linear.draw(("y", None), d)
+    assert x == x + 0.0 and operator.ne(x, x) is False and (x + 1.0) - 1.0 == x
+    assert operator.eq(x, y) is False and x != y and operator.eq(x, 0.0) is False and x != 1.0
+
+
+def test_an_equality_test_on_the_same_noise_takes_its_true_branch(tmp_path):
+    """`if v == nu` with v = nu is true on every run (the interpreter's semantics); a path that takes the false
+    branch would give an output no run gives, and a loss of infinity against a neighbour."""
+    spec = tmp_path / "same.dp"
+    spec.write_text("""mechanism same(x: real, eps: real)
+  adjacent |x - x'| <= 1
+  requires eps > 0
+  privacy eps
+{
+  nu ~ Lap(1 / eps)
+  v = nu
+  if v == nu {
+    output x + nu
+  } else {
+    output 0
+  }
+}
+""")
+    mech = load_mechanism(str(spec))
+    found = paths(mech, prepare_arguments(mech, {"x": 0.0, "eps": 1.0}))
+    assert len(found) == 1 and isinstance(found[0].out[0], Linear)
+    result = compute(mech, {"eps": 1.0}, length=1)
+    assert not result.violation and result.strongest is not None and result.strongest.epsilon <= 1.0

@@ -26,8 +26,10 @@ DESCRIPTION = (
     "given with --arg and --neighbour, or a counterexample file's), output events chosen on one sample and "
     "tested on a fresh one with an exact test of P[M(D) in E] <= e^eps P[M(D') in E], Bonferroni-corrected, "
     "with sample sizes doubling up to "
-    "--samples. Public parameters need --arg; private lists are generated with --length entries. Exit 1 when a "
-    "violation is confirmed at level --alpha, 0 when none is found, 2 on errors. docs/testing.md.")
+    "--samples; when the rounds find none, the events' probabilities are computed from the program's paths where "
+    "it allows (--exact: only that; --no-exact: never). Public parameters need --arg; private lists are generated "
+    "with --length entries. Exit 1 when a violation is confirmed at level --alpha or computed, 0 when none is "
+    "found, 2 on errors. docs/testing.md.")
 
 
 def add_arguments(test: Any) -> None:

@@ -7,8 +7,8 @@ computed, up to the order of the additions. Sums, differences, products and quot
 two forms, a division by one, a power, `float()` of one) raises `NotAffine`.
 
 Comparing a form with a number or another form is where a path forks: the comparison asks the `Decider` the
-form belongs to for the outcome (paths.py explores each). An equality between forms of continuous draws has
-probability 0, so `==` is false and `!=` true without a fork.
+form belongs to for the outcome (paths.py explores each). An equality of forms whose difference depends on
+the noise has probability 0 (continuous draws), so it is false without a fork; the same form is equal to itself.
 """
 
 from __future__ import annotations
@@ -137,10 +137,15 @@ class Linear:
         return _at_least(other, self)
 
     def __eq__(self, other: object) -> bool:
-        return False
+        """Equal when the difference is the constant 0 (the same form); a difference that depends on the noise
+        is 0 with probability 0 (continuous draws), so it is false without a fork."""
+        if not isinstance(other, (Linear, int, float)) or isinstance(other, bool):
+            return False
+        difference = self - other
+        return not isinstance(difference, Linear) and difference == 0
 
     def __ne__(self, other: object) -> bool:
-        return True
+        return not self.__eq__(other)
 
     def value(self, draws: Mapping[Key, float]) -> float:
         return self.const + sum(a * draws[k] for k, a in self.terms.items())
