@@ -32,10 +32,10 @@ from ..resolve import ResolvedMechanism
 from ..stats.lrtest import Pair, Result, checker_pairs, claim_reads_output, claimed_epsilon, input_pairs, valid_pairs
 from .integrate import ZERO, Bracket, Family, Integrator
 from .linear import Constraint, Linear
+from .paths import PATH_LIMIT, Outside, Path, Slot, paths, shape
 
 if TYPE_CHECKING:
     from ..results import TestReport
-from .paths import PATH_LIMIT, Outside, Path, Slot, paths, shape
 
 COARSE = 1 << 11
 """Cells of the first pass's grids."""
@@ -95,8 +95,9 @@ class ExactFinding:
     forward: bool
     """P[M(D) in E] against P[M(D') in E]; False: the other way."""
     p: Bracket
-    """P of the event on the input whose probability is the larger (D when forward)."""
+    """P of the event on the input compared first (D when forward, D' otherwise)."""
     p_prime: Bracket
+    """... and on the other input."""
     epsilon: float
     """ln(p.lower / p_prime.upper): a lower bound on the privacy loss (inf when p_prime is exactly 0)."""
 
