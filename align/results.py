@@ -235,6 +235,12 @@ class ExactReport:
     def exit_code(self) -> ExitCode:
         return ExitCode.REFUTED if self.violation else ExitCode.OK
 
+    def _repr_markdown_(self) -> str:
+        """Jupyter: the command's text report, as a code block."""
+        from .render.text import computed_text
+
+        return "```text\n" + computed_text(self) + "\n```\n"
+
 
 @dataclass(frozen=True)
 class SampleRun:

@@ -407,3 +407,14 @@ def test_an_equality_test_on_the_same_noise_takes_its_true_branch(tmp_path):
     assert len(found) == 1 and isinstance(found[0].out[0], Linear)
     result = compute(mech, {"eps": 1.0}, length=1)
     assert not result.violation and result.strongest is not None and result.strongest.epsilon <= 1.0
+
+
+def test_the_library_call_is_the_command():
+    import align
+
+    report = align.compute(SPECS / "incorrect/svt_lee_clifton.dp", {"T": 0, "c": 1, "eps": 1.0}, length=6)
+    assert report.violation and report.exit_code == 1
+    assert report.result.strongest is not None and report.result.strongest.epsilon > 1.5
+    assert "privacy violation: eps >=" in report._repr_markdown_()
+    tested = align.test(SPECS / "dworkroth/above_threshold.dp", {"T": 0.5, "eps": 1.0}, length=3, samples=4000)
+    assert not tested.violation and tested.computed is not None and not tested.computed.violation
