@@ -224,11 +224,11 @@ def detect(options: argparse.Namespace, executor) -> None:
             computed = _computed(peer)
             seconds = time.perf_counter() - start
             if computed is not None and computed.epsilon >= peer.bound:
-                ratio = seconds / peer.seconds
+                ratio = seconds / peer.seconds if peer.seconds else float("nan")
                 met += ratio <= 0.1
                 bound = "inf" if computed.epsilon == float("inf") else f"{computed.epsilon:.3f}"
                 print(f"{peer.spec:32} {peer.true:>5} {peer.published:>28} {bound:>8} {'computed':>10} "
-                      f"{seconds:>7.1f} {peer.seconds:>7.1f} {ratio:>6.3f}  {computed.event.text()} "
+                      f"{seconds:>7.1f} {peer.seconds or float('nan'):>7.1f} {ratio:>6.3f}  {computed.event.text()} "
                       f"(P in [{computed.p.lower:.4g}, {computed.p.upper:.4g}] vs [{computed.p_prime.lower:.4g}, "
                       f"{computed.p_prime.upper:.4g}]; {computed.pair.name})", flush=True)
                 continue
