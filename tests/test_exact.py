@@ -418,3 +418,13 @@ def test_the_library_call_is_the_command():
     assert "privacy violation: eps >=" in report._repr_markdown_()
     tested = align.test(SPECS / "dworkroth/above_threshold.dp", {"T": 0.5, "eps": 1.0}, length=3, samples=4000)
     assert not tested.violation and tested.computed is not None and not tested.computed.violation
+
+
+def test_a_value_on_many_draws_leaves_out_only_its_thresholds():
+    """Partial sums release values on three draws or more: their threshold events cannot be integrated, so they are
+    left out, and the shapes and the one-draw values are still computed."""
+    result = compute(_mech("counting/partial_sums.dp"), {"eps": 1.0}, length=4)
+    assert not result.violation and result.findings
+    assert {f.event.slot for f in result.findings} == {None, 0, 1}  # the first two partial sums: one and two draws
+    broken = compute(_mech("incorrect/noise_per_record.dp"), {"eps": 1.0}, length=2, checker=True)  # q = [] vs [r]
+    assert broken.violation and broken.strongest is not None and broken.strongest.epsilon == math.inf

@@ -186,7 +186,8 @@ def _thresholds(d: _Side, d2: _Side, key: Any, slot: int) -> np.ndarray:
 def _pair_findings(pair: Pair, d: _Side, d2: _Side, both_directions: bool) -> list[ExactFinding]:
     """Every shape of the pair's outputs with its brackets on D and D', both ways unless the neighbouring relation
     is one-sided (then the guarantee is for D before D' only); and the threshold events of the `FAMILIES` most
-    likely shapes and the `FAMILIES` with the largest loss as shapes alone."""
+    likely shapes and the `FAMILIES` with the largest loss as shapes alone (a value whose threshold condition the
+    integration cannot follow — a sum of three draws — gives none)."""
     found: list[ExactFinding] = []
     directions = [True, False] if both_directions else [True]
 
@@ -209,7 +210,10 @@ def _pair_findings(pair: Pair, d: _Side, d2: _Side, both_directions: bool) -> li
         for slot in range(len(d.groups[key][0][1])):
             ts = _thresholds(d, d2, key, slot)
             for at_most in (True, False):
-                p, p2 = d.family(key, slot, ts, at_most), d2.family(key, slot, ts, at_most)
+                try:
+                    p, p2 = d.family(key, slot, ts, at_most), d2.family(key, slot, ts, at_most)
+                except Outside:  # a value on three draws or more: its thresholds are left to the sampling
+                    continue
                 for j, t in enumerate(ts):
                     add(Event(key, slot, float(t), at_most), p.at(j), p2.at(j))
     return found
