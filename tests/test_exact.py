@@ -428,3 +428,33 @@ def test_a_value_on_many_draws_leaves_out_only_its_thresholds():
     assert {f.event.slot for f in result.findings} == {None, 0, 1}  # the first two partial sums: one and two draws
     broken = compute(_mech("incorrect/noise_per_record.dp"), {"eps": 1.0}, length=2, checker=True)  # q = [] vs [r]
     assert broken.violation and broken.strongest is not None and broken.strongest.epsilon == math.inf
+
+
+DATA = Path(__file__).resolve().parent / "data" / "exact"
+
+
+def test_a_strict_comparison_of_a_form_with_itself_is_false():
+    """`nu > nu` is false on every run (the interpreter's semantics): the program is the Laplace mechanism. Taking
+    it as `>=` gave the shape `out = [q]` probability 1 and an infinite loss (found by an adversarial search)."""
+    d = _Never()
+    x = Linear.draw(("x", None), d)
+    assert (x > x) is False and (x < x) is False and (x >= x) is True and (x + 1.0 > x) is True
+    code, out, _ = _run("test", "--exact", str(DATA / "gt_self.dp"))
+    assert code == 0 and "no violation" in out
+
+
+@pytest.mark.parametrize("w, t", [(1e-13, 3.0), (1e-10, 1.7), (3e-11, 3.0), (1e-12, 3.0)])
+def test_a_thin_interval_far_out_does_not_raise_a_false_alarm(w, t):
+    """Whether q + Lap(1/eps) falls in [T, T + w] is post-processing of the Laplace mechanism (true loss exactly
+    eps for T above both inputs). For tiny w the two tails cancel and the rounding of T + w moves the interval
+    by a share of its width: without the tails' accuracy and the rounding of the ends in the brackets, the bound
+    came out 1.002 > 1 (found by an adversarial search)."""
+    result = compute(load_mechanism(str(DATA / "thin_band.dp")), {"T": t, "w": w, "eps": 1.0}, length=1)
+    assert not result.violation
+
+
+def test_thin_intervals_still_give_their_loss_where_it_is_resolved():
+    """The widening is relative to the magnitudes (2^-40): a band 10^-3 wide at T = 3 keeps a bound within 10^-3
+    of the true loss eps = 1 and below it."""
+    result = compute(load_mechanism(str(DATA / "thin_band.dp")), {"T": 3.0, "w": 1e-3, "eps": 1.0}, length=1)
+    assert result.strongest is not None and 0.999 <= result.strongest.epsilon < 1.0

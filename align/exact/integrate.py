@@ -47,6 +47,13 @@ TAIL = 1e-12
 """The centre's coarse grid spans its law's quantiles TAIL and 1 - TAIL."""
 PAD = 1e-9
 """Relative padding of every bracket for floating point."""
+REL = 2.0 ** -40
+"""The rounding of a condition's constant and of a line's ends, relative to the magnitudes they were computed
+from (`Linear.mag`): 2^13 times the unit roundoff, room for thousands of roundings. Lower brackets take the
+intervals narrowed by it, upper brackets widened."""
+TAIL_ACCURACY = 1e-12
+"""The relative accuracy assumed of a tail (cdf or sf) evaluation; a difference of two tails is widened by it
+(a thin interval far out, where the difference cancels, gets a lower bound of 0 rather than a wrong one)."""
 WINDOW = 1e-4
 """Refinement leaves out of its window the coarse cells that carry this share of the width at each end."""
 
@@ -90,10 +97,12 @@ class Family:
 
 @dataclass(frozen=True, eq=False)
 class _Cond:
-    """const + Σ terms >= 0; const is a column of thresholds for a family's condition."""
+    """const + Σ terms >= 0; const is a column of thresholds for a family's condition; unc bounds the rounding
+    of const."""
 
     terms: Mapping[Key, float]
     const: Value
+    unc: Value
 
     @property
     def keys(self) -> frozenset[Key]:
@@ -103,16 +112,19 @@ class _Cond:
 def _condition(family: Family) -> _Cond:
     ts = np.asarray(family.thresholds, dtype=float)[:, None]  # a column: it broadcasts against the cells
     f = family.form
+    const = ts - f.const if family.at_most else f.const - ts
+    unc = REL * (f.mag + np.abs(ts) + np.abs(const))
     if family.at_most:
-        return _Cond({k: -a for k, a in f.terms.items()}, ts - f.const)
-    return _Cond(dict(f.terms), f.const - ts)
+        return _Cond({k: -a for k, a in f.terms.items()}, const, unc)
+    return _Cond(dict(f.terms), const, unc)
 
 
 Drawn = tuple[Key, Draw]
 """A draw and its law."""
 
-Line = tuple[Value, float]
-"""alpha + beta·t: a bound on a leaf as a function of the centre t (beta = 0: a constant bound)."""
+Line = tuple[Value, float, Value]
+"""alpha + beta·t: a bound on a leaf as a function of the centre t (beta = 0: a constant bound), and the
+rounding of alpha."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,14 +172,18 @@ def _scipy_tail(law: Any, median: float) -> Callable[[np.ndarray], np.ndarray]:
     return tail
 
 
-def mass(law: Tails, a: Any, b: Any) -> Any:
+def mass(law: Tails, a: Any, b: Any, side: int = 0) -> Any:
     """P[a <= x <= b] (0 where a >= b): tail(b) - tail(a) when b is left of the median m, tail(a) - tail(b)
     when a is right of it, and 1 - tail(a) - tail(b) across it, each end evaluated once (never a difference of
-    two probabilities near 1)."""
+    two probabilities near 1). side -1: a lower bound, +1: an upper bound (the tails' `TAIL_ACCURACY` and the
+    rounding of the subtraction), 0: the value."""
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     m = law.median
     ta, tb = (x.reshape(a.shape) for x in np.split(law.tail(np.concatenate([a.ravel(), b.ravel()])), 2))
     p = np.where(b <= m, tb - ta, np.where(a >= m, ta - tb, 1.0 - ta - tb))
+    if side:
+        err = TAIL_ACCURACY * (ta + tb) + np.where((b <= m) | (a >= m), 0.0, 2.0 ** -50)
+        p = p + side * err
     return np.where(a < b, np.clip(p, 0.0, 1.0), 0.0)
 
 
@@ -178,7 +194,10 @@ def _vector(x: Value) -> bool:
 @dataclass(frozen=True, eq=False)
 class _Star:
     centre: Key
-    interval: tuple[Value, Value]
+    inner: tuple[Value, Value]
+    """The centre's interval from its own conditions, narrowed by their rounding (for lower brackets) ..."""
+    outer: tuple[Value, Value]
+    """... and widened (for upper brackets)."""
     leaves: tuple[tuple[Key, tuple[Line, ...], tuple[Line, ...]], ...]
     """Per leaf, in the order the path first constrains it: its lower lines and its upper lines."""
 
@@ -203,16 +222,26 @@ def _components(conditions: Sequence[_Cond]) -> list[list[_Cond]]:
     return list(groups.values())
 
 
-def _interval(conditions: Sequence[_Cond], key: Key) -> tuple[Value, Value]:
+def _interval(conditions: Sequence[_Cond], key: Key) -> tuple[tuple[Value, Value], tuple[Value, Value]]:
+    """The interval of one draw that its own conditions leave: narrowed by their rounding, and widened."""
     lo: Value = -math.inf
     hi: Value = math.inf
+    lo_out: Value = -math.inf
+    hi_out: Value = math.inf
     for c in conditions:
         a = c.terms[key]
+        end = -c.const / a
+        u = c.unc / abs(a) + REL * np.abs(end)
         if a > 0:
-            lo = np.maximum(lo, -c.const / a) if _vector(c.const) else max(lo, -c.const / a)
+            lo, lo_out = np.maximum(lo, end + u), np.maximum(lo_out, end - u)
         else:
-            hi = np.minimum(hi, c.const / -a) if _vector(c.const) else min(hi, c.const / -a)
-    return lo, hi
+            hi, hi_out = np.minimum(hi, end - u), np.minimum(hi_out, end + u)
+    return (_plain(lo), _plain(hi)), (_plain(lo_out), _plain(hi_out))
+
+
+def _plain(x: Value) -> Value:
+    """A float where numpy made a 0-d array (a cache key must hash)."""
+    return float(x) if np.ndim(x) == 0 else x
 
 
 def _star(group: Sequence[_Cond]) -> _Star:
@@ -235,36 +264,39 @@ def _star(group: Sequence[_Cond]) -> _Star:
             lines[leaf] = ([], [])
         a, b, const = c.terms[leaf], c.terms.get(centre, 0.0), c.const
         # const + b·t + a·v >= 0:  v >= -(const + b t)/a  (a > 0),  v <= (const + b t)/(-a)  (a < 0)
-        if a > 0:
-            lines[leaf][0].append((-const / a, -b / a))
-        else:
-            lines[leaf][1].append((const / -a, b / -a))
-    return _Star(centre, _interval(own, centre),
+        alpha = -const / a
+        rounding = _plain(c.unc / abs(a) + REL * np.abs(alpha))
+        lines[leaf][0 if a > 0 else 1].append((_plain(alpha), -b / a, rounding))
+    inner, outer = _interval(own, centre)
+    return _Star(centre, inner, outer,
                  tuple((leaf, tuple(lines[leaf][0]), tuple(lines[leaf][1])) for leaf in order))
 
 
 def _factor_on(t: np.ndarray, law: Tails, lower: Sequence[Line], upper: Sequence[Line]) -> tuple[Any, Any]:
-    """Per cell of the edges t, bounds on P[leaf in [max lower lines, min upper lines]] (rows: thresholds)."""
+    """Per cell of the edges t, bounds on P[leaf in [max lower lines, min upper lines]] (rows: thresholds); each
+    line's ends are moved by their rounding, outwards for the upper bound and inwards for the lower."""
     low_hi: Value = -np.inf  # the lower end, bounded above on the cell
     low_lo: Value = -np.inf  # ... and below
     up_lo: Value = np.inf
     up_hi: Value = np.inf
-    for alpha, beta in lower:
+    for alpha, beta, rounding in lower:
         at = alpha + beta * t
-        low_hi = np.maximum(low_hi, np.maximum(at[..., :-1], at[..., 1:]))
-        low_lo = np.maximum(low_lo, np.minimum(at[..., :-1], at[..., 1:]))
-    for alpha, beta in upper:
+        u = rounding + REL * np.abs(beta * t)
+        low_hi = np.maximum(low_hi, np.maximum(at[..., :-1] + u[..., :-1], at[..., 1:] + u[..., 1:]))
+        low_lo = np.maximum(low_lo, np.minimum(at[..., :-1] - u[..., :-1], at[..., 1:] - u[..., 1:]))
+    for alpha, beta, rounding in upper:
         at = alpha + beta * t
-        up_lo = np.minimum(up_lo, np.minimum(at[..., :-1], at[..., 1:]))
-        up_hi = np.minimum(up_hi, np.maximum(at[..., :-1], at[..., 1:]))
-    return mass(law, low_hi, up_lo), mass(law, low_lo, up_hi)
+        u = rounding + REL * np.abs(beta * t)
+        up_lo = np.minimum(up_lo, np.minimum(at[..., :-1] - u[..., :-1], at[..., 1:] - u[..., 1:]))
+        up_hi = np.minimum(up_hi, np.maximum(at[..., :-1] + u[..., :-1], at[..., 1:] + u[..., 1:]))
+    return mass(law, low_hi, up_lo, -1), mass(law, low_lo, up_hi, +1)
 
 
-def _masses_on(t: np.ndarray, law: Tails, interval: tuple[Value, Value]) -> tuple[Any, Any]:
-    """The centre's mass in each cell of t within the interval, and in the interval outside t."""
+def _masses_on(t: np.ndarray, law: Tails, interval: tuple[Value, Value], side: int) -> tuple[Any, Any]:
+    """The centre's mass in each cell of t within the interval, and in the interval outside t (bounds: side)."""
     lo, hi = interval
-    cells = mass(law, np.maximum(t[:-1], lo), np.minimum(t[1:], hi))
-    outside = mass(law, lo, np.minimum(hi, t[0])) + mass(law, np.maximum(lo, t[-1]), hi)
+    cells = mass(law, np.maximum(t[:-1], lo), np.minimum(t[1:], hi), side)
+    outside = mass(law, lo, np.minimum(hi, t[0]), side) + mass(law, np.maximum(lo, t[-1]), hi, side)
     return cells, outside[..., 0] if _vector(outside) and outside.ndim > 1 else outside
 
 
@@ -284,7 +316,7 @@ class Integrator:
         self._grids: dict[Drawn, np.ndarray] = {}
         self._factors: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._masses: dict[tuple, tuple[np.ndarray, float]] = {}
-        self._full: dict[Drawn, np.ndarray] = {}
+        self._full: dict[tuple[Drawn, int], np.ndarray] = {}
         self._stacks: dict[Drawn, list[tuple[tuple, np.ndarray, np.ndarray]]] = {}
 
     def law(self, drawn: Drawn) -> Tails:
@@ -297,7 +329,7 @@ class Integrator:
                     family: Family | None = None) -> Bracket:
         """Bounds on the probability that every constraint holds (and the family's condition, for each of its
         thresholds: then the bounds are arrays), each draw from its law in `draws`."""
-        conditions = [_Cond(c.form.terms, c.form.const) for c in constraints]
+        conditions = [_Cond(c.form.terms, c.form.const, REL * (c.form.mag + abs(c.form.const))) for c in constraints]
         if family is not None:
             conditions.append(_condition(family))
         result = ONE if family is None else Bracket(np.ones(len(family.thresholds)), np.ones(len(family.thresholds)))
@@ -305,9 +337,11 @@ class Integrator:
             keys = frozenset().union(*(c.keys for c in group))
             if len(keys) == 1:
                 (key,) = keys
-                lo, hi = _interval(group, key)
-                p = mass(self.law((key, draws[key])), lo, hi)
-                result = result * _padded(p.ravel() if p.ndim else float(p), p.ravel() if p.ndim else float(p))
+                inner, outer = _interval(group, key)
+                law = self.law((key, draws[key]))
+                p_lo, p_hi = mass(law, *inner, -1), mass(law, *outer, +1)
+                result = result * _padded(p_lo.ravel() if p_lo.ndim else float(p_lo),
+                                          p_hi.ravel() if p_hi.ndim else float(p_hi))
             else:
                 result = result * self._integrate(_star(group), draws)
             if np.all(result.upper == 0.0):
@@ -321,13 +355,13 @@ class Integrator:
             self._grids[centre] = np.linspace(float(law.ppf(TAIL)), float(law.isf(TAIL)), self.cells + 1)
         return self._grids[centre]
 
-    def _masses_of(self, centre: Drawn, interval: tuple[float, float]) -> tuple[np.ndarray, float]:
+    def _masses_of(self, centre: Drawn, interval: tuple[float, float], side: int) -> tuple[np.ndarray, float]:
         """On the coarse grid, `_masses_on` for a scalar interval: only its end cells are computed anew."""
-        key = (centre, interval)
+        key = (centre, interval, side)
         if key not in self._masses:
             law, t = self.law(centre), self._grid(centre)
-            if centre not in self._full:
-                self._full[centre] = mass(law, t[:-1], t[1:])
+            if (centre, side) not in self._full:
+                self._full[(centre, side)] = mass(law, t[:-1], t[1:], side)
             n = len(t) - 1
             lo, hi = interval
             cells = np.zeros(n)
@@ -335,11 +369,11 @@ class Integrator:
             if lo < hi:
                 first = max(int(np.searchsorted(t, lo, side="right")) - 1, 0)  # cells before: all below lo
                 stop = min(int(np.searchsorted(t, hi, side="left")), n)  # cells from here: all above hi
-                cells[first:stop] = self._full[centre][first:stop]
+                cells[first:stop] = self._full[(centre, side)][first:stop]
                 ends = sorted(k for k in {first, stop - 1} if 0 <= k < n and first <= k < stop)
                 a = [max(t[k], lo) for k in ends] + [lo, max(lo, t[-1])]
                 b = [min(t[k + 1], hi) for k in ends] + [min(hi, t[0]), hi]
-                masses = mass(law, a, b)
+                masses = mass(law, a, b, side)
                 for k, m in zip(ends, masses):
                     cells[k] = m
                 outside = float(masses[-2] + masses[-1])
@@ -372,18 +406,20 @@ class Integrator:
     def _integrate(self, star: _Star, draws: Mapping[Key, Draw]) -> Bracket:
         centre = (star.centre, draws[star.centre])
         leaves = [((leaf, draws[leaf]), lower, upper) for leaf, lower, upper in star.leaves]
-        moving = [any(_vector(a) for a, _ in lower + upper) for _, lower, upper in leaves]
+        moving = [any(_vector(line[0]) for line in lower + upper) for _, lower, upper in leaves]
         varying = [x for x, m in zip(leaves, moving) if m]
         lo, hi = self._product(centre, [x for x, m in zip(leaves, moving) if not m])
         t, law = self._grid(centre), self.law(centre)
         for leaf, lower, upper in varying:
             f_lo, f_hi = _factor_on(t, self.law(leaf), lower, upper)
             lo, hi = lo * f_lo, hi * f_hi
-        if any(_vector(x) for x in star.interval):
-            cells, outside = _masses_on(t, law, star.interval)
+        if any(_vector(x) for x in star.inner + star.outer):
+            cells_lo, _ = _masses_on(t, law, star.inner, -1)
+            cells_hi, outside = _masses_on(t, law, star.outer, +1)
         else:
-            cells, outside = self._masses_of(centre, star.interval)
-        c_lo, c_hi = cells * lo, cells * hi
+            cells_lo, _ = self._masses_of(centre, star.inner, -1)
+            cells_hi, outside = self._masses_of(centre, star.outer, +1)
+        c_lo, c_hi = cells_lo * lo, cells_hi * hi
         if self.fine is None or varying:
             return _padded(c_lo.sum(-1), c_hi.sum(-1) + outside)
         return self._refine(star, centre, leaves, c_lo, c_hi, outside)
@@ -403,7 +439,8 @@ class Integrator:
         for leaf, lower, upper in leaves:
             g_lo, g_hi = _factor_on(edges, self.law(leaf), lower, upper)
             f_lo, f_hi = f_lo * g_lo, f_hi * g_hi
-        cells, _ = _masses_on(edges, self.law(centre), star.interval)
+        cells_lo, _ = _masses_on(edges, self.law(centre), star.inner, -1)
+        cells_hi, _ = _masses_on(edges, self.law(centre), star.outer, +1)
         rest_lo = c_lo[:first].sum() + c_lo[last + 1:].sum()
         rest_hi = c_hi[:first].sum() + c_hi[last + 1:].sum()
-        return _padded(rest_lo + float(np.dot(cells, f_lo)), rest_hi + float(np.dot(cells, f_hi)) + outside)
+        return _padded(rest_lo + float(np.dot(cells_lo, f_lo)), rest_hi + float(np.dot(cells_hi, f_hi)) + outside)

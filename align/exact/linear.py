@@ -41,13 +41,16 @@ class Constraint:
 
 
 class Linear:
-    __slots__ = ("const", "decider", "terms")
+    __slots__ = ("const", "decider", "mag", "terms")
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, terms: Mapping[Key, float], const: float, decider: Decider):
+    def __init__(self, terms: Mapping[Key, float], const: float, decider: Decider, mag: float | None = None):
         self.terms = {k: a for k, a in terms.items() if a != 0.0}
         self.const = const
         self.decider = decider
+        self.mag = abs(const) if mag is None else mag
+        """A bound on the magnitudes the constant was computed from (the sum of the operands' and results'):
+        its rounding error is at most a small multiple of 2^-53 · mag (integrate.py widens by 2^-40 · mag)."""
 
     @staticmethod
     def draw(key: Key, decider: Decider) -> Linear:
@@ -57,8 +60,8 @@ class Linear:
     def keys(self) -> frozenset[Key]:
         return frozenset(self.terms)
 
-    def _make(self, terms: Mapping[Key, float], const: float) -> Any:
-        result = Linear(terms, const, self.decider)
+    def _make(self, terms: Mapping[Key, float], const: float, mag: float) -> Any:
+        result = Linear(terms, const, self.decider, mag + abs(const))
         return result if result.terms else result.const
 
     def _combine(self, other: Any, sign: float) -> Any:
@@ -66,10 +69,10 @@ class Linear:
             terms = dict(self.terms)
             for k, a in other.terms.items():
                 terms[k] = terms.get(k, 0.0) + sign * a
-            return self._make(terms, self.const + sign * other.const)
+            return self._make(terms, self.const + sign * other.const, self.mag + other.mag)
         if isinstance(other, bool) or not isinstance(other, (int, float)):
             raise NotAffine(f"{type(other).__name__} combined with a noise value")
-        return self._make(self.terms, self.const + sign * float(other))
+        return self._make(self.terms, self.const + sign * float(other), self.mag + abs(float(other)))
 
     def __add__(self, other: Any) -> Any:
         return self._combine(other, 1.0)
@@ -83,7 +86,7 @@ class Linear:
         return (-self)._combine(other, 1.0)
 
     def __neg__(self) -> Any:
-        return self._make({k: -a for k, a in self.terms.items()}, -self.const)
+        return self._make({k: -a for k, a in self.terms.items()}, -self.const, self.mag)
 
     def __pos__(self) -> Any:
         return self
@@ -94,7 +97,7 @@ class Linear:
         if isinstance(factor, bool) or not isinstance(factor, (int, float)):
             raise NotAffine(f"a noise value multiplied by {type(factor).__name__}")
         f = float(factor)
-        return self._make({k: a * f for k, a in self.terms.items()}, self.const * f)
+        return self._make({k: a * f for k, a in self.terms.items()}, self.const * f, self.mag * abs(f))
 
     def __mul__(self, other: Any) -> Any:
         return self._scale(other)
@@ -104,7 +107,8 @@ class Linear:
     def __truediv__(self, other: Any) -> Any:
         if isinstance(other, Linear):
             raise NotAffine("a division by a value that depends on the noise")
-        return self._make({k: a / float(other) for k, a in self.terms.items()}, self.const / float(other))
+        f = float(other)
+        return self._make({k: a / f for k, a in self.terms.items()}, self.const / f, self.mag / abs(f))
 
     def __rtruediv__(self, other: Any) -> Any:
         raise NotAffine("a division by a value that depends on the noise")
@@ -125,16 +129,16 @@ class Linear:
 
     # -- comparisons: forks -----------------------------------------------------------------------------
     def __ge__(self, other: Any) -> bool:
-        return _at_least(self, other)
+        return _at_least(self, other, strict=False)
 
     def __gt__(self, other: Any) -> bool:
-        return _at_least(self, other)  # the boundary has probability 0
+        return _at_least(self, other, strict=True)
 
     def __le__(self, other: Any) -> bool:
-        return _at_least(other, self)
+        return _at_least(other, self, strict=False)
 
     def __lt__(self, other: Any) -> bool:
-        return _at_least(other, self)
+        return _at_least(other, self, strict=True)
 
     def __eq__(self, other: object) -> bool:
         """Equal when the difference is the constant 0 (the same form); a difference that depends on the noise
@@ -161,9 +165,11 @@ class Linear:
         return ("-" if head.startswith("-") else "") + head[2:] + "".join(f" {p}" for p in parts[1:])
 
 
-def _at_least(a: Any, b: Any) -> bool:
-    """a >= b where at least one side is a form: the path's decision."""
+def _at_least(a: Any, b: Any, strict: bool) -> bool:
+    """a >= b (a > b when strict) where at least one side is a form: the path's decision. A difference that
+    depends on the noise is 0 with probability 0, so strict and not are one fork; a difference that does not is
+    a number, compared as the interpreter compares it (`nu > nu` is false)."""
     difference = a - b
     if not isinstance(difference, Linear):
-        return bool(difference >= 0)
+        return bool(difference > 0) if strict else bool(difference >= 0)
     return difference.decider.decide(difference)
