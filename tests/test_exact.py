@@ -338,17 +338,21 @@ def test_the_command_finds_no_violation_in_above_threshold():
     assert code == 0 and "no violation" in out and "this is not a proof" in out
 
 
-@pytest.mark.parametrize("rel, fragment", [
-    ("incorrect/geometric_counting_queries.dp", "DLap noise"),
-    ("incorrect/noisy_max_running_value_checkdp.dp", "conditions that chain draws"),
-    ("r2dp/gamma.dp", "a division by a value that depends on the noise"),
+@pytest.mark.parametrize("rel, fragment, statement", [
+    ("incorrect/geometric_counting_queries.dp", "DLap noise", "~ DLap"),
+    ("incorrect/noisy_max_running_value_checkdp.dp", "conditions that chain draws", "if q[i] + eta > bq"),
+    ("r2dp/gamma.dp", "a division by a value that depends on the noise", "~ Lap(1 / u)"),
 ])
-def test_a_program_outside_the_class_gets_a_located_diagnostic(rel, fragment):
+def test_a_program_outside_the_class_gets_a_located_diagnostic(rel, fragment, statement):
+    """At the statement that leaves the class: the draw, the division, or the comparison whose condition the
+    integration cannot follow (not the mechanism's name)."""
     path = str(SPECS / rel)
     code, out, err = _run("test", "--exact", path)
     assert code == 2 and out == ""
     assert "exact-outside" in err and fragment in err
     assert err.startswith(path + ":")  # path:line:col
+    line = int(err.split(":")[1])
+    assert statement in (SPECS / rel).read_text().splitlines()[line - 1]
 
 
 def test_too_many_paths_is_outside():

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from ..span import Span
 from .linear import Constraint, Key
 from .paths import Draw, Outside
 
@@ -103,6 +104,7 @@ class _Cond:
     terms: Mapping[Key, float]
     const: Value
     unc: Value
+    span: Span | None = None
 
     @property
     def keys(self) -> frozenset[Key]:
@@ -246,11 +248,13 @@ def _plain(x: Value) -> Value:
 
 def _star(group: Sequence[_Cond]) -> _Star:
     wide = [c for c in group if len(c.terms) > 1]
-    if any(len(c.terms) > 2 for c in wide):
-        raise Outside("a condition on three or more draws")
+    for c in wide:
+        if len(c.terms) > 2:
+            raise Outside("a condition on three or more draws", c.span)
     shared = frozenset.intersection(*(c.keys for c in wide))
     if not shared:
-        raise Outside("conditions that chain draws (no one draw is in every condition on two)")
+        raise Outside("conditions that chain draws (no one draw is in every condition on two)",
+                      next((c.span for c in reversed(wide) if c.span is not None), None))
     centre = min(shared, key=lambda k: (k[0], -1 if k[1] is None else k[1]))
     own = [c for c in group if c.keys == {centre}]
     order: list[Key] = []
@@ -329,7 +333,8 @@ class Integrator:
                     family: Family | None = None) -> Bracket:
         """Bounds on the probability that every constraint holds (and the family's condition, for each of its
         thresholds: then the bounds are arrays), each draw from its law in `draws`."""
-        conditions = [_Cond(c.form.terms, c.form.const, REL * (c.form.mag + abs(c.form.const))) for c in constraints]
+        conditions = [_Cond(c.form.terms, c.form.const, REL * (c.form.mag + abs(c.form.const)), c.span)
+                      for c in constraints]
         if family is not None:
             conditions.append(_condition(family))
         result = ONE if family is None else Bracket(np.ones(len(family.thresholds)), np.ones(len(family.thresholds)))

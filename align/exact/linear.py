@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..span import Span
 
 Key = tuple[str, int | None]
 """A draw: the noise site's name and the loop member (None for a draw outside loops)."""
@@ -35,6 +38,8 @@ class Constraint:
     """`form >= 0` on a path (the boundary `form = 0` has probability 0: every draw is continuous)."""
 
     form: Linear
+    span: Span | None = None
+    """The statement that made the path's decision (for a diagnostic that the integration cannot follow it)."""
 
     def text(self) -> str:
         return f"{self.form.text()} >= 0"

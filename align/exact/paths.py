@@ -95,6 +95,8 @@ class Explorer(Interpreter):
         self.constraints: list[Constraint] = []
         self.laws: dict[Key, Draw] = {}
         self.intervals: dict[Key, tuple[float, float]] = {}
+        self.statement: n.Stmt | None = None
+        """The statement running (the conditions it adds are located there)."""
 
     # -- choices ------------------------------------------------------------------------------------------
     def _choose(self, arity: int) -> int:
@@ -119,7 +121,7 @@ class Explorer(Interpreter):
 
     def _assume(self, form: Linear) -> None:
         """Record `form >= 0`; a one-draw condition narrows that draw's interval (an empty one: a dead path)."""
-        self.constraints.append(Constraint(form))
+        self.constraints.append(Constraint(form, None if self.statement is None else self.statement.span))
         if len(form.terms) != 1:
             return
         (key, a), = form.terms.items()
@@ -140,7 +142,9 @@ class Explorer(Interpreter):
 
     # -- what differs from the interpreter --------------------------------------------------------------------
     def block(self, body: tuple[n.Stmt, ...]) -> None:
+        outer = self.statement
         for s in body:
+            self.statement = s
             try:
                 s.accept(self, None)
             except NotAffine as error:
@@ -148,6 +152,7 @@ class Explorer(Interpreter):
             except TypeError as error:  # an integer operation, an index or a sort key given a form
                 raise Outside(f"a value that depends on the noise where a number is needed ({error})", s.span) \
                     from None
+        self.statement = outer
 
     def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
         site = self.sites[s.var]
