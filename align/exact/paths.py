@@ -227,9 +227,7 @@ def shape(value: Any, slots: list[Linear]) -> Any:
         return Slot(len(slots) - 1)
     if isinstance(value, Tag):
         return Tag(value.name, tuple(shape(x, slots) for x in value.payload))
-    if isinstance(value, tuple):
-        return tuple(shape(x, slots) for x in value)
-    if isinstance(value, list):
+    if isinstance(value, (tuple, list)):
         return tuple(shape(x, slots) for x in value)
     return value
 

@@ -29,10 +29,10 @@ import numpy as np
 from ..diagnostics import SpecError, diag
 from ..interp.values import format_value
 from ..resolve import ResolvedMechanism
-from ..stats.lrtest import Pair, Result, checker_pairs, claim_reads_output, claimed_epsilon, input_pairs, valid_pairs
+from ..stats.lrtest import Pair, Result, claim_reads_output, claimed_epsilon, search_pairs
 from .integrate import ZERO, Bracket, Family, Integrator
 from .linear import Constraint, Linear
-from .paths import PATH_LIMIT, Outside, Path, Slot, paths, shape
+from .paths import PATH_LIMIT, Outside, Path, paths, shape
 
 if TYPE_CHECKING:
     from ..results import TestReport
@@ -61,7 +61,7 @@ class Event:
     at_most: bool = True
 
     def text(self) -> str:
-        head = "out = [" + ", ".join(_show(x) for x in self.shape) + "]"
+        head = "out = " + format_value(list(self.shape))
         if self.slot is None:
             return head
         return f"{head}, v{self.slot} {'<=' if self.at_most else '>='} {format_value(self.threshold)}"
@@ -78,16 +78,6 @@ class Event:
         return () if form >= 0 else None
 
 
-def _show(x: Any) -> str:
-    if isinstance(x, Slot):
-        return repr(x)
-    if isinstance(x, tuple):
-        return "(" + ", ".join(_show(y) for y in x) + ")"
-    if hasattr(x, "payload"):
-        return x.name + (f"({', '.join(_show(p) for p in x.payload)})" if x.payload else "")
-    return format_value(x)
-
-
 @dataclass(frozen=True)
 class ExactFinding:
     pair: Pair
@@ -100,6 +90,11 @@ class ExactFinding:
     """... and on the other input."""
     epsilon: float
     """ln(p.lower / p_prime.upper): a lower bound on the privacy loss (inf when p_prime is exactly 0)."""
+
+    @property
+    def inputs(self) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+        """The private values of the input compared first (the `p` side) and of the other."""
+        return (self.pair.d, self.pair.d_prime) if self.forward else (self.pair.d_prime, self.pair.d)
 
 
 @dataclass
@@ -176,7 +171,8 @@ def _thresholds(d: _Side, d2: _Side, key: Any, slot: int) -> np.ndarray:
             v = slots[slot]
             if isinstance(v, Linear):
                 centres.append(v.const)
-                spreads.append(math.sqrt(sum((a * path.draws[k].law().std()) ** 2
+                laws = side.integrator
+                spreads.append(math.sqrt(sum((a * laws.law((k, path.draws[k])).law.std()) ** 2
                                              for k, a in v.terms.items())))
     if not spreads:
         return np.zeros(0)
@@ -205,7 +201,7 @@ def _pair_findings(pair: Pair, d: _Side, d2: _Side, both_directions: bool) -> li
         if key in d.groups and key in d2.groups and d.groups[key][0][1]:
             both.append((key, p, p2))
     likely = sorted(both, key=lambda x: -max(x[1].upper, x[2].upper))[:FAMILIES]
-    lossy = sorted(both, key=lambda x: -max(_estimate_of(x[1], x[2]), _estimate_of(x[2], x[1])))[:FAMILIES]
+    lossy = sorted(both, key=lambda x: -max(_estimate(x[1], x[2]), _estimate(x[2], x[1])))[:FAMILIES]
     for key in dict.fromkeys(k for k, _, _ in likely + lossy):
         for slot in range(len(d.groups[key][0][1])):
             ts = _thresholds(d, d2, key, slot)
@@ -268,18 +264,11 @@ def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
             limit: int = PATH_LIMIT) -> ExactResult:
     """The exact search; raises SpecError (`exact-outside`) where the program is outside what it follows."""
     from ..interp.runner import prepare_arguments
-    from ..interp.values import convert_arguments
 
-    public_names = {p.name for p in mech.params if p.public}
-    public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
     if claim_reads_output(mech):
         raise SpecError([diag("exact-outside", mech.node.name_span, mechanism=mech.name,
                               reason="the privacy claim reads the output")])
-    candidates = list(extra_pairs) + (checker_pairs(mech) if checker else []) + \
-        (input_pairs(mech, public, length) if patterns else [])
-    pairs = valid_pairs(mech, public, candidates)
-    if not pairs:
-        raise SpecError([diag("no-input-pair", mech.node.name_span, mechanism=mech.name, length=length)])
+    public, pairs = search_pairs(mech, public, length, extra_pairs, patterns, checker)
     eps = claimed_epsilon(mech, prepare_arguments(mech, {**public, **pairs[0].d}))
     with _without_cycle_collection():
         return _compute(mech, public, pairs, eps, limit)
@@ -321,7 +310,7 @@ def _compute(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: list[Pai
             result.findings.extend(_pair_findings(pair, d, d2, not mech.one_sided))
         # The strongest events by their coarse point estimates, computed again on refined grids.
         chosen = sorted((f for f in result.findings if not math.isinf(f.epsilon)),
-                        key=lambda f: -_estimate(f))[:REFINE]
+                        key=lambda f: -_estimate(f.p, f.p_prime))[:REFINE]
         for f in chosen:
             i = pairs.index(f.pair)
             a, b = sides[i] if f.forward else sides[i][::-1]
@@ -334,12 +323,8 @@ def _compute(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: list[Pai
     return result
 
 
-def _estimate(f: ExactFinding) -> float:
+def _estimate(p: Bracket, p_prime: Bracket) -> float:
     """ln of the ratio of the brackets' middles: where the refinement is likely to end."""
-    return _estimate_of(f.p, f.p_prime)
-
-
-def _estimate_of(p: Bracket, p_prime: Bracket) -> float:
     if p_prime.middle <= 0.0 or p.middle <= 0.0:
         return -math.inf
     return math.log(p.middle / p_prime.middle)

@@ -122,7 +122,7 @@ def exact_json(r: ExactResult) -> dict[str, Any]:
     from ..interp.values import to_json
 
     def finding(f: Any) -> dict[str, Any]:
-        d, d2 = (f.pair.d, f.pair.d_prime) if f.forward else (f.pair.d_prime, f.pair.d)
+        d, d2 = f.inputs
         return {"pair": f.pair.name, "d": to_json(dict(d)), "d_prime": to_json(dict(d2)), "event": f.event.text(),
                 "p": [float(f.p.lower), float(f.p.upper)], "p_prime": [float(f.p_prime.lower), float(f.p_prime.upper)],
                 "epsilon_lower_bound": None if f.epsilon == math.inf else f.epsilon,

@@ -238,7 +238,7 @@ def computed_lines(r: ExactResult, indent: str = "") -> list[str]:
     else:
         lines = [f"{indent}no violation: the largest eps lower bound is {bound} < claimed {r.claimed_epsilon:.6g} "
                  f"over the events and input pairs computed (this is not a proof)"]
-    d, d2 = (s.pair.d, s.pair.d_prime) if s.forward else (s.pair.d_prime, s.pair.d)
+    d, d2 = s.inputs
     lines.append(f"{indent}  D:      {arguments_text(dict(d))}  ({s.pair.name})")
     lines.append(f"{indent}  D':     {arguments_text(dict(d2))}")
     lines.append(f"{indent}  event:  {s.event.text()}")

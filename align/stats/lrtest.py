@@ -156,6 +156,24 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
     return pairs
 
 
+def search_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int, extra_pairs: Sequence[Pair],
+               patterns: bool, checker: bool) -> tuple[dict[str, Any], list[Pair]]:
+    """The public values converted to their types, and the input pairs `align test` tries, in order: the given
+    ones, the checker's counterexamples (with `checker`), StatDP's patterns at `length` (with `patterns`), those
+    that meet `requires` and the adjacency. SpecError (`no-input-pair`) when none does. The sampling search and
+    the computed one (align/exact/) both start here."""
+    from ..interp.values import convert_arguments
+
+    public_names = {p.name for p in mech.params if p.public}
+    public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
+    candidates = list(extra_pairs) + (checker_pairs(mech) if checker else []) + \
+        (input_pairs(mech, public, length) if patterns else [])
+    pairs = valid_pairs(mech, public, candidates)
+    if not pairs:
+        raise SpecError([diag("no-input-pair", mech.node.name_span, mechanism=mech.name, length=length)])
+    return public, pairs
+
+
 def valid_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: Sequence[Pair]) -> list[Pair]:
     from ..interp.runner import prepare_arguments, prepare_neighbour
 
@@ -569,17 +587,10 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
     arguments or no valid pair.
     """
     from ..interp.runner import prepare_arguments
-    from ..interp.values import convert_arguments
 
-    public_names = {p.name for p in mech.params if p.public}
-    public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
     if checker and progress is not None:
         progress("running the checker for counterexample pairs")
-    candidates_ = list(extra_pairs) + (checker_pairs(mech) if checker else []) + \
-        (input_pairs(mech, public, length) if patterns else [])
-    pairs = valid_pairs(mech, public, candidates_)
-    if not pairs:
-        raise SpecError([diag("no-input-pair", mech.node.name_span, mechanism=mech.name, length=length)])
+    public, pairs = search_pairs(mech, public, length, extra_pairs, patterns, checker)
     args0 = prepare_arguments(mech, {**public, **pairs[0].d})
     varying = claim_reads_output(mech)
     eps = None if varying else claimed_epsilon(mech, args0)
