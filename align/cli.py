@@ -85,7 +85,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         if problem is not None:
             return _config_error(problem, args.command, output)
         args.config = config
-        code = handlers[args.command](args, output)
+        try:
+            code = handlers[args.command](args, output)
+        except ConfigError as error:  # a command that expands the configured `paths` (align verify)
+            return _config_error(error, args.command, output)
         output.finish(code)
         return code
     except UsageError as error:
@@ -116,11 +119,11 @@ def _config_error(error: ConfigError, command: str, output: Renderer) -> int:
     from .results import FileResult
 
     if command in ("check", "verify"):
-        file = FileResult(error.source.path, error.source, tuple(error.diagnostics))
+        file = FileResult(error.path, error.source, tuple(error.diagnostics))
         output.checked_file(file) if command == "check" else output.verified_file(file)
         output.finish(ExitCode.ERROR)
     else:
-        output.errors(error.source.path, error.source, error.diagnostics)
+        output.errors(error.path, error.source, error.diagnostics)
     return ExitCode.ERROR
 
 

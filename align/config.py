@@ -11,13 +11,20 @@ output-format = "github"     # --output-format, for the commands that have it
 
 The first directory, from the working directory up to the root of the git checkout (the directory with
 `.git`), that has an align.toml or a pyproject.toml with a `[tool.align]` table gives the configuration
-(align.toml first). Flags on the command line override it. A key that is not one of `KEYS`, a value of the
-wrong type, a glob that matches nothing and a file that is not TOML are diagnostics located in the file,
-like every other input (exit 2).
+(align.toml first). Flags on the command line override it.
+
+A pull request may change this file, so nothing in it makes align read outside the repository: `paths` globs
+are relative to the configuration's folder and never leave it (no `..`, no absolute pattern, no directory
+symbolic link followed, no special file, bounded matches and depth: `files.glob`), and they are expanded only
+by the commands that use them (`spec_paths`), never by `align explain`. A key that is not one of `KEYS`, a
+value of the wrong type or out of range, a glob that align refuses or that matches nothing, a file that is
+not TOML, not UTF-8, nested past the TOML reader's stack or larger than `MAX_CONFIG_BYTES` are diagnostics
+located in the file, like every other input (exit 2).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -26,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import Diagnostic, SpecError, diag, did_you_mean
-from .limits import MAX_BOUNDED_LENGTH
+from .files import Glob, GlobError, glob, read_source
+from .limits import MAX_BOUNDED_LENGTH, MAX_CONFIG_BYTES, MAX_TIMEOUT_SECONDS
 from .render import FORMATS
 from .span import Source, Span
 
@@ -37,11 +45,32 @@ else:  # pragma: no cover (3.10)
 
 
 class ConfigError(SpecError):
-    """The configuration file is wrong: its diagnostics, and the file for their carets."""
+    """The configuration file is wrong: its diagnostics, and the file for their carets (None when the file could
+    not be read as text: nothing of it is shown)."""
 
-    def __init__(self, source: Source, diagnostics: list[Diagnostic]):
+    def __init__(self, path: str, source: Source | None, diagnostics: list[Diagnostic]):
         super().__init__(diagnostics)
+        self.path = path
         self.source = source
+
+
+def _globs(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) and x for x in value)
+
+
+def _seconds(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and 0 < value <= MAX_TIMEOUT_SECONDS)
+
+
+def _glob_problem(value: list[str]) -> str | None:
+    """What is wrong with the first glob that align refuses (`files.Glob.of`), as the diagnostic's `found`."""
+    for x in value:
+        try:
+            Glob.of(x)
+        except GlobError as error:
+            return f"`{_clip(x)}`: {error}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -51,17 +80,23 @@ class Key:
     """What a value must be, in words (for the diagnostic)."""
     valid: Callable[[Any], bool]
     meaning: str
+    problem: Callable[[Any], str | None] = lambda value: None
+    """For a value of the right type: what is still wrong with it (the diagnostic's `found`), or None."""
+
+    def check(self, value: Any) -> str | None:
+        """None when `value` is valid, else what was found, in words."""
+        return _value_text(value) if not self.valid(value) else self.problem(value)
 
 
 KEYS: dict[str, Key] = {k.name: k for k in (
-    Key("paths", "a list of path globs", lambda v: isinstance(v, list) and all(isinstance(x, str) and x for x in v),
-        "the files `align verify` checks when none is given"),
+    Key("paths", "a list of globs relative to the configuration's folder", _globs,
+        "the files `align verify` checks when none is given", _glob_problem),
     Key("max-length", f"an integer from 1 to {MAX_BOUNDED_LENGTH}",
         lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_BOUNDED_LENGTH,
         "`align verify --max-length`"),
     Key("accept-bounded", "true or false", lambda v: isinstance(v, bool), "`align verify --accept-bounded`"),
-    Key("timeout", "a positive number of seconds",
-        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0, "`align verify --timeout`"),
+    Key("timeout", f"a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS}", _seconds,
+        "`align verify --timeout`"),
     Key("output-format", "one of " + ", ".join(FORMATS), lambda v: isinstance(v, str) and v in FORMATS,
         "`--output-format`"),
 )}
@@ -71,10 +106,13 @@ KEYS: dict[str, Key] = {k.name: k for k in (
 class Config:
     """The settings of one project (every field None or empty when not configured)."""
 
-    source: str | None = None
-    """The file they come from."""
-    paths: tuple[str, ...] = ()
-    """The files the `paths` globs match, sorted, relative to the working directory where they are below it."""
+    source: Source | None = None
+    """The file they come from (for the carets of diagnostics about `paths`)."""
+    folder: Path | None = None
+    """The configuration's folder: the globs are relative to it and never leave it."""
+    patterns: tuple[str, ...] = ()
+    """The `paths` globs as written (checked; expanded by `spec_paths`)."""
+    in_pyproject: bool = False
     max_length: int | None = None
     accept_bounded: bool | None = None
     timeout: float | None = None
@@ -91,7 +129,7 @@ def find(start: Path) -> tuple[Path, bool] | None:
         if own.is_file():
             return own, False
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and re.search(r"^\s*\[tool\.align\]", _text(pyproject), flags=re.M):
+        if pyproject.is_file() and re.search(r"^\s*\[\s*tool\s*\.\s*align\s*\]", _text(pyproject), flags=re.M):
             return pyproject, True
         if (directory / ".git").exists():
             return None
@@ -99,16 +137,18 @@ def find(start: Path) -> tuple[Path, bool] | None:
 
 
 def load(start: Path | None = None) -> Config:
-    """The configuration that applies in `start` (the working directory); raises `SpecError` when it is wrong."""
+    """The configuration that applies in `start` (the working directory); raises `ConfigError` when it is wrong.
+    The `paths` globs are checked here but expanded only by `spec_paths`."""
     start = start or Path.cwd()
     found = find(start)
     if found is None:
         return NONE
     path, in_pyproject = found
     shown = _shown(path, start)
-    from .parse import read_source
-
-    source = read_source(shown)
+    try:
+        source = read_source(shown, MAX_CONFIG_BYTES)
+    except SpecError as error:  # not a regular file, too large, not text, a link out of the repository
+        raise ConfigError(shown, None, list(error.diagnostics)) from None
     try:
         document = tomllib.loads(source.text)
     except tomllib.TOMLDecodeError as error:
@@ -119,40 +159,64 @@ def load(start: Path | None = None) -> Config:
             lines = source.text.rstrip("\n").split("\n")
             line, column = len(lines), len(lines[-1]) + 1
         span = Span(shown, line, column, line, column + 1)
-        raise ConfigError(source, [diag("config-syntax", span, path=shown,
-                                        reason=re.sub(r" \(at .*\)$", "", str(error)))]) from None
+        raise ConfigError(shown, source, [diag("config-syntax", span, path=shown,
+                                               reason=re.sub(r" \(at .*\)$", "", str(error)))]) from None
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise ConfigError(shown, source, [diag("config-syntax", Span(shown, 1, 1, 1, 2), path=shown,
+                                               reason="values nested too deeply")]) from None
     table = document.get("tool", {}).get("align", {}) if in_pyproject else document
     where = "[tool.align]" if in_pyproject else shown
     if not isinstance(table, dict):
-        raise ConfigError(source, [diag("config-value", _locate(source, "align", in_pyproject, top=True),
-                                        key="tool.align", expected="a table", found=type(table).__name__)])
+        raise ConfigError(shown, source, [diag("config-value", _locate(source, "align", in_pyproject, top=True),
+                                               key="tool.align", expected="a table", found=_value_text(table))])
     problems: list[Diagnostic] = []
     for key, value in table.items():
         at = _locate(source, key, in_pyproject)
         spec = KEYS.get(key)
         if spec is None:
             problems.append(diag("config-unknown-key", at, key=key, table=where, hint=did_you_mean(key, KEYS)))
-        elif not spec.valid(value):
-            problems.append(diag("config-value", at, key=key, expected=spec.expected, found=_value_text(value)))
-    paths: list[str] = []
-    if not problems and "paths" in table:
-        for pattern in table["paths"]:
-            matched = sorted(p for p in path.parent.glob(pattern) if p.is_file())
-            if not matched:
-                problems.append(diag("config-value", _locate(source, "paths", in_pyproject), key="paths",
-                                     expected="globs that match files", found=f"`{pattern}`, which matches none"))
-            paths += [_shown(p, start) for p in matched]
+        elif (wrong := spec.check(value)) is not None:
+            problems.append(diag("config-value", at, key=key, expected=spec.expected, found=wrong))
     if problems:
-        raise ConfigError(source, problems)
-    return Config(source=shown, paths=tuple(dict.fromkeys(paths)), max_length=table.get("max-length"),
+        raise ConfigError(shown, source, problems)
+    return Config(source=source, folder=path.parent, patterns=tuple(table.get("paths", ())),
+                  in_pyproject=in_pyproject, max_length=table.get("max-length"),
                   accept_bounded=table.get("accept-bounded"),
                   timeout=float(table["timeout"]) if "timeout" in table else None,
                   output_format=table.get("output-format"))
 
 
+def spec_paths(config: Config, start: Path | None = None) -> tuple[str, ...]:
+    """The files the `paths` globs match, in the order of the globs and sorted within each, relative to the
+    working directory `start` where they are below it; raises `ConfigError` for a glob that matches nothing or
+    that `files.glob` refuses."""
+    if config.source is None or config.folder is None:
+        return ()
+    start = start or Path.cwd()
+    paths: list[str] = []
+    problems: list[Diagnostic] = []
+    at = _locate(config.source, "paths", config.in_pyproject)
+    for pattern in config.patterns:
+        try:
+            matched = glob(config.folder, Glob.of(pattern))
+        except GlobError as error:
+            problems.append(diag("config-value", at, key="paths", expected="globs of files in the configuration's "
+                                 "folder", found=f"`{_clip(pattern)}`: {error}"))
+            continue
+        if not matched:
+            problems.append(diag("config-value", at, key="paths", expected="globs that match files",
+                                 found=f"`{_clip(pattern)}`, which matches none"))
+        paths += [_shown(p, start) for p in matched]
+    if problems:
+        raise ConfigError(config.source.path, config.source, problems)
+    return tuple(dict.fromkeys(paths))
+
+
 def _text(path: Path) -> str:
+    """The start of a file, to look for `[tool.align]`; what `load` reads of it is checked there."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as f:
+            return f.read(MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
@@ -161,7 +225,7 @@ def _shown(path: Path, start: Path) -> str:
     """`path` relative to `start` when it is below it (as a user would type it), else as it is."""
     try:
         return str(path.resolve().relative_to(start.resolve()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):
         return str(path)
 
 
@@ -182,11 +246,16 @@ def _locate(source: Source, key: str, in_pyproject: bool, top: bool = False) -> 
     return None
 
 
+def _clip(text: str, width: int = 80) -> str:
+    """A configured string as a diagnostic quotes it: at most `width` characters."""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _value_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f'"{value}"'
+        return f'"{_clip(value)}"'
     if isinstance(value, list):
         return "a list" + ("" if all(isinstance(x, str) for x in value) else " with a value that is not a string")
     return f"{type(value).__name__} {value!r}" if isinstance(value, (int, float)) else type(value).__name__

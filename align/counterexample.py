@@ -137,9 +137,10 @@ class Counterexample:
 def load(path: str) -> Counterexample:
     """Read a counterexample file; a missing or malformed file raises SpecError with a diagnostic.
 
-    Read as spec files are (`parse.read_bytes`): a regular file of bounded size, never a FIFO or a device.
+    Read as spec files are (`files.read_bytes`): a regular file of bounded size, never a FIFO or a device.
     """
-    from .parse import read_bytes, read_json
+    from .files import read_bytes
+    from .parse import read_json
 
     raw = read_bytes(path)
     try:

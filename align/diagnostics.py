@@ -61,7 +61,9 @@ def _registry(*codes: Code) -> dict[str, Code]:
 
 CODES: Mapping[str, Code] = _registry(
     # -- reading and parsing ------------------------------------------------------------------
-    Code("io-error", "cannot read {path}: {reason}", "The file could not be opened or decoded as UTF-8."),
+    Code("io-error", "cannot read {path}: {reason}", "The file could not be opened, is not a regular file, or is not text (a NUL byte, bytes that are not UTF-8); the diagnostic shows nothing of a file that is not text."),
+    Code("outside-repository", "{path} is a symbolic link out of the repository: align does not follow it",
+         "A file named inside the repository (by the configuration, a glob, or a list of the repository's files) is a symbolic link, or lies in a linked folder, whose real path leaves the repository (the checkout that the working directory is in). A pull request could commit such a link to /etc/passwd or /proc/self/environ, so align refuses it without opening it; name the real file instead. Files named outside the repository are read."),
     Code("unexpected-character", "unexpected character {char}",
          "The lexer met a character that is not part of the language."),
     Code("unexpected-token", "unexpected {found}; expected {expected}",
@@ -172,7 +174,7 @@ CODES: Mapping[str, Code] = _registry(
     Code("config-unknown-key", "unknown key `{key}` in {table}{hint}",
          "The configuration's keys are paths, max-length, accept-bounded, timeout and output-format (docs/ci.md)."),
     Code("config-value", "`{key}` must be {expected}, not {found}",
-         "A configuration value of the wrong type or out of range, or a `paths` glob that matches no file."),
+         "A configuration value of the wrong type or out of range, or a `paths` glob that align refuses: one that matches no file, leaves the configuration's folder (`..`, an absolute path), matches a special file (a FIFO, a device) or a symbolic link out of the folder, or passes a bound on the files it matches or examines (docs/ci.md)."),
     Code("no-such-mechanism", "{path} defines no mechanism `{name}`{hint}",
          "`--mechanism NAME` names one of the mechanisms the file defines."),
     Code("which-mechanism", "{path} defines {names}; choose one with --mechanism NAME",

@@ -26,6 +26,29 @@ more than this. lark's LALR parser with positions reads about 20 KB of dense tok
 spec has a few kilobytes (the largest of the corpus 3.5 KB). The same limit bounds the JSON files that
 `align run --noise-file` and `align test` read."""
 
+MAX_CONFIG_BYTES = 1024 * 1024
+"""Largest configuration file read (pyproject.toml, align.toml): a larger one is refused (`file-too-large`). A
+pyproject.toml has a few kilobytes; Python's TOML reader takes about a second for a megabyte."""
+
+MAX_PATH_COMPONENT = 255
+"""Longest component of a configured glob, in bytes: the longest file name Linux, macOS and Windows allow
+(NAME_MAX). A longer one could never match; it is refused (`config-value`) instead of an OSError."""
+
+MAX_GLOB_MATCHES = 10_000
+"""Most files one configured glob (`[tool.align] paths`) may match: `align verify` takes about 0.1 s per spec,
+so ten thousand specs are already more than a pull request's check would verify. Past it the configuration is
+refused (`config-value`) rather than read."""
+
+MAX_GLOB_DEPTH = 32
+"""Deepest folder, below the configuration's folder, that a configured glob may reach (`**` goes down one
+level at a time). Repositories nest a dozen levels; symbolic links to folders are never followed, so a link
+to `.` cannot make the walk endless, and this bounds a tree that is deep for real."""
+
+MAX_GLOB_ENTRIES = 200_000
+"""Most directory entries one configured glob may examine (`specs/**/*.dp` lists every folder below specs/):
+about a second of listing on a slow disk. A checkout with a virtual environment inside has some tens of
+thousands; past it the glob is refused (`config-value`: narrow it, e.g. `specs/**/*.dp` instead of `**/*.dp`)."""
+
 # ----------------------------------------------------------------------------------------------- parsing
 
 MAX_NESTING_DEPTH = 100
@@ -116,6 +139,11 @@ so the chunk size bounds its memory (the default is 131072)."""
 MAX_SEED = 2**128 - 1
 """Largest `--seed`: seeds are non-negative integers of at most 128 bits (numpy's SeedSequence takes any
 non-negative integer; 128 bits is the entropy it keeps)."""
+
+MAX_TIMEOUT_SECONDS = 86_400
+"""Largest `--timeout` (and `timeout` of the configuration), in seconds: a day. The timeout is a wall-clock
+safety net per z3 query (the resource limit decides); z3 takes it in milliseconds as a 32-bit number, and
+`inf`, `nan` or `1e308` would overflow it."""
 
 MAX_BOUNDED_LENGTH = 16
 """Largest `--max-length` of `align verify`: the bounded check tries every combination of list lengths up to

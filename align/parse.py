@@ -5,11 +5,11 @@ naming common mistakes (Python-style blocks, `=` in a condition, `range(...)`, `
 shift) from example programs, as lark's `match_examples` does (see `_SIGNATURES` for why we match on the
 parser state and token alone).
 
-This is also where hostile input stops (align/limits.py): `read_source` reads only regular files and at
-most MAX_SOURCE_BYTES of them; the nesting depth of the tree is measured, without recursion, before the
-recursive transformer runs; number literals are checked for length and range before any exact arithmetic
-(`exact_number`); and arithmetic on literals alone is evaluated with the same bounds (`_Build._fold`), so
-that no later stage meets a constant it cannot afford.
+This is also where hostile input stops (align/limits.py): `files.read_source` reads only regular text files
+of the repository and at most MAX_SOURCE_BYTES of them; the nesting depth of the tree is measured, without
+recursion, before the recursive transformer runs; number literals are checked for length and range before
+any exact arithmetic (`exact_number`); and arithmetic on literals alone is evaluated with the same bounds
+(`_Build._fold`), so that no later stage meets a constant it cannot afford.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import json
 import math
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable
 from fractions import Fraction
@@ -39,7 +38,9 @@ from lark.exceptions import (
 from . import cache
 from . import nodes as n
 from .adjacency import AdjacencyKind
-from .diagnostics import Diagnostic, SpecError, diag, os_reason
+from .diagnostics import Diagnostic, SpecError, diag
+from .files import read_bytes as read_bytes  # the front end's readers, imported here by tests and benches
+from .files import read_source as read_source
 from .limits import (
     MAX_CONSTANT_BITS,
     MAX_DECIMAL_EXPONENT,
@@ -48,7 +49,6 @@ from .limits import (
     MAX_NESTING_DEPTH,
     MAX_POWER_EXPONENT,
     MAX_SAMPLING_SITES,
-    MAX_SOURCE_BYTES,
 )
 from .operators import INTEGER_OPERATIONS, RING_OPERATIONS
 from .span import Source, Span
@@ -882,64 +882,6 @@ def _items(source: Source) -> list[n.Mechanism | n.Alignment]:
             raise SpecError([error.orig_exc.diagnostic]) from None
         raise
     return list(items)
-
-
-_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-               (stat.S_ISSOCK, "a socket"))
-
-
-def read_bytes(path: str, limit: int = MAX_SOURCE_BYTES) -> bytes:
-    """The contents of a regular file of at most `limit` bytes; anything else raises `SpecError`.
-
-    A FIFO, a device (`/dev/zero`, `/dev/urandom`, a terminal) or a directory is refused from `fstat`, before a
-    single byte is read: opening with O_NONBLOCK returns at once even for a FIFO without a writer, which a
-    plain `open` would wait for forever. A regular file is read up to `limit + 1` bytes, so a file that
-    grows while it is read costs no more than that either.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
-        raise SpecError([diag("io-error", None, path=path, reason=os_reason(error))]) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
-            raise SpecError([diag("io-error", None, path=path, reason=f"it is {kind}, not a regular file")])
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as error:
-        raise SpecError([diag("io-error", None, path=path, reason=error.strerror or str(error))]) from None
-    finally:
-        os.close(fd)
-    if size > limit:
-        raise SpecError([diag("file-too-large", None, path=path, limit=limit)])
-    return b"".join(chunks)
-
-
-def read_source(path: str) -> Source:
-    """Read a spec file as UTF-8; raise `SpecError` (io-error, file-too-large) rather than an OSError.
-
-    Bytes that are not UTF-8 are reported at their line and column, which a byte-level editor can find.
-    """
-    data = read_bytes(path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        before = data[: error.start].decode("utf-8", errors="replace")
-        line = before.count("\n") + 1
-        column = len(before) - (before.rfind("\n") + 1) + 1
-        span = Span(path, line, column, line, column + 1)
-        raise SpecError([diag("io-error", span, path=path,
-                              reason=f"byte 0x{data[error.start]:02x} is not UTF-8 ({error.reason})")]) from None
-    return Source(path, text)
 
 
 def parse_expression(text: str, path: str = "<expression>", line: int = 1, column: int = 1) -> n.Expr:

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .diagnostics import Diagnostic, SpecError, diag, did_you_mean
-from .span import Source
+from .span import Source, shown_path
 from .unparse import unparse
 
 if TYPE_CHECKING:
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 
 def read(path: str) -> Source:
-    """A spec file's text (a regular UTF-8 file of bounded size; `parse.read_source`)."""
-    from .parse import read_source
+    """A spec file's text (a regular UTF-8 file of bounded size; `files.read_source`)."""
+    from .files import read_source
 
     return read_source(path)
 
@@ -148,7 +148,7 @@ def _synthesised(result: MechanismVerdict, source: Source, options: Options) -> 
            if found.exhausted else "no alignment found in the template space")
     notes = "".join("; " + note for note in found.notes)
     text = (f"{why} ({_counts(found)}{notes}): unknown, not a sign that the mechanism is not private; "
-            f"`align test {source.path}` looks for a violation")
+            f"`align test {shown_path(source.path)}` looks for a violation")
     if mech.alignment is not None:
         return replace(result, synthesis=_outcome(found, text))
     # No alignment was written: the refutations are about shifting no noise at all, not about the mechanism.

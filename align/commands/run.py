@@ -127,8 +127,9 @@ def read_pairs(items: list[str], option: str) -> dict[str, Any]:
 
 def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict]:
     from ..counterexample import Counterexample
+    from ..files import read_bytes
     from ..interp.values import example_arguments
-    from ..parse import read_bytes, read_json
+    from ..parse import read_json
 
     raw_args: dict[str, Any] = {}
     raw_neighbour: dict[str, Any] = {}
