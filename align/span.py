@@ -20,14 +20,25 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def visible(text: str, tab: str = "\\t") -> str:
-    """`text` safe to print on a terminal: each character of `_INVISIBLE` becomes a visible escape (`\\x1b`,
-    `\\u202e`) and each tab becomes `tab`.
+    """`text` safe to print on a terminal and in a CI log: each character of `_INVISIBLE` becomes a visible
+    escape (`\\x1b`, `\\u202e`), each tab becomes `tab`, and the `[` of `##[` becomes `\\x5b`.
 
     Diagnostics echo the spec's text and paths; a spec from an untrusted pull request must not be able to
     move the cursor, recolour, retitle or clear the terminal of the person who checks it, nor make the
-    shown line differ from the bytes that were parsed.
+    shown line differ from the bytes that were parsed. No line break passes, so no text can start a line;
+    and GitHub's runner reads `##[command]` anywhere in a line of the log (the older form of its workflow
+    commands), so that sequence never passes either.
     """
-    return _INVISIBLE.sub(_escape, text.replace("\t", tab))
+    return _INVISIBLE.sub(_escape, text.replace("\t", tab)).replace("##[", "##\\x5b")
+
+
+def shown_path(path: str) -> str:
+    """A path as align prints it in text: `visible`, and never the start of a CI workflow command. GitHub's
+    runner takes a line of the log whose first characters after blanks are `::` as a command (a spec named
+    `::stop-commands::x.dp` would silence every later annotation), so a relative path that starts with blanks
+    or `:` is shown as `./path`, the same file."""
+    shown = visible(path)
+    return "./" + shown if shown[:1].isspace() or shown.startswith(":") else shown
 
 
 @dataclass(frozen=True)
@@ -73,7 +84,8 @@ class Span:
     """Column one past the last character (on `end_line`)."""
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
+        """`path:line:column`, the path as `shown_path` prints it."""
+        return f"{shown_path(self.path)}:{self.line}:{self.column}"
 
     def __repr__(self) -> str:
         return f"Span({self.path}:{self.line}:{self.column}-{self.end_line}:{self.end_column})"

@@ -150,7 +150,7 @@ def test_github_annotations_are_workflow_commands_one_per_open_obligation(path: 
         if "\n" in result["message"]["text"]:  # a multi-line message travels on one line, escaped
             assert "%0A" in m.group(3)
     summaries = [line for line in out.splitlines() if not line.startswith("::")]
-    assert summaries and all(": mechanism " in line for line in summaries)
+    assert summaries and all(line.startswith("align: mechanism ") for line in summaries)
 
 
 # ------------------------------------------------------------------------------------------------ align report

@@ -9,6 +9,7 @@ from ..config import NONE as NO_CONFIG
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..limits import DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, MAX_BOUNDED_LENGTH
 from ..render import Renderer
+from ..span import shown_path
 from . import UsageError
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def proof_options(args: argparse.Namespace) -> Options:
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from dataclasses import replace
 
+    from ..config import spec_paths
     from ..counterexample import save
     from ..pipeline import load_file, verify
     from ..results import FileResult, VerifyReport
@@ -84,7 +86,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     config = getattr(args, "config", NO_CONFIG)  # flags override the project's configuration
     options = proof_options(args)
     accept_bounded = _first(args.accept_bounded, config.accept_bounded, False)
-    paths = args.files or list(config.paths)
+    paths = args.files or list(spec_paths(config))
     if not paths:
         raise UsageError("no FILE.dp given, and no `paths` configured (align.toml, or [tool.align] in "
                          "pyproject.toml: docs/ci.md)")
@@ -110,7 +112,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     code = VerifyReport(tuple(files), accept_bounded).exit_code
     if args.counterexample:
         if first_counterexample is None:
-            renderer.stderr.write(f"align: no counterexample to write to {args.counterexample}\n")
+            renderer.stderr.write(f"align: no counterexample to write to {shown_path(args.counterexample)}\n")
         else:
             try:
                 save(first_counterexample, args.counterexample)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from ..diagnostics import Diagnostic
-from ..span import Source, visible
+from ..span import Source, shown_path, visible
 from ..status import Status
 from ..unparse import clause_text, unparse
 
@@ -60,9 +60,10 @@ PLAIN = Style(False)
 def diagnostic_line(d: Diagnostic, style: Style = PLAIN) -> str:
     """`path:line:col: error[code]: message`; `path: ...` for a whole file, `align: ...` for a command-line
     value. Paths and messages may quote the spec or the command line: control characters are escaped."""
-    where = f"{d.span}: " if d.span is not None else (f"{d.args['path']}: " if "path" in d.args else "align: ")
+    where = f"{d.span}: " if d.span is not None else (f"{shown_path(str(d.args['path']))}: " if "path" in d.args
+                                                       else "align: ")
     label = style.error(f"{d.severity.value}[{d.code}]")
-    return f"{visible(where)}{label}: {visible(d.message)}"
+    return f"{where}{label}: {visible(d.message)}"
 
 
 _SNIPPET_WIDTH = 160

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Code, Diagnostic
-from ..span import Source
+from ..span import Source, shown_path
 from . import Renderer
 from .common import Style, diagnostic_line
 
@@ -36,7 +36,7 @@ def verdicts_concise(mech: ResolvedMechanism, verdicts: list, status: str, scope
 
 def _where(path: str, mech: ResolvedMechanism) -> str:
     return f"{mech.node.name_span}: mechanism {mech.name}" if mech.node.name_span.path == path else \
-        f"{path}: mechanism {mech.name}"
+        f"{shown_path(path)}: mechanism {mech.name}"
 
 
 class ConciseRenderer(Renderer):

@@ -4,6 +4,12 @@
 error diagnostic, `::warning ...` for every unknown or only bounded obligation (and warning diagnostic), at
 the obligation's span; and one plain summary line per mechanism for the log. Values are escaped as the
 workflow-command syntax requires (`%`, CR and LF everywhere; `:` and `,` in properties too).
+
+A pull request names the files, so every line this format prints starts with align's own text (`::error `,
+`::warning `, `align: `), never with a path: a spec named `::stop-commands::TOKEN.dp` or with a line break in
+its name cannot start a workflow command of its own. Messages are `visible` (control characters escaped, no
+`##[`) before the workflow escaping, and so is the `file` property: a name without control characters is
+kept as it is (escaped for the property), so that the annotation lands on that file.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Severity
-from ..span import Source, Span
+from ..span import Source, Span, visible
 from . import FilesRenderer
 from .common import FINDING_LEVELS, finding_lines
 
@@ -31,13 +37,13 @@ def escape_property(text: str) -> str:
 
 def command(level: str, span: Span | None, path: str, title: str, message: str) -> str:
     """One workflow command, located at `span` (at the file alone when there is none)."""
-    props = {"file": span.path if span is not None else path}
+    props = {"file": visible(span.path if span is not None else path)}
     if span is not None:
         props.update(line=str(span.line), col=str(span.column), endLine=str(span.end_line),
                      endColumn=str(span.end_column))
-    props["title"] = title
-    return f"::{level} " + ",".join(f"{k}={escape_property(v)}" for k, v in props.items()) + \
-        f"::{escape_data(message)}"
+    props["title"] = visible(title)
+    text = "\n".join(visible(line) for line in message.split("\n"))
+    return f"::{level} " + ",".join(f"{k}={escape_property(v)}" for k, v in props.items()) + f"::{escape_data(text)}"
 
 
 class GithubRenderer(FilesRenderer):
@@ -61,7 +67,8 @@ class GithubRenderer(FilesRenderer):
                     self.stdout.write(command(FINDING_LEVELS[v.status], v.obligation.span, file.path, title,
                                               "\n".join(finding_lines(v))) + "\n")
             scope = f" ({m.scope})" if m.scope else ""
-            self.stdout.write(f"{m.mechanism.node.name_span}: mechanism {m.mechanism.name}: {m.status}{scope}\n")
+            where = m.mechanism.node.name_span
+            self.stdout.write(f"align: mechanism {m.mechanism.name} ({where}): {m.status}{scope}\n")
 
     def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
         self._diagnostics(path or "", diagnostics)

@@ -6,21 +6,25 @@ refuted (level `error`), unknown or only bounded (`warning`), at the obligation'
 counterexample in its message, its replay as a code flow (the run on D and the run on D' with the aligned
 noise, step by step) and the line where the two runs part as related locations; and a result for every
 diagnostic of a file that did not load. `invocations` records the exit code. Paths are written as the user
-gave them: relative ones against `%SRCROOT%` (the directory align ran in), absolute ones as `file:` URIs.
+gave them: relative ones against `%SRCROOT%` (the directory align ran in), absolute ones as `file:` URIs,
+percent-encoded as RFC 3986 asks (a space, `<`, `%`, `:`, a backslash, a line break or bytes that are not
+UTF-8 in a file name are encoded, never dropped or rewritten); message texts are `visible` (control
+characters escaped).
 tests/test_formats.py validates the corpus's logs against the official schema (tests/data/sarif/).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from functools import cache
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import CODES, Diagnostic, Severity
-from ..span import Source, Span
+from ..span import Source, Span, visible
 from ..status import Status
 from . import FilesRenderer
 from .common import FINDING_LEVELS, finding_lines
@@ -70,11 +74,27 @@ def rule_index() -> dict[str, int]:
     return {rule["id"]: k for k, rule in enumerate(rules())}
 
 
+def uri_path(path: str) -> str:
+    """`path` as the path of a URI (RFC 3986): its bytes (those a file name that is not UTF-8 had, from the
+    surrogates Python decodes them to) percent-encoded, but for the unreserved characters and `/`."""
+    if os.sep != "/":
+        path = path.replace(os.sep, "/")
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that no undecodable byte gave
+        raw = path.encode("utf-8", "surrogatepass")
+    return quote(raw, safe="/")
+
+
 def artifact_location(path: str) -> dict[str, Any]:
-    posix = PurePosixPath(path.replace("\\", "/"))
-    if posix.is_absolute():
-        return {"uri": posix.as_uri()}
-    return {"uri": str(posix), "uriBaseId": "%SRCROOT%"}
+    if os.path.isabs(path):
+        return {"uri": "file://" + ("" if path.startswith("/") else "/") + uri_path(path)}
+    return {"uri": uri_path(path), "uriBaseId": "%SRCROOT%"}
+
+
+def _message(text: str) -> dict[str, str]:
+    """A SARIF message: each line `visible` (the line breaks of a multi-line message kept)."""
+    return {"text": "\n".join(visible(line) for line in text.split("\n"))}
 
 
 def location(span: Span | None, path: str, message: str | None = None) -> dict[str, Any]:
@@ -84,13 +104,13 @@ def location(span: Span | None, path: str, message: str | None = None) -> dict[s
                               "endColumn": span.end_column}
     result: dict[str, Any] = {"physicalLocation": physical}
     if message:
-        result["message"] = {"text": message}
+        result["message"] = _message(message)
     return result
 
 
 def line_location(path: str, line: int, message: str) -> dict[str, Any]:
     return {"physicalLocation": {"artifactLocation": artifact_location(path), "region": {"startLine": line}},
-            "message": {"text": message}}
+            "message": _message(message)}
 
 
 def code_flows(m: MechanismVerdict, v: Verdict, path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -129,7 +149,7 @@ def diagnostic_result(d: Diagnostic, path: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": d.code, "ruleIndex": rule_index()[d.code],
         "level": "error" if d.severity is Severity.ERROR else "warning",
-        "message": {"text": d.message},
+        "message": _message(d.message),
         "locations": [location(d.span, path)],
     }
     related = [location(note.span, path, note.message) for note in d.notes if note.span is not None]
@@ -157,7 +177,7 @@ def verdict_result(m: MechanismVerdict, v: Verdict, path: str) -> dict[str, Any]
         properties["counterexample"] = v.counterexample.to_json()
     result = {
         "ruleId": str(o.id), "ruleIndex": rule_index()[str(o.id)], "kind": "fail", "level": FINDING_LEVELS[v.status],
-        "message": {"text": "\n".join(lines)},
+        "message": _message("\n".join(lines)),
         "locations": [location(o.span, path)],
         "relatedLocations": [{"id": k, **r} for k, r in enumerate(related)],
         "properties": properties,

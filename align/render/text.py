@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Code, Diagnostic
-from ..span import Source
+from ..span import Source, shown_path
 from ..unparse import unparse, unparse_example
 from . import Renderer
 from .common import PLAIN, Style, adjacency_text, proof_rule, render_diagnostic, requires_text, verdict_summary
@@ -163,10 +163,10 @@ def _method(result: Any) -> str:
 
 def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
     if getattr(result, "claim_reads_output", False):
-        lines = [(f"mechanism {mechanism}  ({path}); the claim reads the output: each event is tested against "
-                  f"the claim's largest value over the event")]
+        lines = [(f"mechanism {mechanism}  ({shown_path(path)}); the claim reads the output: each event is tested "
+                  f"against the claim's largest value over the event")]
     else:
-        lines = [f"mechanism {mechanism}  ({path}); claimed eps = {result.claimed_epsilon:.6g}"]
+        lines = [f"mechanism {mechanism}  ({shown_path(path)}); claimed eps = {result.claimed_epsilon:.6g}"]
     w = result.witness
     confidence = f"{1 - result.alpha:.0%}"
     if result.violation:
@@ -219,7 +219,7 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
 def computed_text(report: ExactReport) -> str:
     """`align test --exact`: the strongest event with its brackets, or the largest bound below the claim."""
     r = report.result
-    lines = [f"mechanism {report.mechanism.name}  ({report.path}); claimed eps = {r.claimed_epsilon:.6g}"]
+    lines = [f"mechanism {report.mechanism.name}  ({shown_path(report.path)}); claimed eps = {r.claimed_epsilon:.6g}"]
     lines += computed_lines(r)
     lines.append(f"paths: {r.paths} on {len(r.pairs)} input pair(s), {len(r.findings)} events, "
                  f"{report.seconds:.2f} s")
@@ -369,7 +369,7 @@ class TextRenderer(Renderer):
 
     def samples(self, run: SampleRun) -> None:
         summary = run.summary()
-        self.stdout.write(f"mechanism {run.mechanism.name}  ({run.path})\n")
+        self.stdout.write(f"mechanism {run.mechanism.name}  ({shown_path(run.path)})\n")
         self.stdout.write("arguments: " + arguments_text(run.args) + "\n")
         self.stdout.write(f"seed {run.seed}\n")
         self.stdout.write(summary_text(summary) + "\n")
@@ -381,8 +381,8 @@ class TextRenderer(Renderer):
                         counterexample_out: str | None) -> None:
         self.stdout.write(alignment_report_text(report) + "\n")
         if counterexample_out:
-            self.stdout.write(f"first counterexample written to {counterexample_out}\n" if report.counterexamples
-                              else "no counterexample to write\n")
+            self.stdout.write(f"first counterexample written to {shown_path(counterexample_out)}\n"
+                              if report.counterexamples else "no counterexample to write\n")
 
     def tested(self, report: TestReport) -> None:
         self.stdout.write(tested_text(report) + "\n")
