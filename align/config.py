@@ -25,6 +25,7 @@ located in the file, like every other input (exit 2).
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -148,7 +149,9 @@ def load(start: Path | None = None) -> Config:
     try:
         source = read_source(shown, MAX_CONFIG_BYTES)
     except SpecError as error:  # not a regular file, too large, not text, a link out of the repository
-        raise ConfigError(shown, None, list(error.diagnostics)) from None
+        problems = [diag("config-file", d.span or Span(shown, 1, 1, 1, 2), reason=str(d.args.get("reason", d.message)))
+                    for d in error.diagnostics]
+        raise ConfigError(shown, None, problems) from None
     try:
         document = tomllib.loads(source.text)
     except tomllib.TOMLDecodeError as error:
@@ -222,10 +225,11 @@ def _text(path: Path) -> str:
 
 
 def _shown(path: Path, start: Path) -> str:
-    """`path` relative to `start` when it is below it (as a user would type it), else as it is."""
+    """`path` relative to `start` when it is below it (as a user would type it), else as it is; symbolic links
+    are not followed (a link is shown where it is, not where it points)."""
     try:
-        return str(path.resolve().relative_to(start.resolve()))
-    except (ValueError, OSError, RuntimeError):
+        return str(Path(os.path.abspath(path)).relative_to(os.path.abspath(start)))
+    except ValueError:
         return str(path)
 
 

@@ -169,6 +169,8 @@ CODES: Mapping[str, Code] = _registry(
     # -- running specs: arguments, replay and runtime errors of the interpreter (`align run`) -----------------
     Code("usage", "{message}",
          "A command-line option or value the command cannot use (`align COMMAND --help` lists the options)."),
+    Code("config-file", "cannot read the configuration: {reason}",
+         "The configuration file (align.toml, or pyproject.toml with [tool.align]) is not a regular text file of at most a megabyte inside the repository: a link out of it, a device, a file with a NUL byte or bytes that are not UTF-8 (nothing of it is shown), or a file too large."),
     Code("config-syntax", "{path} is not valid TOML: {reason}",
          "The project configuration (align.toml, or `[tool.align]` in pyproject.toml) must be TOML."),
     Code("config-unknown-key", "unknown key `{key}` in {table}{hint}",
