@@ -149,9 +149,9 @@ def load(start: Path | None = None) -> Config:
     try:
         source = read_source(shown, MAX_CONFIG_BYTES)
     except SpecError as error:  # not a regular file, too large, not text, a link out of the repository
-        problems = [diag("config-file", d.span or Span(shown, 1, 1, 1, 2), reason=str(d.args.get("reason", d.message)))
-                    for d in error.diagnostics]
-        raise ConfigError(shown, None, problems) from None
+        unread = [diag("config-file", d.span or Span(shown, 1, 1, 1, 2), reason=str(d.args.get("reason", d.message)))
+                  for d in error.diagnostics]
+        raise ConfigError(shown, None, unread) from None
     try:
         document = tomllib.loads(source.text)
     except tomllib.TOMLDecodeError as error:
