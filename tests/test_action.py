@@ -36,11 +36,13 @@ def run_action(workspace: Path, **given: str) -> tuple[dict[str, str], list[int]
         if "uses" in step:
             assert step["if"].startswith("always()")  # the upload runs even when verification failed
             continue
-        script = _substitute(step["run"], inputs, outputs)
+        script = step["run"]
+        assert "${{" not in script  # values reach the shell as environment variables, never as script text
+        values = {name: _substitute(text, inputs, outputs) for name, text in step.get("env", {}).items()}
         output_file = workspace / f".output-{len(codes)}"
         output_file.write_text("")
         done = subprocess.run(["bash", "-e", "-c", script], cwd=workspace, capture_output=True, text=True,
-                              env={**env, "GITHUB_OUTPUT": str(output_file)}, timeout=300)
+                              env={**env, **values, "GITHUB_OUTPUT": str(output_file)}, timeout=300)
         codes.append(done.returncode)
         if "id" in step:
             outputs[step["id"]] = dict(line.split("=", 1) for line in output_file.read_text().splitlines())
@@ -107,3 +109,13 @@ def test_the_configured_paths_are_used_when_none_is_given(workspace: Path):
     assert outputs == {"exit-code": "0"} and codes == [0, 0, 0]
     artifact = _sarif(workspace)["runs"][0]
     assert artifact["invocations"][0]["exitCode"] == 0
+
+
+def test_inputs_never_run_as_shell_commands(workspace: Path):
+    # A workflow may pass text a pull request controls (a title, a branch name) to an input: it stays data.
+    hostile = "good.dp $(touch pwned1) `touch pwned2` ; touch pwned3"
+    outputs, codes = run_action(workspace, install="false", paths=hostile,
+                                **{"max-length": '2"; touch pwned4; "', "sarif-file": "out$(touch pwned5).sarif"})
+    assert not list(workspace.glob("pwned*"))
+    assert codes[1] == 0 and outputs["exit-code"] == "2"  # the words are file names align cannot read
+    assert (workspace / "out$(touch pwned5).sarif").exists()
