@@ -6,10 +6,10 @@ goes through one function per context, so that it renders as the text it is and 
 attribute or a link:
 
 - `_escape`, inline text (prose, headings, table cells, captions, image descriptions): a backslash before each
-  character that can start markup inside a line (``\\ ` * _ [ ] < > | $ ~ & #``: emphasis, code, links and
-  images, HTML and autolinks, table cells, math, strikethrough, entities), line breaks as spaces (no new
-  block can start: every block starts with the report's own words or markup), control characters as the
-  escapes of diagnostics (`\\x1b`, `span.visible`);
+  character that can start markup inside a line (``\\ ` * _ [ ] < | $ ~ & #``: emphasis, code, links and
+  images, HTML and autolinks, table cells, math, strikethrough, entities; `>` quotes only at a line's start),
+  line breaks as spaces (no new block can start: every block starts with the report's own words or markup),
+  control characters as the escapes of diagnostics (`\\x1b`, `span.visible`);
 - `_code`, a code span: a fence of one backtick more than the longest run of backticks in the text (CommonMark:
   nothing inside closes it), padded with a space where the text starts or ends with a backtick or both ends are
   spaces (what CommonMark strips); a
@@ -45,7 +45,7 @@ from .document import (
 from .math import latex, relation_latex
 
 _TONE_MARK = {Tone.GOOD: "✅ ", Tone.WARN: "⚠️ ", Tone.BAD: "❌ ", Tone.MUTED: "", Tone.PLAIN: ""}
-_MARKUP = re.compile(r"([\\`*_\[\]<>|$~&#])")
+_MARKUP = re.compile(r"([\\`*_\[\]<|$~&#])")
 _BACKTICKS = re.compile(r"`+")
 
 
