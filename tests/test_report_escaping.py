@@ -89,12 +89,6 @@ def _literal(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
-def _shown(comment: str) -> str:
-    """A comment as the listing shows it: control characters as escapes; the LaTeX output has no Unicode font
-    set-up, so only its ASCII part is compared."""
-    return visible(comment)
-
-
 # ------------------------------------------------------------------------------------------------- LaTeX
 
 
@@ -141,7 +135,7 @@ def test_a_hostile_spec_compiles_to_its_literal_text_and_runs_no_tex(hostile: Pa
     tex = tmp_path / "report.tex"
     _report(hostile, tex)
     log, opened = compile_tex(tex)
-    assert "INJECTED" not in log and "HOST" not in log
+    assert "INJECTED" not in log
     assert all("/etc/hostname" not in path for _, path in opened)
     assert_only_expected_files(tex, opened)
     assert tex.with_suffix(".pdf").exists(), log[-3000:]
@@ -150,9 +144,9 @@ def test_a_hostile_spec_compiles_to_its_literal_text_and_runs_no_tex(hostile: Pa
     subprocess.run(["pdftotext", "-layout", "report.pdf", "report.txt"], cwd=tmp_path, check=True)
     text = _literal((tmp_path / "report.txt").read_text())
     for comment in TEX_PAYLOAD + HTML_PAYLOAD:
-        assert _literal(f"# {_shown(comment)}") in text, comment
-    assert _literal("# control \\x1b[2J \\x0c \\u202e: visible") in text
-    assert _literal(NAME) + " , mechanism typeout" in text or _literal(NAME) + ", mechanism typeout" in text
+        assert _literal(f"# {comment}") in text, comment
+    assert _literal("# control \\x1b[2J \\x0c \\u202e: visible") in text  # no Unicode font set-up: ASCII only
+    assert _literal(f"{NAME}, mechanism typeout") in text
 
 
 def test_latex_escapes_every_special_character_of_the_spec(hostile: Path):
