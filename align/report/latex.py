@@ -101,6 +101,7 @@ class LatexWriter(Writer):
                 "\\usepackage{longtable}\n"
                 "\\definecolor{alignGood}{HTML}{1A7F37}\\definecolor{alignWarn}{HTML}{9A6700}"
                 "\\definecolor{alignBad}{HTML}{CF222E}\\definecolor{alignMark}{HTML}{FFF1C2}\n"
+                "\\renewcommand{\\labelitemi}{$\\bullet$}\n"  # not \textbullet, whose TS1 font mktexpk would make
                 f"\\title{{{escape(title)}}}\n\\date{{}}\n\\begin{{document}}\n\\raggedright\n"
                 + "\n\n".join(blocks) + "\n\\end{document}\n")
 
