@@ -208,7 +208,7 @@ CODES: Mapping[str, Code] = _registry(
     Code("list-too-deep", "this list nests more than {limit} lists deep, more than the interpreter evaluates",
          "The vectorised interpreter gives every level of a nested list an array axis; lists of lists nest at most MAX_LIST_NESTING deep (align/limits.py)."),
     Code("write-error", "cannot write {path}: {reason}",
-         "An output file (`--counterexample`, `--counterexample-out`) could not be written: its directory does not exist, it is a directory, or permission is denied."),
+         "An output file (`-o`, `--plot`, `--counterexample`, `--counterexample-out`) could not be written: its directory does not exist, it is a directory, permission is denied or the disk is full; or a figure of `align report` would overwrite a file (figures go only to new files: move it away, or choose another -o)."),
     Code("invalid-distribution-parameter", "the parameter {param} of {dist} must be {requirement}, but it is {value}",
          "A distribution was drawn with a parameter outside its domain (a scale that is not positive, p outside (0, 1), a >= b, ...)."),
     Code("index-out-of-range", "index {index} is out of range for {what} of length {length}",

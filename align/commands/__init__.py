@@ -42,3 +42,11 @@ COMMANDS: tuple[Command, ...] = (
 
 class UsageError(Exception):
     """A command-line value the command cannot use: printed as `align: error[usage]: ...`, exit 2."""
+
+
+def file_name(value: str | None, option: str) -> str | None:
+    """The file an option names (None when the option is not given). An empty name is a usage error: `--plot ""`
+    (a script's unset variable) would otherwise read as no option at all, and the file silently not written."""
+    if value == "":
+        raise UsageError(f"{option} needs a file name")
+    return value

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..limits import MAX_CHUNK_SIZE, MAX_SAMPLES, MAX_SEED
 from ..render import Renderer
-from . import UsageError
+from . import UsageError, file_name
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedMechanism
@@ -89,6 +89,8 @@ def _check_usage(args: Any) -> None:
         raise UsageError("--seed must be an integer between 0 and 2^128 - 1")
     if args.chunk_size is not None and not 1 <= args.chunk_size <= MAX_CHUNK_SIZE:
         raise UsageError(f"--chunk-size must be between 1 and {MAX_CHUNK_SIZE}")
+    file_name(args.noise_file, "--noise-file")
+    file_name(args.counterexample_out, "--counterexample-out")
     replay = bool(args.noise or args.noise_file)
     if args.aligned and not replay:
         raise UsageError("--aligned replays one execution: give its noise with --noise or --noise-file")

@@ -11,14 +11,15 @@ result goes to stdout; progress goes to stderr (a rich status line), and only wh
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..diagnostics import ExitCode, SpecError, diag
+from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..render import Renderer
-from . import UsageError
+from . import UsageError, file_name
 
 DESCRIPTION = (
     "Search for a privacy violation by likelihood-ratio tests on samples of the reference interpreter: input "
@@ -78,7 +79,8 @@ def add_arguments(test: Any) -> None:
                            "pip install 'align[dask]'")
     test.add_argument("--plot", metavar="FILE.png",
                       help="also draw the p-value against the test eps (alpha and the claimed eps marked) and the "
-                           "eps lower bound per input pair into FILE.png (needs matplotlib: pip install "
+                           "eps lower bound per input pair into FILE.png (exactly that file; the format is the "
+                           "suffix's: .png, .pdf, .svg, ..., PNG without one; needs matplotlib: pip install "
                            "'align[plot]')")
 
 
@@ -98,14 +100,10 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT")
     if not 0 < args.alpha < 1:
         raise UsageError("--alpha must be between 0 and 1")
+    counterexample = file_name(args.counterexample, "--counterexample")
     source = None
     try:
-        plot = getattr(args, "plot", None)
-        if plot:
-            from ..stats.plot import available
-
-            if not available():
-                raise SpecError([diag("plot-needs-matplotlib", None)])
+        plot = _plot_file(getattr(args, "plot", None))
         source = read(args.file)
         mech = select(resolve_source(source), args.mechanism, args.file)
         given = read_pairs(args.arg, "--arg")
@@ -120,17 +118,17 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                 raise UsageError("give every private parameter (" + ", ".join(sorted(private)) +
                                  ") both --arg (its value on D) and --neighbour (on D'), or neither")
             extra.append(Pair("given", d, neighbour))
-        if args.counterexample:
+        if counterexample is not None:
             from ..counterexample import load
 
-            ce_public, pair = counterexample_pair(mech, load(args.counterexample))
+            ce_public, pair = counterexample_pair(mech, load(counterexample))
             extra.append(pair)
             public = {**ce_public, **public}
         started = time.perf_counter()
         patterns = not (d or neighbour)
         checker = not (d or neighbour or getattr(args, "no_checker", False))
         if args.exact:
-            if plot or args.executor is not None or args.sharpen or args.no_exact:
+            if plot is not None or args.executor is not None or args.sharpen or args.no_exact:
                 raise UsageError("--exact computes instead of sampling: leave out --plot, --executor, --sharpen "
                                  "and --no-exact")
             from ..exact.search import compute
@@ -148,18 +146,43 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                             patterns=patterns, progress=progress, confirm=args.confirm,
                             sharpen=args.sharpen, checker=checker, decided=stage.violation)
             report = stage.report(args.file, result, time.perf_counter() - started)
-        if plot:
+        write_error: SpecError | None = None
+        if plot is not None:
             from ..stats.plot import write_plot
 
             try:
                 write_plot(plot, mech.name, result)
-            except OSError as error:
-                raise UsageError(f"cannot write {plot}: {error.strerror or error}") from None
+            except (OSError, ValueError) as error:  # a full disk, permission denied, no such folder
+                write_error = SpecError([diag("write-error", None, path=plot, reason=os_reason(error))])
+                if renderer.one_document:  # one document on stdout: the error's
+                    raise write_error from None
         renderer.tested(report)
+        if write_error is not None:  # the result is out; the figure the user asked for is not: exit 2
+            raise write_error
         return report.exit_code
     except SpecError as error:
         renderer.errors(args.file, source, error.diagnostics)
         return ExitCode.ERROR
+
+
+def _plot_file(value: str | None) -> str | None:
+    """--plot's file, checked before the search: a name, not a directory, with a suffix that names a format
+    matplotlib writes, or none (PNG). matplotlib itself would write `adir.png` beside a directory `adir`, and
+    `x.png` for `x`: `write_plot` writes exactly the file named."""
+    plot = file_name(value, "--plot")
+    if plot is None:
+        return None
+    if os.path.isdir(plot):
+        example = os.path.join(plot, "plot.png")
+        raise UsageError(f"--plot {plot} is a directory: name the figure's file (e.g. {example})")
+    from ..stats.plot import available, formats, plot_format
+
+    if not available():
+        raise SpecError([diag("plot-needs-matplotlib", None)])
+    if plot_format(plot) is None:
+        raise UsageError(f"--plot {plot}: the figure's format is its file name's suffix, and matplotlib writes no "
+                         f"{os.path.splitext(plot)[1]} file (it writes " + ", ".join(f".{f}" for f in formats()) + ")")
+    return plot
 
 
 @contextmanager

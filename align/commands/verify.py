@@ -10,7 +10,7 @@ from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..limits import DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, MAX_BOUNDED_LENGTH
 from ..render import Renderer
 from ..span import shown_path
-from . import UsageError
+from . import UsageError, file_name
 
 if TYPE_CHECKING:
     from ..checker.verify import Options
@@ -85,6 +85,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
 
     config = getattr(args, "config", NO_CONFIG)  # flags override the project's configuration
     options = proof_options(args)
+    counterexample = file_name(args.counterexample, "--counterexample")
     accept_bounded = _first(args.accept_bounded, config.accept_bounded, False)
     paths = args.files or list(spec_paths(config))
     if not paths:
@@ -110,16 +111,16 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         renderer.verified_file(file)
         files.append(file)
     code = VerifyReport(tuple(files), accept_bounded).exit_code
-    if args.counterexample:
+    if counterexample is not None:
         if first_counterexample is None:
-            renderer.stderr.write(f"align: no counterexample to write to {shown_path(args.counterexample)}\n")
+            renderer.stderr.write(f"align: no counterexample to write to {shown_path(counterexample)}\n")
         else:
             try:
-                save(first_counterexample, args.counterexample)
+                save(first_counterexample, counterexample)
             except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
                 from ..render.common import Style, diagnostic_line
 
-                problem = diag("write-error", None, path=args.counterexample, reason=os_reason(error))
+                problem = diag("write-error", None, path=counterexample, reason=os_reason(error))
                 renderer.stderr.write(diagnostic_line(problem, Style.for_stream(renderer.stderr)) + "\n")
                 code = ExitCode.ERROR
     return code

@@ -3,10 +3,16 @@
 `proof.build` makes a `Document` from a verdict; `markdown.py`, `html.py` and `latex.py` each implement
 `Writer`, one method per block and per inline kind (abstract: mypy refuses a writer that forgets one), so a
 new kind of block is added here and in the three writers, and nowhere else. Nothing here knows about proofs.
+
+Each writer escapes every string of the document for the place its format prints it, with one function per
+context, documented in its module. The one name that a writer prints and does not escape for itself is a
+figure's file name, which is made here from the report's name (`figure_name`) so that it needs no escaping in
+any format: a Markdown link, an `\\includegraphics` and a shell all take it as it is.
 """
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -200,6 +206,18 @@ def row(*cells: Cell | str, marked: bool = False) -> Row:
 # ------------------------------------------------------------------------------------------------ writers
 
 
+_NOT_IN_FIGURE_NAMES = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def figure_name(stem: str, number: int) -> str:
+    """The file name of the report's `number`-th figure: `<stem>-<number>.png`, the stem (the report's file name
+    without its suffix, which a pull request may choose) with every character but ASCII letters, digits, `-`
+    and `_` replaced by `_` (and no leading `-`), so that no format has to escape the name and it names no other
+    folder."""
+    safe = _NOT_IN_FIGURE_NAMES.sub("_", stem).lstrip("-") or "report"  # "-x-1.png" would read as an option
+    return f"{safe}-{number}.png"
+
+
 class Writer(ABC):
     """Turns a `Document` into one format's text: one method per block and inline kind (each block's and
     inline's `accept` calls its method: a kind without one is a type error)."""
@@ -211,7 +229,7 @@ class Writer(ABC):
 
     def __init__(self, figure_stem: str | None = None):
         self.figure_stem = figure_stem
-        """Figures are written as `<figure_stem>-<n>.png` beside the output; None (stdout): left out."""
+        """Figures are written as `figure_name(figure_stem, n)` beside the output; None (stdout): left out."""
         self.files: dict[str, bytes] = {}
         """The figure files to write beside the output, by name."""
 
@@ -219,7 +237,7 @@ class Writer(ABC):
         """The name of the file this figure goes to (recorded in `files`); None when there is none."""
         if self.figure_stem is None:
             return None
-        name = f"{self.figure_stem}-{len(self.files) + 1}.png"
+        name = figure_name(self.figure_stem, len(self.files) + 1)
         self.files[name] = b.png
         return name
 

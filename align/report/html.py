@@ -1,12 +1,21 @@
 """Report (HTML): one self-contained page that works offline: inline CSS, formulas as MathML (rendered by the
 browser, no script), figures as inline PNG (`data:` URLs). Nothing is fetched: no script, font or style sheet
-from the network."""
+from the network.
+
+A pull request from a stranger controls the spec's text (its comments are in the listing) and its file name:
+every string that is not the writer's own markup goes through `_e`, for element content and double-quoted
+attribute values alike: `& < > " '` as character references (`html.escape`), control characters and Unicode
+overrides as the escapes of diagnostics (`\\x1b`, `span.visible`). Formulas are sympy's MathML of the spec's
+expressions (names are identifiers; the printer writes its own text through the XML DOM, which escapes it);
+figures are base64 in a `data:` URL. So nothing of the spec's becomes an element, an attribute or a script.
+"""
 
 from __future__ import annotations
 
 import base64
 import html
 
+from ..span import visible
 from .document import (
     Code,
     DisplayMath,
@@ -59,7 +68,7 @@ _CLASS = {Tone.GOOD: "good", Tone.WARN: "warn", Tone.BAD: "bad", Tone.MUTED: "mu
 
 
 def _e(text: str) -> str:
-    return html.escape(text, quote=True)
+    return html.escape(visible(text), quote=True)
 
 
 class HtmlWriter(Writer):

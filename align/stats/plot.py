@@ -12,7 +12,9 @@ when a finding of that pair rejects its claim.
 
 from __future__ import annotations
 
+import io
 import math
+import os
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -24,6 +26,26 @@ def available() -> bool:
     except ImportError:
         return False
     return True
+
+
+_NEEDS_LATEX = {"pgf"}
+"""matplotlib's formats that run a LaTeX installation to write the figure."""
+
+
+def formats() -> list[str]:
+    """The file suffixes (without the dot) that `write_plot` writes: matplotlib's formats."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return sorted(set(FigureCanvasBase.get_supported_filetypes()) - _NEEDS_LATEX)
+
+
+def plot_format(path: str) -> str | None:
+    """The format of the figure file `path`: its suffix's (`.svg`: svg), PNG for a name without one (`/dev/stdout`);
+    None when matplotlib writes no format of that suffix."""
+    suffix = os.path.splitext(path)[1].lower().removeprefix(".")
+    if not suffix:
+        return "png"
+    return suffix if suffix in formats() else None
 
 
 def epsilon_grid(result: Any, points: int = 101) -> np.ndarray:
@@ -67,8 +89,22 @@ def bounds_per_pair(result: Any) -> list[tuple[str, float]]:
 
 
 def write_plot(path: str | BinaryIO, mechanism: str, result: Any) -> None:
-    """Draw both panels into `path` (PNG; any format matplotlib knows by the suffix), or as PNG into a binary
-    stream, with the Agg backend."""
+    """Draw both panels into the file `path`, in the format of its suffix (`plot_format`; ValueError for another),
+    or as PNG into a binary stream, with the Agg backend. The file is exactly `path` (matplotlib itself would
+    add `.png` to a name without a suffix) and a failed write raises OSError (on a full disk too)."""
+    if isinstance(path, str):
+        fmt = plot_format(path)
+        if fmt is None:
+            raise ValueError(f"matplotlib writes no format of the suffix of {path}")
+        drawn = io.BytesIO()
+        _draw(drawn, fmt, mechanism, result)
+        with open(path, "wb") as handle:
+            handle.write(drawn.getvalue())
+    else:
+        _draw(path, "png", mechanism, result)
+
+
+def _draw(stream: BinaryIO, fmt: str, mechanism: str, result: Any) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -111,4 +147,4 @@ def write_plot(path: str | BinaryIO, mechanism: str, result: Any) -> None:
     right.set_xlabel(f"eps lower bound ({1 - result.alpha:.0%}, simultaneous)")
     right.set_title("eps lower bound per input pair")
     right.legend(loc="lower right", fontsize="small")
-    fig.savefig(path, dpi=100, format=None if isinstance(path, str) else "png")
+    fig.savefig(stream, dpi=100, format=fmt)
