@@ -122,6 +122,15 @@ MAX_BOUNDED_LENGTH = 16
 it (one list: 17 lengths; three lists: 17^3), and every length unrolls the loops over the list. Beyond a few
 elements a counterexample is rarely new, and the induction, not a longer bound, gives a proof."""
 
+MAX_TEST_LENGTH = 100
+"""Longest private list that `align test` generates: its `--length`, and a `len(q) = N` of a spec's `example`
+clause (refused there as `example-item`, at the clause). Memory and time grow with the length times the
+samples: on a slow 2-core machine, `align test` of the histogram (one output per entry) at the default 64000
+samples takes 0.7 GB and 5 minutes at length 100, and 5.5 GB at length 1000 with 4000 samples; past 2048
+entries an array of one chunk exceeds `MAX_ARRAY_CELLS`, and `len(q) = 100000000000` asked for more memory than
+any machine has. StatDP's patterns, which find the known violations, need 5 to 10 entries (the corpus's
+examples have at most 7)."""
+
 # ----------------------------------------------------------------------------------------------- solving
 
 DEFAULT_MAX_LENGTH = 3

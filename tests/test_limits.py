@@ -23,6 +23,7 @@ from align.limits import (
     MAX_NESTING_DEPTH,
     MAX_POWER_EXPONENT,
     MAX_SOURCE_BYTES,
+    MAX_TEST_LENGTH,
 )
 from align.parse import (
     exact_number,
@@ -470,3 +471,62 @@ def test_the_checker_stays_within_bounded_memory(path: Path):
                           capture_output=True, text=True, preexec_fn=limit, timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "C0(w)=refuted" in done.stdout
+
+
+# ----------------------------------------------------------------------------------- example values
+
+EXAMPLE_SPEC = """mechanism m(q: real[], k: int, eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0, k >= 1
+  privacy eps
+  example VALUES
+{
+  eta ~ Lap(1 / eps)
+  output q[0] + eta
+}
+"""
+HOSTILE_EXAMPLES = [
+    ("eps = 1/0", "example-item"), ("eps = 1 / (2 - 2)", "example-item"), ("eps = 0/0", "example-item"),
+    ("eps = 0^-1", "example-item"), ("eps = ln(0)", "example-item"), ("eps = sqrt(-1)", "example-item"),
+    ("eps = ln(2)", "example-item"), ("eps = 1e308*10", "number-out-of-range"),
+    ("eps = 1e300*1e300", "constant-out-of-range"), ("eps = exp(800)", "constant-out-of-range"),
+    ("k = 7 // 0", "example-item"), ("k = 7 % 0", "example-item"), ("k = 2 ^ -1", "type-mismatch"),
+    ("len(q) = 100000000000", "example-item"), ("len(q) = 1 // 0", "example-item"), ("len(q) = -2", "example-item"),
+]
+
+
+def _example_spec(tmp_path: Path, values: str) -> str:
+    defaults = {"eps": "eps = 1", "k": "k = 1", "len(q)": "len(q) = 3"}
+    given = values.split(" = ")[0]
+    items = [values] + [text for name, text in defaults.items() if name != given]
+    path = tmp_path / "spec.dp"
+    path.write_text(EXAMPLE_SPEC.replace("VALUES", ", ".join(items)))
+    return str(path)
+
+
+@pytest.mark.parametrize("values,code", HOSTILE_EXAMPLES, ids=[v for v, _ in HOSTILE_EXAMPLES])
+def test_hostile_example_values_are_located_at_the_clause(tmp_path: Path, values: str, code: str):
+    spec = _example_spec(tmp_path, values)
+    start = time.monotonic()
+    status, _, err = run("check", spec)
+    assert status == 2 and codes(err) == [code], err
+    assert err.startswith(f"{spec}:5:"), err  # at the example clause, with its caret
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("command", [["run", "--arg", "q=[1, 2]", "--samples", "10"], ["test", "--samples", "2000"],
+                                     ["test", "--exact"], ["verify"], ["report"]],
+                         ids=lambda c: " ".join(c[:2]))
+def test_every_command_refuses_a_division_by_zero_in_an_example(tmp_path: Path, command: list[str]):
+    """The example values reach the interpreter, the synthesis of an alignment (verify and report: this spec has
+    none), the exact computation and the sampling search; the resolver refuses them first."""
+    spec = _example_spec(tmp_path, "eps = 1/0")
+    status, out, err = run(command[0], spec, *command[1:])
+    assert status == 2 and codes(err) == ["example-item"], out + err
+    assert err.startswith(f"{spec}:5:") and "divides by zero" in err
+
+
+def test_the_longest_example_length_is_accepted(tmp_path: Path):
+    assert run("check", _example_spec(tmp_path, f"len(q) = {MAX_TEST_LENGTH}"))[0] == 0
+    status, _, err = run("check", _example_spec(tmp_path, f"len(q) = {MAX_TEST_LENGTH + 1}"))
+    assert status == 2 and codes(err) == ["example-item"] and str(MAX_TEST_LENGTH) in err
