@@ -159,6 +159,13 @@ most 49.7 days), and `inf` or `1e308` would overflow the conversion; one day per
 (GitHub stops a job after 6 hours) and far above the default of 300 s. The timeout never decides a verdict on
 a working machine: z3's deterministic `DEFAULT_RLIMIT` does."""
 
+EXECUTOR_CONNECT_TIMEOUT_S = 10.0
+"""How long `align test --executor dask://HOST:PORT` waits for the scheduler: first for the TCP connection
+(a refused port fails at once, without Dask's retries, which took 13 s on a closed local port), then for
+Dask's handshake. A safety net for a host that drops packets, never part of a verdict: the counts do not depend
+on where the sampling runs."""
+
+
 @dataclass(frozen=True)
 class Range:
     """The numbers a numeric option (or an API argument, or a configuration key) accepts: integers or reals

@@ -17,6 +17,7 @@ import pytest
 from align.cli import main
 from align.diagnostics import CODES, SpecError, diag
 from align.limits import (
+    EXECUTOR_CONNECT_TIMEOUT_S,
     MAX_BOUNDED_LENGTH,
     MAX_CHUNK_SIZE,
     MAX_CONFIRM_TESTS,
@@ -293,10 +294,11 @@ def test_the_limits_are_in_the_documentation():
                  f"−{MAX_POWER_EXPONENT} ≤ n ≤ {MAX_POWER_EXPONENT}", "2^63 − 1"):
         assert text in section, text
     for code in ("file-too-large", "nesting-too-deep", "number-too-long", "number-out-of-range",
-                 "constant-out-of-range", "power-out-of-range", "example-item", "usage"):
+                 "constant-out-of-range", "power-out-of-range", "example-item", "executor-unreachable", "usage"):
         assert f"`{code}`" in section
     for text in (f"at most {MAX_TEST_LENGTH}", f"1 to {MAX_JOBS}", f"0 to {MAX_CONFIRM_TESTS}",
-                 f"{MAX_TIMEOUT_S:,.0f} seconds", f"1 to {MAX_BOUNDED_LENGTH}", "strictly between 0 and 1"):
+                 f"{MAX_TIMEOUT_S:,.0f} seconds", f"1 to {MAX_BOUNDED_LENGTH}", "strictly between 0 and 1",
+                 f"{EXECUTOR_CONNECT_TIMEOUT_S:g} s"):
         assert text in section, text
 
 

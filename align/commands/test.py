@@ -87,12 +87,13 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..exact.search import Computed
     from ..interp.values import example_arguments, example_length
     from ..pipeline import read, resolve_source, select
-    from ..stats.executors import EXECUTORS, kind_of, open_executor
+    from ..stats.executors import executor_problem, open_executor
     from ..stats.lrtest import Pair, counterexample_pair, search
     from .run import read_pairs
 
-    if args.executor is not None and kind_of(args.executor) is None:
-        raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT")
+    problem = None if args.executor is None else executor_problem(args.executor)
+    if problem is not None:
+        raise UsageError(problem)
     source = None
     try:
         plot = getattr(args, "plot", None)
