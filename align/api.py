@@ -20,7 +20,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .diagnostics import InternalError, SpecError
+from . import limits
+from .diagnostics import InternalError, SpecError, diag
+from .limits import Range
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -47,6 +49,14 @@ def _api(function: F) -> F:
                                 "report it)") from error
 
     return wrapper  # type: ignore[return-value]
+
+
+def _check_ranges(**values: tuple[Any, Range]) -> None:
+    """The numeric arguments in the ranges of the command line's options (align/limits.py), else `usage`."""
+    for name, (value, allowed) in values.items():
+        problem = allowed.problem(value)
+        if problem is not None:
+            raise SpecError([diag("usage", None, message=f"{name} {problem}")])
 
 
 def _path_and_mechanism(spec: str | os.PathLike[str], mechanism: str | None) -> tuple[str, ResolvedMechanism]:
@@ -80,14 +90,15 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
     check the others up to `max_length` too (`--every-obligation`). A mechanism without an alignment (or with
     `alignment NAME auto`) gets one synthesised, as on the command line (`result.synthesis`); `synthesise`: also
     when the written one is not proved, and when it is, look for one proving a smaller claim (`--synthesise`)."""
+    from dataclasses import replace
+
     from .checker.verify import Options
-    from .diagnostics import diag
-    from .limits import MAX_BOUNDED_LENGTH
     from .pipeline import verify as verify_mechanism
 
-    if max_length is not None and not 1 <= max_length <= MAX_BOUNDED_LENGTH:
-        raise SpecError([diag("usage", None, message=f"max_length must be between 1 and {MAX_BOUNDED_LENGTH}")])
-    from dataclasses import replace
+    if max_length is not None:
+        _check_ranges(max_length=(max_length, limits.BOUNDED_LENGTH))
+    if timeout is not None:
+        _check_ranges(timeout=(timeout, limits.TIMEOUT_S))
 
     _, source, mech = _load(spec, mechanism)
     options = Options.of(max_length, timeout, every_obligation)
@@ -101,6 +112,7 @@ def run(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str
     from .interp.runner import DEFAULT_CHUNK, prepare_arguments
     from .results import SampleRun
 
+    _check_ranges(samples=(samples, limits.SAMPLES), seed=(seed, limits.SEED))
     path, mech = _path_and_mechanism(spec, mechanism)
     return SampleRun(path, mech, prepare_arguments(mech, dict(args)), samples, seed, DEFAULT_CHUNK)
 
@@ -129,6 +141,8 @@ def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: st
     from .exact.search import Computed
     from .stats.lrtest import search
 
+    _check_ranges(length=(length, limits.TEST_LENGTH), samples=(samples, limits.TEST_SAMPLES),
+                  alpha=(alpha, limits.ALPHA), seed=(seed, limits.SEED))
     path, mech = _path_and_mechanism(spec, mechanism)
     started = time.perf_counter()
     computed = Computed(mech, dict(args), length, (), True, checker, enabled=exact)
@@ -148,6 +162,7 @@ def compute(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism:
     from .exact.search import compute as compute_loss
     from .results import ExactReport
 
+    _check_ranges(length=(length, limits.TEST_LENGTH))
     path, mech = _path_and_mechanism(spec, mechanism)
     started = time.perf_counter()
     result = compute_loss(mech, dict(args), length=length, checker=checker)

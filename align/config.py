@@ -24,7 +24,6 @@ located in the file, like every other input (exit 2).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sys
@@ -35,7 +34,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, SpecError, diag, did_you_mean
 from .files import Glob, GlobError, glob, read_source
-from .limits import MAX_BOUNDED_LENGTH, MAX_CONFIG_BYTES, MAX_TIMEOUT_SECONDS
+from .limits import BOUNDED_LENGTH, MAX_CONFIG_BYTES, TIMEOUT_S
 from .render import FORMATS
 from .span import Source, Span
 
@@ -57,11 +56,6 @@ class ConfigError(SpecError):
 
 def _globs(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(x, str) and x for x in value)
-
-
-def _seconds(value: Any) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            and 0 < value <= MAX_TIMEOUT_SECONDS)
 
 
 def _glob_problem(value: list[str]) -> str | None:
@@ -92,12 +86,9 @@ class Key:
 KEYS: dict[str, Key] = {k.name: k for k in (
     Key("paths", "a list of globs relative to the configuration's folder", _globs,
         "the files `align verify` checks when none is given", _glob_problem),
-    Key("max-length", f"an integer from 1 to {MAX_BOUNDED_LENGTH}",
-        lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_BOUNDED_LENGTH,
-        "`align verify --max-length`"),
+    Key("max-length", BOUNDED_LENGTH.describe(), BOUNDED_LENGTH.contains, "`align verify --max-length`"),
     Key("accept-bounded", "true or false", lambda v: isinstance(v, bool), "`align verify --accept-bounded`"),
-    Key("timeout", f"a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS}", _seconds,
-        "`align verify --timeout`"),
+    Key("timeout", f"{TIMEOUT_S.describe()} (seconds)", TIMEOUT_S.contains, "`align verify --timeout`"),
     Key("output-format", "one of " + ", ".join(FORMATS), lambda v: isinstance(v, str) and v in FORMATS,
         "`--output-format`"),
 )}

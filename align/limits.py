@@ -12,10 +12,19 @@ their diagnostic codes).
 Values are generous for real specs (the largest spec of the corpus has 3.5 KB and nests 16 levels deep, and
 its literals have a few digits) and safe for the machine.
 
+Numbers from the command line (and from the Python API and the configuration) are limited too: each numeric
+option reads its text with one `Range` of the section "command-line values" (`align/commands/options.py`
+turns them into argparse readers), so that `--seed -1`, `--timeout inf` or `--samples 10^21` is a `usage`
+diagnostic naming the option and its range before any work starts.
+
 This module imports nothing from `align`, so any stage can import it cheaply.
 """
 
 from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
 
 # ----------------------------------------------------------------------------------------------- reading
 
@@ -129,8 +138,9 @@ terms, sympy formulas); a larger (run-time) exponent must be encoded as a power 
 # ---------------------------------------------------------------------------------- command-line values
 
 MAX_SAMPLES = 10**9
-"""Largest `--samples` of `align run` (and of the commands that sample): a billion executions take hours
-already; more is certainly a typo, and numpy's counters would overflow past 2^63."""
+"""Largest `--samples` of `align run` and `align test` (and `--confirm-samples` of `align verify`): a billion
+executions take hours already (`align test` draws up to 2·N per input and side in its rounds, and 32·N for each
+confirmation); more is certainly a typo, and numpy's counters would overflow past 2^63."""
 
 MAX_CHUNK_SIZE = 1 << 22
 """Largest `--chunk-size` of `align run`: the interpreter keeps arrays of this many lanes per value alive,
@@ -140,15 +150,117 @@ MAX_SEED = 2**128 - 1
 """Largest `--seed`: seeds are non-negative integers of at most 128 bits (numpy's SeedSequence takes any
 non-negative integer; 128 bits is the entropy it keeps)."""
 
-MAX_TIMEOUT_SECONDS = 86_400
-"""Largest `--timeout` (and `timeout` of the configuration), in seconds: a day. The timeout is a wall-clock
-safety net per z3 query (the resource limit decides); z3 takes it in milliseconds as a 32-bit number, and
-`inf`, `nan` or `1e308` would overflow it."""
-
 MAX_BOUNDED_LENGTH = 16
 """Largest `--max-length` of `align verify`: the bounded check tries every combination of list lengths up to
 it (one list: 17 lengths; three lists: 17^3), and every length unrolls the loops over the list. Beyond a few
 elements a counterexample is rarely new, and the induction, not a longer bound, gives a proof."""
+
+MAX_TEST_LENGTH = 100
+"""Longest private list that `align test` generates: its `--length`, and a `len(q) = N` of a spec's `example`
+clause (refused there as `example-item`, at the clause). Memory and time grow with the length times the
+samples: on a slow 2-core machine, `align test` of the histogram (one output per entry) at the default 64000
+samples takes 0.7 GB and 5 minutes at length 100, and 5.5 GB at length 1000 with 4000 samples; past 2048
+entries an array of one chunk exceeds `MAX_ARRAY_CELLS`, and `len(q) = 100000000000` asked for more memory than
+any machine has. StatDP's patterns, which find the known violations, need 5 to 10 entries (the corpus's
+examples have at most 7)."""
+
+MAX_JOBS = 256
+"""Most worker processes of `align test --jobs` (and of its local Dask cluster): more workers than cores only
+cost memory, and each imports numpy, sympy and z3 (about 140 MB before it samples), so 256 need some 35 GB
+before the first sample, as much as a large machine has; `--jobs 100000` would exhaust the process table and
+the memory of any machine."""
+
+MAX_CONFIRM_TESTS = 20
+"""Most confirmation tests of `align test --confirm`: each tests one event on fresh samples 32 times the largest
+round's, on both inputs of its pair (4 million executions at the defaults, 16 times the rounds of one pair),
+and each one enlarges the Bonferroni correction of every test of the search (default 3)."""
+
+MAX_TIMEOUT_S = 86_400.0
+"""Largest `--timeout` (seconds) of `align verify` and `align report` (and the `timeout` of the configuration):
+the wall-clock safety net of one solver query. z3 takes it as an unsigned 32-bit count of milliseconds (at
+most 49.7 days), and `inf` or `1e308` would overflow the conversion; one day per query is beyond any CI job
+(GitHub stops a job after 6 hours) and far above the default of 300 s. The timeout never decides a verdict on
+a working machine: z3's deterministic `DEFAULT_RLIMIT` does."""
+
+EXECUTOR_CONNECT_TIMEOUT_S = 10.0
+"""How long `align test --executor dask://HOST:PORT` waits for the scheduler: first for the TCP connection
+(a refused port fails at once, without Dask's retries, which took 13 s on a closed local port), then for
+Dask's handshake. A safety net for a host that drops packets, never part of a verdict: the counts do not depend
+on where the sampling runs."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """The numbers a numeric option (or an API argument, or a configuration key) accepts: integers or reals
+    from `low` to `high`, each end included unless it is open. Reals are finite: `nan` and `inf` are in no
+    range. `read` turns an option's text into a number of the range; `problem` says why a value is not one."""
+
+    low: int | float
+    high: int | float
+    integer: bool = True
+    low_open: bool = False
+    high_open: bool = False
+    high_text: str = ""
+    """How `high` is written in messages, when its digits would not help (`2^128 - 1`)."""
+
+    def describe(self) -> str:
+        """`an integer between 1 and 100`, `a number greater than 0 and at most 86400`, ..."""
+        kind = "an integer" if self.integer else "a number"
+        high = self.high_text or (f"{self.high:g}" if isinstance(self.high, float) else str(self.high))
+        if self.low_open and self.high_open:
+            return f"{kind} strictly between {self.low:g} and {high}"
+        if self.low_open:
+            return f"{kind} greater than {self.low:g} and at most {high}"
+        if self.high_open:
+            return f"{kind} at least {self.low:g} and below {high}"
+        return f"{kind} between {self.low:g} and {high}"
+
+    def contains(self, value: object) -> bool:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if isinstance(value, float) and (self.integer or not math.isfinite(value)):
+            return False
+        above = value > self.low if self.low_open else value >= self.low
+        below = value < self.high if self.high_open else value <= self.high
+        return above and below
+
+    def problem(self, value: object) -> str | None:
+        """None when `value` is in the range, else `must be <the range>, not <value>`."""
+        if self.contains(value):
+            return None
+        text = str(value)
+        return f"must be {self.describe()}, not {text if len(text) <= 24 else text[:12] + '...' + text[-9:]}"
+
+    def read(self, text: str) -> int | float:
+        """The number an option's text gives (`12`, `0.05`, `1e-3`), if it is in the range; else ValueError
+        with `problem`'s message. The text is short before Python converts it: no 5000-digit integer."""
+        stripped = text.strip()
+        value: object = stripped
+        if len(stripped) <= 64:
+            with contextlib.suppress(ValueError):  # not a number: `problem` says which numbers it takes
+                value = int(stripped) if self.integer else float(stripped)
+        problem = self.problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value  # type: ignore[return-value]  # contains() checked it is an int or a float
+
+
+SAMPLES = Range(0, MAX_SAMPLES)
+"""`align run --samples` (0: nothing drawn, the summary of no sample)."""
+TEST_SAMPLES = Range(1, MAX_SAMPLES)
+"""`align test --samples` and `align verify --confirm-samples`."""
+SEED = Range(0, MAX_SEED, high_text="2^128 - 1")
+CHUNK_SIZE = Range(1, MAX_CHUNK_SIZE)
+BOUNDED_LENGTH = Range(1, MAX_BOUNDED_LENGTH)
+"""`align verify --max-length` (and the configuration's `max-length`)."""
+TEST_LENGTH = Range(1, MAX_TEST_LENGTH)
+"""`align test --length` (an example's `len(q) = N` may be 0: `example-item` checks it against the same maximum)."""
+JOBS = Range(1, MAX_JOBS)
+CONFIRM_TESTS = Range(0, MAX_CONFIRM_TESTS)
+ALPHA = Range(0.0, 1.0, integer=False, low_open=True, high_open=True)
+"""A significance level: a probability other than 0 (no test rejects) and 1 (every test does)."""
+TIMEOUT_S = Range(0.0, MAX_TIMEOUT_S, integer=False, low_open=True)
+"""`align verify --timeout`, and the configuration's `timeout` (align/config.py)."""
 
 # ----------------------------------------------------------------------------------------------- solving
 

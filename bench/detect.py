@@ -50,7 +50,7 @@ from align.expectations import read_expectations
 from align.interp.values import example_arguments, example_length
 from align.parse import read_source
 from align.pipeline import load_mechanism
-from align.stats.executors import EXECUTORS, kind_of, open_executor
+from align.stats.executors import executor_problem, open_executor
 from align.stats.lrtest import Finding, Result, search
 
 
@@ -160,8 +160,9 @@ def main() -> None:
     parser.add_argument("--executor", metavar="WHERE")
     parser.add_argument("--executors", action="store_true")
     options = parser.parse_args()
-    if options.executor is not None and kind_of(options.executor) is None:
-        parser.error(f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT")
+    problem = None if options.executor is None else executor_problem(options.executor)
+    if problem is not None:
+        parser.error(problem)
     if options.executors:
         throughput(options.jobs, options.seed)
         return

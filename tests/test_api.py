@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -153,7 +154,8 @@ def test_older_option_names_still_work():
 
 def test_a_usage_error_is_a_registered_diagnostic():
     code, _, err = _main("verify", "--max-length", "0", LAPLACE)
-    assert code == 2 and err.startswith("align: error[usage]: --max-length must be between 1 and")
+    assert code == 2 and "\nalign: error[usage]: argument --max-length: must be an integer between 1 and 16, not 0" \
+        in err
     code, _, err = _main("explain", "no-such-code")
     assert code == 2 and "error[usage]: no diagnostic code `no-such-code`" in err
 
@@ -174,6 +176,22 @@ def test_the_api_checks_its_arguments_as_the_command_line_does():
     with pytest.raises(align.SpecError) as info:
         align.verify(LAPLACE, max_length=10**6)
     assert info.value.diagnostics[0].code == "usage"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: align.verify(LAPLACE, timeout=math.inf), lambda: align.verify(LAPLACE, timeout=1e308),
+    lambda: align.verify(LAPLACE, timeout=math.nan), lambda: align.run(LAPLACE, {"q": 1, "eps": 1}, seed=-1),
+    lambda: align.run(LAPLACE, {"q": 1, "eps": 1}, samples=10**21),
+    lambda: align.test(LAPLACE, {"eps": 1}, samples=10**21), lambda: align.test(LAPLACE, {"eps": 1}, length=10**8),
+    lambda: align.test(LAPLACE, {"eps": 1}, alpha=math.nan), lambda: align.compute(LAPLACE, {"eps": 1}, length=10**8),
+], ids=["timeout inf", "timeout 1e308", "timeout nan", "seed -1", "samples 10^21", "test samples 10^21",
+        "test length 10^8", "alpha nan", "compute length 10^8"])
+def test_numbers_out_of_range_are_usage_errors(call):
+    """The ranges of the command line's numeric options (align/limits.py) hold for the API's arguments too."""
+    with pytest.raises(align.SpecError) as info:
+        call()
+    (problem,) = info.value.diagnostics
+    assert problem.code == "usage" and "must be" in problem.message
 
 
 def test_github_workflow_command_values_are_escaped():

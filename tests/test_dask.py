@@ -7,13 +7,13 @@ from __future__ import annotations
 import io
 import json
 import logging
+import time
 from collections.abc import Iterator
 
 import pytest
 from distributed import Client, LocalCluster
 
 from align.cli import main
-from align.stats import executors
 from align.stats.lrtest import search
 
 from .conftest import SPECS
@@ -63,12 +63,25 @@ def test_align_test_on_a_scheduler_address_and_on_its_own_cluster(cluster: Local
     assert _test("--executor", "dask", "--jobs", "2") == (code, local)
 
 
-def test_an_unreachable_scheduler_is_a_diagnostic(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(executors, "CONNECT_TIMEOUT", "1s")
+def test_an_unreachable_scheduler_is_a_diagnostic_at_once():
+    """A refused port answers at once, and so does the diagnostic: no waiting for Dask's connect timeout."""
     out, err = io.StringIO(), io.StringIO()
+    start = time.monotonic()
     code = main(["test", str(SPEC), "--arg", "eps=1", "--executor", "dask://127.0.0.1:1"], stdout=out, stderr=err)
     assert code == 2
     assert "error[executor-unreachable]: no Dask scheduler answered at tcp://127.0.0.1:1" in err.getvalue()
+    assert time.monotonic() - start < 3
+
+
+@pytest.mark.parametrize("address", ["dask://127.0.0.1:99999", "dask://127.0.0.1:0", "dask://[::1",
+                                     "dask://[::1]:99999", "dask://127.0.0.1:port", "dask://:8786",
+                                     "dask://127.0.0.1:8786/path", "dask://user@127.0.0.1:8786", "tcp://a b:1"])
+def test_a_malformed_scheduler_address_is_a_usage_error(address: str):
+    err = io.StringIO()
+    start = time.monotonic()
+    assert main(["test", str(SPEC), "--arg", "eps=1", "--executor", address], stdout=io.StringIO(), stderr=err) == 2
+    assert "error[usage]" in err.getvalue() and "--executor" in err.getvalue(), err.getvalue()
+    assert time.monotonic() - start < 3
 
 
 def test_an_unknown_executor_is_a_usage_error():

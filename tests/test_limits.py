@@ -3,6 +3,7 @@ with a registered code, exit 2, quickly; input at the limits goes through every 
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import re
@@ -16,13 +17,21 @@ import pytest
 from align.cli import main
 from align.diagnostics import CODES, SpecError, diag
 from align.limits import (
+    EXECUTOR_CONNECT_TIMEOUT_S,
+    MAX_BOUNDED_LENGTH,
+    MAX_CHUNK_SIZE,
+    MAX_CONFIRM_TESTS,
     MAX_CONSTANT_BITS,
     MAX_DECIMAL_EXPONENT,
     MAX_INTEGER_LITERAL,
+    MAX_JOBS,
     MAX_LITERAL_DIGITS,
     MAX_NESTING_DEPTH,
     MAX_POWER_EXPONENT,
+    MAX_SAMPLES,
     MAX_SOURCE_BYTES,
+    MAX_TEST_LENGTH,
+    MAX_TIMEOUT_S,
 )
 from align.parse import (
     exact_number,
@@ -285,8 +294,12 @@ def test_the_limits_are_in_the_documentation():
                  f"−{MAX_POWER_EXPONENT} ≤ n ≤ {MAX_POWER_EXPONENT}", "2^63 − 1"):
         assert text in section, text
     for code in ("file-too-large", "nesting-too-deep", "number-too-long", "number-out-of-range",
-                 "constant-out-of-range", "power-out-of-range"):
+                 "constant-out-of-range", "power-out-of-range", "example-item", "executor-unreachable", "usage"):
         assert f"`{code}`" in section
+    for text in (f"at most {MAX_TEST_LENGTH}", f"1 to {MAX_JOBS}", f"0 to {MAX_CONFIRM_TESTS}",
+                 f"{MAX_TIMEOUT_S:,.0f} seconds", f"1 to {MAX_BOUNDED_LENGTH}", "strictly between 0 and 1",
+                 f"{EXECUTOR_CONNECT_TIMEOUT_S:g} s"):
+        assert text in section, text
 
 
 # ------------------------------------------------------------------------------------ terminal safety
@@ -470,3 +483,126 @@ def test_the_checker_stays_within_bounded_memory(path: Path):
                           capture_output=True, text=True, preexec_fn=limit, timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "C0(w)=refuted" in done.stdout
+
+
+# ----------------------------------------------------------------------------------- example values
+
+EXAMPLE_SPEC = """mechanism m(q: real[], k: int, eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0, k >= 1
+  privacy eps
+  example VALUES
+{
+  eta ~ Lap(1 / eps)
+  output q[0] + eta
+}
+"""
+HOSTILE_EXAMPLES = [
+    ("eps = 1/0", "example-item"), ("eps = 1 / (2 - 2)", "example-item"), ("eps = 0/0", "example-item"),
+    ("eps = 0^-1", "example-item"), ("eps = ln(0)", "example-item"), ("eps = sqrt(-1)", "example-item"),
+    ("eps = ln(2)", "example-item"), ("eps = 1e308*10", "number-out-of-range"),
+    ("eps = 1e300*1e300", "constant-out-of-range"), ("eps = exp(800)", "constant-out-of-range"),
+    ("k = 7 // 0", "example-item"), ("k = 7 % 0", "example-item"), ("k = 2 ^ -1", "type-mismatch"),
+    ("len(q) = 100000000000", "example-item"), ("len(q) = 1 // 0", "example-item"), ("len(q) = -2", "example-item"),
+]
+
+
+def _example_spec(tmp_path: Path, values: str) -> str:
+    defaults = {"eps": "eps = 1", "k": "k = 1", "len(q)": "len(q) = 3"}
+    given = values.split(" = ")[0]
+    items = [values] + [text for name, text in defaults.items() if name != given]
+    path = tmp_path / "spec.dp"
+    path.write_text(EXAMPLE_SPEC.replace("VALUES", ", ".join(items)))
+    return str(path)
+
+
+@pytest.mark.parametrize("values,code", HOSTILE_EXAMPLES, ids=[v for v, _ in HOSTILE_EXAMPLES])
+def test_hostile_example_values_are_located_at_the_clause(tmp_path: Path, values: str, code: str):
+    spec = _example_spec(tmp_path, values)
+    start = time.monotonic()
+    status, _, err = run("check", spec)
+    assert status == 2 and codes(err) == [code], err
+    assert err.startswith(f"{spec}:5:"), err  # at the example clause, with its caret
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("command", [["run", "--arg", "q=[1, 2]", "--samples", "10"], ["test", "--samples", "2000"],
+                                     ["test", "--exact"], ["verify"], ["report"]],
+                         ids=lambda c: " ".join(c[:2]))
+def test_every_command_refuses_a_division_by_zero_in_an_example(tmp_path: Path, command: list[str]):
+    """The example values reach the interpreter, the synthesis of an alignment (verify and report: this spec has
+    none), the exact computation and the sampling search; the resolver refuses them first."""
+    spec = _example_spec(tmp_path, "eps = 1/0")
+    status, out, err = run(command[0], spec, *command[1:])
+    assert status == 2 and codes(err) == ["example-item"], out + err
+    assert err.startswith(f"{spec}:5:") and "divides by zero" in err
+
+
+def test_the_longest_example_length_is_accepted(tmp_path: Path):
+    assert run("check", _example_spec(tmp_path, f"len(q) = {MAX_TEST_LENGTH}"))[0] == 0
+    status, _, err = run("check", _example_spec(tmp_path, f"len(q) = {MAX_TEST_LENGTH + 1}"))
+    assert status == 2 and codes(err) == ["example-item"] and str(MAX_TEST_LENGTH) in err
+
+
+# -------------------------------------------------------------------------- numbers on the command line
+
+NUMERIC_OPTIONS = {  # every numeric option of every command, with values just past its limits
+    "run": {"--samples": ["-1", str(MAX_SAMPLES + 1), str(10**21)], "--seed": ["-1", str(2**128)],
+            "--chunk-size": ["0", str(MAX_CHUNK_SIZE + 1)]},
+    "test": {"--length": ["0", str(MAX_TEST_LENGTH + 1), "100000000"], "--samples": ["0", str(10**21)],
+             "--confirm": ["-1", str(MAX_CONFIRM_TESTS + 1)], "--alpha": ["0", "1", "nan", "inf", "-0.5"],
+             "--seed": ["-1"], "--jobs": ["0", "100000"]},
+    "verify": {"--max-length": ["0", str(MAX_BOUNDED_LENGTH + 1)],
+               "--timeout": ["inf", "1e308", "nan", "-1", "0", str(MAX_TIMEOUT_S + 1)],
+               "--confirm-samples": ["0", str(10**21)]},
+    "report": {"--max-length": ["0"], "--timeout": ["inf", "nan"], "--confirm-samples": ["0"]},
+}
+
+
+@pytest.mark.parametrize("command,option,value", [(c, o, v) for c, options in NUMERIC_OPTIONS.items()
+                                                   for o, values in options.items() for v in values])
+def test_numeric_options_outside_their_range_are_usage_errors(command: str, option: str, value: str):
+    start = time.monotonic()
+    code, out, err = run(command, SVT, *(SVT_ARGS if command == "run" else []), option, value)
+    assert code == 2 and out == "" and codes(err) == ["usage"], err
+    assert f"argument {option}: " in err and ("between" in err or "at most" in err), err  # the option, its range
+    assert time.monotonic() - start < 5
+
+
+def test_every_numeric_option_is_bounded():
+    """Every option that takes a number is read by a bounded reader of align/commands/options.py, so that no
+    command can be given a number it was not written for; and the table above tries each."""
+    from align.cli import _build_parser
+    from align.commands.options import Bounded
+
+    parser, _ = _build_parser(io.StringIO())
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command, sub in subparsers.choices.items():
+        for action in sub._actions:
+            numeric = action.type in (int, float) or (isinstance(action.default, (int, float)) and
+                                                       not isinstance(action.default, bool) and action.nargs != 0)
+            if numeric or isinstance(action.type, Bounded):
+                assert isinstance(action.type, Bounded), (command, action.option_strings)
+                if command in NUMERIC_OPTIONS:
+                    assert action.option_strings[0] in NUMERIC_OPTIONS[command], (command, action.option_strings)
+
+
+@pytest.mark.parametrize("argv", [["run", SVT, *SVT_ARGS, "--samples", "0"],
+                                  ["verify", "specs/freegap/example1_laplace.dp", "--timeout", "1e-3"]])
+def test_numbers_at_their_limits_are_fine(argv: list[str]):
+    assert run(*argv)[0] in (0, 3)
+
+
+@pytest.mark.parametrize("value", ["inf", "1e308", "nan"])
+@pytest.mark.parametrize("command", ["verify", "report"])
+def test_a_configured_timeout_out_of_range_is_not_an_internal_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    value: str, command: str):
+    """align/config.py reads `timeout`; whatever it lets through, the proof options check it against the range of
+    `--timeout` (limits.TIMEOUT_S) before a solver sees it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "align.toml").write_text(f"timeout = {value}\n")
+    spec = tmp_path / "spec.dp"
+    spec.write_text((ROOT / "specs" / "freegap" / "example1_laplace.dp").read_text())
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(command, str(spec))
+    assert code == 2 and codes(err) in (["usage"], ["config-value"]) and "timeout" in err, err

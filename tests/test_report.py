@@ -231,9 +231,9 @@ def test_report_of_a_bad_spec_is_a_located_diagnostic(tmp_path: Path):
     assert code == 2 and "usage" in stderr
     for command in ("report", "verify"):  # the proof options are checked in one place for both
         code, _, stderr = _cli(command, str(STODDARD), "--confirm", "--confirm-samples", "0")
-        assert code == 2 and "--confirm-samples must be at least 1" in stderr
+        assert code == 2 and "argument --confirm-samples: must be an integer between 1 and" in stderr
         code, _, stderr = _cli(command, str(STODDARD), "--max-length", "0")
-        assert code == 2 and "--max-length must be between" in stderr
+        assert code == 2 and "argument --max-length: must be an integer between 1 and" in stderr
 
 
 @pytest.mark.slow

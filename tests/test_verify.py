@@ -762,3 +762,23 @@ def test_only_a_value_output_as_it_is_is_released(change, reason):
     assert change[0] in RELEASED
     with pytest.raises(NotInductive, match=re.escape(reason)):
         _parts(RELEASED.replace(*change))
+
+
+@pytest.mark.parametrize("sites", ["u ~ Point(1 / b0)\n  w ~ Lap(1 / (u - u))",
+                                   "u ~ Point(1 / (b0 - b0))\n  w ~ Lap(1 / u)",
+                                   "u ~ Point(1 / b0)\n  w ~ Lap(0 / u)", "u ~ Point(1 / b0)\n  w ~ Lap(u / 0)"])
+def test_a_mixture_whose_scale_divides_by_zero_is_unknown_with_the_reason(tmp_path: Path, sites: str):
+    """R²DP's rule needs a positive scale: one that divides by zero (sympy's zoo, nan) gives no ε, and the rule's
+    verdict says so instead of converting an undefined number to a float."""
+    text = (SPECS / "r2dp" / "point_mass.dp").read_text()
+    text = text.replace("u ~ Point(1 / b0)\n  w ~ Lap(1 / u)", sites)
+    assert sites in text
+    out, err = io.StringIO(), io.StringIO()
+    path = tmp_path / "zero_scale.dp"
+    path.write_text(text)
+    code = main(["verify", "--output-format", "json", str(path)], stdout=out, stderr=err)
+    assert code in (1, 3), out.getvalue() + err.getvalue()  # C0 refutes a scale of 0 or 1/0 where it can
+    assert "internal-error" not in err.getvalue()
+    mixture = [o for m in json.loads(out.getvalue())["files"][0]["mechanisms"] for o in m["obligations"]
+               if o["id"] == "MIX"]
+    assert mixture and mixture[0]["status"] == "unknown" and "zero" in json.dumps(mixture[0]), mixture

@@ -21,7 +21,7 @@ import sympy
 
 from .. import nodes as n
 from ..adjacency import AdjacencyKind
-from ..counterexample import Counterexample
+from ..counterexample import ABSENT, Counterexample
 from ..distributions import Mixing
 from ..obligations import Obligation, ObligationId
 from ..resolve import NoiseSite, ResolvedMechanism
@@ -65,6 +65,21 @@ def _value_at(site: NoiseSite, args: list[sympy.Expr], at: sympy.Expr) -> sympy.
     return mgf(site, args).subs(T, at)
 
 
+def _undefined(x: sympy.Expr) -> bool:
+    """Whether `x` holds sympy's value of a division by zero (`zoo`, complex infinity) or of 0/0 (`nan`)."""
+    return bool(x.has(sympy.zoo, sympy.nan))
+
+
+def _no_value(x: sympy.Expr, what: str) -> str | None:
+    """Why `x` (the rule's ε, the claim) has no real value, or None: a division by zero, or a number that is not
+    real (the log of a negative number)."""
+    if _undefined(x):
+        return f"{what} divides by zero: {show(x)}"
+    if x.is_number and x.is_extended_real is not True:
+        return f"{what} is not a real number: {show(x)}"
+    return None
+
+
 def _sympy(e: n.Expr, bindings: dict[str, sympy.Expr]) -> sympy.Expr:
     """to_sympy, with normal_cdf/normal_pdf as their erf/exp forms and comparisons as relations."""
     return to_sympy(e, bindings, closed_forms=True)
@@ -102,6 +117,10 @@ class Mixture:
         if sympy.simplify(outputs[0] - symbol(self.q) - w) != 0:
             raise NotAMixture(f"the output must be {self.q} + {self.site.name}")
         scale = _sympy(self.site.args[0], bindings)
+        if _undefined(scale):
+            raise NotAMixture(f"the scale of {self.site.name}, {show(scale)}, divides by zero")
+        if scale == 0:
+            raise NotAMixture(f"the scale of {self.site.name} is zero: Laplace noise needs a positive scale")
         self.u = sympy.simplify(1 / scale)
         self.mixing = [s for s in mech.noise if s is not self.site]
         symbols = [symbol(s.name) for s in self.mixing]
@@ -118,6 +137,10 @@ class Mixture:
         if any(c.free_symbols & set(symbols) for c in self.coefficients):
             raise NotAMixture("the mixing noise enters the scale non-linearly")
         self.args = [[_sympy(a, bindings) for a in s.args] for s in self.mixing]
+        for site, args in zip(self.mixing, self.args):
+            if any(_undefined(a) for a in args):
+                raise NotAMixture(f"a parameter of {site.name} ~ {site.distribution.name}(...) divides by zero: "
+                                  + ", ".join(show(a) for a in args))
 
     def epsilon(self, delta: sympy.Expr | None = None) -> sympy.Expr:
         """ε = ln(E[u] / E[u e^{-Δu}]) (Theorem 4.1; Corollary 4.2 for several mixing variables)."""
@@ -291,6 +314,11 @@ def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
         verdict.fail(Status.UNKNOWN, f"the R²DP rule does not apply: {error}")
         verdict.seconds = time.perf_counter() - start
         return verdict.freeze()
+    problem = _no_value(rule, "the rule's ε") or _no_value(claim, "the claim")
+    if problem is not None:
+        verdict.fail(Status.UNKNOWN, f"the R²DP rule does not apply: {problem}")
+        verdict.seconds = time.perf_counter() - start
+        return verdict.freeze()
     verdict.notes.append(f"rule: R²DP Theorem 4.1{' / Corollary 4.2' if len(mix.mixing) > 1 else ''}, "
                          f"u = 1/scale = {show(mix.u)}, Δ = {show(mix.delta)}")
     rule_text = f"{float(rule.evalf(30)):.12g}" if rule.is_number else show(rule)
@@ -300,15 +328,19 @@ def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
     difference = claim - rule
     if exact:
         verdict.scope = "exactly (the claim equals the rule's ε)"
+    elif difference.is_number and difference.is_extended_real is not True:  # log of a negative number, say
+        verdict.fail(Status.UNKNOWN, f"claim − ε = {show(difference)} is not a real number")
     elif difference.is_number:
         slack = float(difference)
         if slack >= 0:
             verdict.scope = "for the given parameters"
             verdict.notes.append(f"the claim is valid but loose by {slack:.6g}")
         else:
-            verdict.fail(Status.REFUTED, f"the claim is {-slack:.6g} below the rule's ε = {float(rule):.10g}",
+            verdict.fail(Status.REFUTED, f"the claim is {-slack:.6g} below the rule's ε = "
+                                         f"{f'{float(rule):.10g}' if rule.is_number else show(rule)}",
                          Counterexample(mech.node.span.path, mech.name, ObligationId.MIX, {}, {}, {},
-                                        claim=float(claim), epsilon=float(rule)))
+                                        claim=float(claim) if claim.is_number else ABSENT,
+                                        epsilon=float(rule) if rule.is_number else ABSENT))
     else:
         values, unevaluable = [], ""
         for point in points:

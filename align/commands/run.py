@@ -10,9 +10,8 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
-from ..limits import MAX_CHUNK_SIZE, MAX_SAMPLES, MAX_SEED
 from ..render import Renderer
-from . import UsageError, file_name
+from . import UsageError, file_name, options
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedMechanism
@@ -31,9 +30,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                      help="a parameter's value on D: a JSON number, boolean or list, or an exact expression such as "
                           "1/3 (repeatable)")
-    run.add_argument("--samples", type=int, default=10000, metavar="N", help="number of executions (default 10000)")
-    run.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the run (default 0)")
-    run.add_argument("--chunk-size", type=int, default=None, metavar="C",
+    run.add_argument("--samples", type=options.SAMPLES, default=10000, metavar="N",
+                     help="number of executions (default 10000)")
+    run.add_argument("--seed", type=options.SEED, default=0, metavar="S", help="seed of the run (default 0)")
+    run.add_argument("--chunk-size", type=options.CHUNK_SIZE, default=None, metavar="C",
                      help="executions evaluated together (rounded up to a multiple of 16384; default 131072); "
                           "the results do not depend on it")
     run.add_argument("--noise", action="append", default=[], metavar="NAME=VALUE",
@@ -81,14 +81,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
 
 
 def _check_usage(args: Any) -> None:
-    # Bounds from align/limits.py: a negative seed or a count past 2^63 would otherwise reach numpy as a
-    # ValueError or OverflowError (a traceback), and a huge chunk would allocate arrays of that many lanes.
-    if not 0 <= args.samples <= MAX_SAMPLES:
-        raise UsageError(f"--samples must be between 0 and {MAX_SAMPLES}")
-    if not 0 <= args.seed <= MAX_SEED:
-        raise UsageError("--seed must be an integer between 0 and 2^128 - 1")
-    if args.chunk_size is not None and not 1 <= args.chunk_size <= MAX_CHUNK_SIZE:
-        raise UsageError(f"--chunk-size must be between 1 and {MAX_CHUNK_SIZE}")
+    """How the options go together (each number's range is its reader's: `options`)."""
     file_name(args.noise_file, "--noise-file")
     file_name(args.counterexample_out, "--counterexample-out")
     replay = bool(args.noise or args.noise_file)

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..render import Renderer
-from . import UsageError, file_name
+from . import UsageError, file_name, options
 
 DESCRIPTION = (
     "Search for a privacy violation by likelihood-ratio tests on samples of the reference interpreter: input "
@@ -48,13 +48,13 @@ def add_arguments(test: Any) -> None:
                       help="do not add the pairs of the checker's counterexamples (by default `align verify` runs "
                            "first, lengths <= 3, and each refuted obligation's (D, D') is tried before the "
                            "patterns)")
-    test.add_argument("--length", type=int, default=None, metavar="L",
+    test.add_argument("--length", type=options.TEST_LENGTH, default=None, metavar="L",
                       help="length of the generated private lists (default: the longest `len(q) = N` of the "
                            "spec's `example` clause, else 5)")
-    test.add_argument("--samples", type=int, default=64_000, metavar="N",
+    test.add_argument("--samples", type=options.TEST_SAMPLES, default=64_000, metavar="N",
                       help="largest number of samples per input and round (default 64000; rounds double from "
                            "2000)")
-    test.add_argument("--confirm", type=int, default=3, metavar="C",
+    test.add_argument("--confirm", type=options.CONFIRM_TESTS, default=3, metavar="C",
                       help="when the rounds find no violation, test the C most promising events once more on "
                            "fresh samples 32 times the largest round's (default 3; 0: no confirmation)")
     test.add_argument("--sharpen", action="store_true",
@@ -68,9 +68,10 @@ def add_arguments(test: Any) -> None:
     test.add_argument("--no-exact", action="store_true",
                       help="when the sampling finds no violation, do not compute the events' probabilities from "
                            "the program's paths (by default they are, for programs in that class)")
-    test.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    test.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
-    test.add_argument("--jobs", type=int, default=1, metavar="J",
+    test.add_argument("--alpha", type=options.ALPHA, default=0.05, metavar="A",
+                      help="significance level, between 0 and 1 (default 0.05)")
+    test.add_argument("--seed", type=options.SEED, default=0, metavar="S", help="seed (default 0)")
+    test.add_argument("--jobs", type=options.JOBS, default=1, metavar="J",
                       help="worker processes (default 1); the result does not depend on it")
     test.add_argument("--executor", metavar="WHERE",
                       help="where the sampling runs: local (this process), processes (a pool of --jobs processes; "
@@ -88,18 +89,13 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..exact.search import Computed
     from ..interp.values import example_arguments, example_length
     from ..pipeline import read, resolve_source, select
-    from ..stats.executors import EXECUTORS, kind_of, open_executor
+    from ..stats.executors import executor_problem, open_executor
     from ..stats.lrtest import Pair, counterexample_pair, search
     from .run import read_pairs
 
-    if (args.length is not None and args.length < 1) or args.samples < 1 or args.jobs < 1:
-        raise UsageError("--length, --samples and --jobs must be at least 1")
-    if args.confirm < 0:
-        raise UsageError("--confirm must be at least 0")
-    if args.executor is not None and kind_of(args.executor) is None:
-        raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT")
-    if not 0 < args.alpha < 1:
-        raise UsageError("--alpha must be between 0 and 1")
+    problem = None if args.executor is None else executor_problem(args.executor)
+    if problem is not None:
+        raise UsageError(problem)
     counterexample = file_name(args.counterexample, "--counterexample")
     source = None
     try:

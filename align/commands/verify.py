@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..config import NONE as NO_CONFIG
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
-from ..limits import DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, MAX_BOUNDED_LENGTH
+from ..limits import BOUNDED_LENGTH, DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, TIMEOUT_S
 from ..render import Renderer
 from ..span import shown_path
-from . import UsageError, file_name
+from . import UsageError, file_name, options
 
 if TYPE_CHECKING:
     from ..checker.verify import Options
@@ -42,10 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_proof_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of a proof, shared by `align verify` and `align report`."""
-    parser.add_argument("--max-length", type=int, default=None, metavar="N",
+    parser.add_argument("--max-length", type=options.BOUNDED_LENGTH, default=None, metavar="N",
                         help=f"the bounded check covers every length 0..N of each list parameter (default "
                              f"{DEFAULT_MAX_LENGTH}); a proof for every length needs the induction")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--timeout", type=options.TIMEOUT_S, default=None, metavar="SECONDS",
                         help=f"wall-clock safety net of each solver query (default {DEFAULT_TIMEOUT_MS // 1000}); "
                              "the limit that decides is z3's deterministic resource limit (rlimit "
                              f"{DEFAULT_RLIMIT:,}), so verdicts do not depend on the machine's speed or load")
@@ -56,7 +56,7 @@ def add_proof_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confirm", action="store_true",
                         help="when an obligation is refuted, run `align test` on the counterexample's input pair "
                              "(and StatDP's patterns) to tell a broken proof from a broken mechanism")
-    parser.add_argument("--confirm-samples", type=int, default=64_000, metavar="N",
+    parser.add_argument("--confirm-samples", type=options.TEST_SAMPLES, default=64_000, metavar="N",
                         help="sample budget of each --confirm test (default 64000)")
 
 
@@ -67,10 +67,12 @@ def proof_options(args: argparse.Namespace) -> Options:
     config = getattr(args, "config", NO_CONFIG)
     max_length = _first(args.max_length, config.max_length, DEFAULT_MAX_LENGTH)
     timeout = _first(args.timeout, config.timeout, DEFAULT_TIMEOUT_MS / 1000)
-    if not 1 <= max_length <= MAX_BOUNDED_LENGTH:
-        raise UsageError(f"--max-length must be between 1 and {MAX_BOUNDED_LENGTH}")
-    if args.confirm_samples < 1:
-        raise UsageError("--confirm-samples must be at least 1")
+    # The flags were read in their ranges (`options`); the configuration's values are checked here against the
+    # same ranges, so that `timeout = inf` in a configuration is a usage error, not an OverflowError.
+    for key, value, bounds in (("max-length", max_length, BOUNDED_LENGTH), ("timeout", timeout, TIMEOUT_S)):
+        problem = bounds.problem(value)
+        if problem is not None:
+            raise UsageError(f"--{key} (or `{key}` in the configuration) {problem}")
     return Options.of(max_length, timeout, args.every_obligation)
 
 

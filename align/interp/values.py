@@ -28,11 +28,11 @@ from fractions import Fraction
 from typing import Any
 
 from .. import nodes as n
-from ..diagnostics import SpecError
+from ..diagnostics import SpecError, diag
 from ..limits import MAX_NESTING_DEPTH
-from ..operators import INTEGER_OPERATIONS, RING_OPERATIONS
 from ..parse import checked_number, exact_text, parse_expression, read_json
 from ..resolve import ResolvedParam
+from ..resolve.constants import literal_value
 from ..span import Span
 from ..types import BOOL, INT, REAL, ListType, Type
 from .errors import fail
@@ -99,7 +99,7 @@ def example_arguments(mech: n.Mechanism) -> dict[str, Any]:
     """The public values of the mechanism's `example` clause (`eps = 1, T = 0.5`), as `--arg eps=1 --arg T=0.5`
     gives them (ints, floats, lists of them): `align run` and `align test` use them for every public parameter not
     given with --arg."""
-    return {ex.name: _plain(_literal(ex.value)) for ex in mech.examples if not ex.length}
+    return {ex.name: _plain(_example(ex)) for ex in mech.examples if not ex.length}
 
 
 def _plain(v: Any) -> Any:
@@ -111,37 +111,16 @@ def _plain(v: Any) -> Any:
 def example_length(mech: n.Mechanism) -> int:
     """The length of the private lists that `align test` generates: the longest `len(q) = N` of the `example`
     clause, else DEFAULT_TEST_LENGTH."""
-    return max((int(_literal(ex.value)) for ex in mech.examples if ex.length), default=DEFAULT_TEST_LENGTH)
+    return max((int(_example(ex)) for ex in mech.examples if ex.length), default=DEFAULT_TEST_LENGTH)
 
 
-def _literal(e: n.Expr) -> Any:
-    """The exact value of a literal expression: numbers (as Fraction/int), booleans, lists and arithmetic on them."""
-    if isinstance(e, n.Number):
-        return int(e.value) if e.is_integer else e.value
-    if isinstance(e, n.BoolLit):
-        return e.value
-    if isinstance(e, n.ListLit):
-        return [_literal(x) for x in e.items]
-    if isinstance(e, n.Unary) and e.op == "-":
-        value = _literal(e.operand)
-        if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
-            return -value
-    if isinstance(e, n.Binary):
-        a, b = _literal(e.left), _literal(e.right)
-        if all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in (a, b)):
-            if e.op in RING_OPERATIONS:
-                return RING_OPERATIONS[e.op](a, b)
-            if e.op in INTEGER_OPERATIONS and all(isinstance(x, int) for x in (a, b)):
-                if b == 0:
-                    raise ValueError("division by zero")
-                return INTEGER_OPERATIONS[e.op](a, b)
-            if e.op == "/":
-                if b == 0:
-                    raise ValueError("division by zero")
-                return Fraction(a) / Fraction(b)
-            if e.op == "^" and isinstance(b, int) and abs(b) <= 64 and (a != 0 or b >= 0):
-                return Fraction(a) ** b
-    raise ValueError("only numbers, true/false, lists and arithmetic on numbers are allowed")
+def _example(ex: n.Example) -> Any:
+    """An example's exact value; the resolver has refused an example without one (`example-item`), so this
+    error is only for a caller that skipped the resolver."""
+    try:
+        return literal_value(ex.value)
+    except ValueError as error:
+        raise SpecError([diag("example-item", ex.value.span, item=ex.label, reason=str(error))]) from None
 
 
 def read_value_text(name: str, text: str) -> Any:
@@ -158,7 +137,7 @@ def read_value_text(name: str, text: str) -> Any:
         except ValueError as error:
             raise fail("invalid-argument", None, name=name, reason=str(error)) from None
     try:
-        return _literal(parse_expression(text, path=f"<{name}>"))
+        return literal_value(parse_expression(text, path=f"<{name}>"))
     except SpecError as error:
         raise fail("invalid-argument", None, name=name, reason=error.diagnostics[0].message) from None
     except ValueError as error:

@@ -16,6 +16,7 @@ from typing import Any
 from .. import nodes as n
 from ..diagnostics import Diagnostic, Note, diag, did_you_mean
 from ..distributions import DISTRIBUTIONS
+from ..limits import MAX_TEST_LENGTH
 from ..operators import OPERATORS
 from ..span import Span
 from ..types import (
@@ -37,6 +38,7 @@ from ..types import (
 )
 from ..unparse import clause_text
 from ..visitor import StmtVisitor, SyntaxVisitor
+from .constants import literal_value
 from .desugar import explicit_domains, infer_universe
 from .program import NoiseSite, ResolvedParam, children, free_names
 from .scope import BUILTIN_ARITY, COMPREHENSIONS, RESERVED, TAG_PATTERN
@@ -230,11 +232,9 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
                 continue
             self.env = Env("requires")
             self.public_context = "an example"
+            reported = len(self.report)
             if ex.length:
                 self.expect(ex.value, INT, f"example of {what}")
-                if (isinstance(ex.value, n.Unary) and ex.value.op == "-") or \
-                        (isinstance(ex.value, n.Number) and ex.value.value < 0):
-                    self.error("example-item", ex.value.span, item=what, reason="a length is at least 0")
             elif isinstance(param.type, ListType):
                 if not isinstance(ex.value, n.ListLit):
                     self.mismatch(ex.value.span, f"example of {what}", str(param.type), self.value(ex.value))
@@ -243,6 +243,22 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
                         self.expect(item, param.type.elem, f"example of {what}")
             else:
                 self.expect(ex.value, param.type, f"example of {what}")
+            if len(self.report) == reported:  # well typed: its value, which the commands will use, must exist
+                self.example_value(ex, what)
+
+    def example_value(self, ex: n.Example, what: str) -> None:
+        """An example's value: one that cannot be computed (`1/0`, `ln(0)`), and a length outside 0 ..
+        MAX_TEST_LENGTH, is `example-item` here rather than an error of `align run`, `test` or `verify`."""
+        try:
+            value = literal_value(ex.value)
+        except ValueError as error:
+            self.error("example-item", ex.value.span, item=what, reason=str(error))
+            return
+        if ex.length and value < 0:
+            self.error("example-item", ex.value.span, item=what, reason="a length is at least 0")
+        elif ex.length and value > MAX_TEST_LENGTH:
+            self.error("example-item", ex.value.span, item=what,
+                       reason=f"a length is at most {MAX_TEST_LENGTH} (the longest list `align test` generates)")
 
     def private_constants(self) -> set[str]:
         """Constants whose value depends on a private parameter (other than through its length)."""

@@ -13,20 +13,26 @@ or None for this process, and closes what it started.
   scheduler at that address, whose workers must have align installed. Both through
   `distributed.Client.get_executor(pure=False)` (with the default `pure=True`, Dask tokenizes every unit, the
   whole resolved mechanism, to name its task); `pip install 'align[dask]'`.
+
+A scheduler address is checked before anything connects (`executor_problem`: a host, and a port 1..65535), and
+the connection is tried first with a plain TCP socket: a refused port fails at once, where Dask's client retries
+until its timeout (`EXECUTOR_CONNECT_TIMEOUT_S`, align/limits.py).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import re
+import socket
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 
 from ..diagnostics import SpecError, diag
+from ..limits import EXECUTOR_CONNECT_TIMEOUT_S
 
-CONNECT_TIMEOUT = "10s"
-"""How long `dask://HOST:PORT` waits for the scheduler to answer."""
 DASK_SCHEMES = ("dask://", "tcp://")
 """Prefixes of a scheduler address: `dask://` is ours (it becomes `tcp://`), `tcp://` is Dask's own."""
 
@@ -64,11 +70,15 @@ def _dask(text: str, jobs: int) -> Iterator[Executor | None]:
                                                        dashboard_address=":0", silence_logs=logging.ERROR))
             client = stack.enter_context(Client(cluster))
         else:
-            address = "tcp://" + text.removeprefix("dask://").removeprefix("tcp://")
+            host, port = scheduler_address(text)
+            address = f"tcp://{f'[{host}]' if ':' in host else host}:{port}"
             try:
-                client = stack.enter_context(Client(address, timeout=CONNECT_TIMEOUT))
-            except OSError as error:
-                raise SpecError([diag("executor-unreachable", None, address=address, reason=str(error))]) from None
+                # A refused port answers at once here; Dask's client would retry it until its timeout.
+                socket.create_connection((host, port), timeout=EXECUTOR_CONNECT_TIMEOUT_S).close()
+                client = stack.enter_context(Client(address, timeout=f"{EXECUTOR_CONNECT_TIMEOUT_S:g}s"))
+            except OSError as error:  # refused, unreachable, an unknown host, a timeout (TimeoutError)
+                reason = error.strerror or str(error) or type(error).__name__
+                raise SpecError([diag("executor-unreachable", None, address=address, reason=reason)]) from None
         yield client.get_executor(pure=False)
 
 
@@ -80,6 +90,49 @@ EXECUTORS: dict[str, ExecutorKind] = {k.name: k for k in (
 )}
 
 
+_HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]{0,252}[A-Za-z0-9])?")
+"""A host name or IPv4 address as a scheduler address may write it (letters, digits, `.`, `-`, `_`)."""
+
+
+def scheduler_address(text: str) -> tuple[str, int]:
+    """(host, port) of `dask://HOST:PORT` or `tcp://HOST:PORT` (an IPv6 host in brackets: `dask://[::1]:8786`);
+    ValueError saying what is wrong with the address (no port, a port outside 1..65535, a path...)."""
+    rest = text
+    for scheme in DASK_SCHEMES:
+        rest = rest.removeprefix(scheme)
+    if rest.startswith("["):
+        host, bracket, port_text = rest[1:].partition("]")
+        if not bracket or not port_text.startswith(":"):
+            raise ValueError("an IPv6 host is written in brackets, followed by the port: dask://[::1]:8786")
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"{host[:60]!r} is not an IPv6 address") from None
+        port_text = port_text[1:]
+    else:
+        host, colon, port_text = rest.rpartition(":")
+        if not colon:
+            raise ValueError("the address needs a port: dask://HOST:PORT (a Dask scheduler listens on 8786)")
+        if not _HOST_NAME.fullmatch(host):
+            raise ValueError(f"{host[:60]!r} is not a host name or an IPv4 address (an IPv6 one goes in brackets)")
+    if not (port_text.isascii() and port_text.isdigit() and len(port_text) <= 5 and 1 <= int(port_text) <= 65535):
+        raise ValueError(f"the port must be a number between 1 and 65535, not {port_text[:20]!r}")
+    return host, int(port_text)
+
+
+def executor_problem(text: str) -> str | None:
+    """Why `--executor TEXT` names no executor (for the `usage` diagnostic), or None."""
+    if text.startswith(DASK_SCHEMES):
+        try:
+            scheduler_address(text)
+        except ValueError as error:
+            return f"--executor {text[:80]!r}: {error}"
+        return None
+    if text not in EXECUTORS:
+        return f"--executor must be one of {', '.join(EXECUTORS)}, or dask://HOST:PORT"
+    return None
+
+
 def kind_of(text: str) -> ExecutorKind | None:
     """The kind an --executor value names (`dask://HOST:PORT` is `dask`), or None."""
     if text.startswith(DASK_SCHEMES) and len(text) > len("dask://"):
@@ -89,7 +142,7 @@ def kind_of(text: str) -> ExecutorKind | None:
 
 def open_executor(text: str | None, jobs: int) -> AbstractContextManager[Executor | None]:
     """The executor of `--executor TEXT --jobs J`: without --executor, `processes` when J > 1, else `local`.
-    The caller has checked `kind_of(text)`."""
+    The caller has checked `executor_problem(text)`."""
     text = text or ("processes" if jobs > 1 else "local")
     kind = kind_of(text)
     assert kind is not None, f"unknown executor {text}"
