@@ -152,9 +152,12 @@ def load(path: str) -> Counterexample:
 
 
 def save(counterexample: Counterexample, path: str) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(counterexample.to_json(), handle, indent=2)
-        handle.write("\n")
+    """Write the counterexample to the file the user named (`files.open_output`: never through a link out of
+    the repository); OSError when it cannot be written."""
+    from .files import open_output
+
+    with open_output(path) as handle:
+        handle.write((json.dumps(counterexample.to_json(), indent=2) + "\n").encode("utf-8"))
 
 
 def _encode(value: Any) -> Any:

@@ -20,12 +20,14 @@ working directory itself.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from .diagnostics import SpecError, diag, os_reason
 from .limits import MAX_GLOB_DEPTH, MAX_GLOB_ENTRIES, MAX_GLOB_MATCHES, MAX_PATH_COMPONENT, MAX_SOURCE_BYTES
@@ -147,6 +149,38 @@ def read_source(path: str, limit: int = MAX_SOURCE_BYTES) -> Source:
         raise SpecError([diag("io-error", _position(data, error.start, path), path=path,
                               reason=f"byte 0x{data[error.start]:02x} is not UTF-8 ({error.reason})")]) from None
     return Source(path, text)
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+class OutsideRepository(PermissionError):
+    """An output file named in the repository whose real path leaves it (an OSError, so that every writer reports
+    it as it reports a write that failed: `write-error`, with this reason)."""
+
+    def __init__(self, path: str):
+        super().__init__(errno.EPERM, "it is a symbolic link out of the repository, which align does not follow",
+                         path)
+
+
+def open_output(path: str, truncate: bool = True) -> BinaryIO:
+    """Open a file the user named (`-o`, `--plot`, `--counterexample`, `--counterexample-out`) for writing, in
+    binary. The same boundary as for reading: a name in the repository whose real path leaves it — a committed
+    link to `../../.ssh/authorized_keys`, or a dangling one to `../new` — is refused (`OutsideRepository`)
+    before anything is opened. A FIFO without a reader is refused at once (ENXIO) instead of blocking; a pipe
+    with one, a terminal or a device the user named are written as usual. `truncate=False` opens without
+    emptying the file (the caller empties it once it knows it will write)."""
+    if escapes(path, repository()):
+        raise OutsideRepository(path)
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags | (os.O_TRUNC if truncate else 0), 0o666)
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # opened without waiting for a reader; written as any file
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 # -------------------------------------------------------------------------------------------------- globs

@@ -67,7 +67,7 @@ def test_a_zero_divisor_is_a_located_error(op: str):
     mech = mechanism(f"output a {op} b", "a: int, b: int")
     code, line, _ = error_of(mech, {"a": 7, "b": 0})
     assert (code, line) == ("division-by-zero", 4)  # the `output` line
-    with pytest.raises(RunError, match="division by zero"):
+    with pytest.raises(RunError, match="divides by zero"):
         read_value_text("x", f"7 {op} 0")
 
 

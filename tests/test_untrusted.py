@@ -220,6 +220,7 @@ def test_a_configuration_that_is_not_text_or_too_large_is_a_diagnostic(repo: Pat
 # ------------------------------------------------------------------------ nothing injected into CI logs
 
 REFUTED = SPECS / "incorrect" / "histogram_lap_eps.dp"
+BROKEN_SVT = SPECS / "incorrect" / "svt_gap_outputs_noisy_query.dp"  # its sampled alignment check fails
 HOSTILE_NAMES = [
     "::warning::INJECTED.dp",
     "::stop-commands::TOKEN.dp",
@@ -292,3 +293,43 @@ def test_sarif_uris_are_percent_encoded_and_keep_the_name(repo: Path):
     assert artifact_location("specs/x:y.dp")["uri"] == "specs/x%3Ay.dp"  # never read as a scheme
     assert artifact_location("/abs/d i r/x.dp") == {"uri": "file:///abs/d%20i%20r/x.dp"}
     assert unquote_to_bytes(artifact_location(os.fsdecode(b"specs/\xff\xfe.dp"))["uri"]) == b"specs/\xff\xfe.dp"
+
+
+# ------------------------------------------------------------------------ nothing written outside the repository
+
+def _outputs_to(target: str) -> list[list[str]]:
+    """Each command that writes a file the user names, writing to `target`."""
+    return [["verify", "specs/refuted.dp", "--counterexample", target],
+            ["report", "specs/proved.dp", "-o", target, "--format", "md"],
+            ["test", "specs/proved.dp", "--samples", "2000", "--confirm", "0", "--no-exact", "--plot", target],
+            ["run", "specs/broken_svt.dp", "--arg", "q=[0.5, 2, 1]", "--arg", "T=1", "--arg", "k=1", "--arg", "eps=1",
+             "--arg", "theta=1/2", "--check-alignment", "--neighbour", "q=[1.5, 2, 1]", "--samples", "2000",
+             "--counterexample-out", target]]
+
+
+def test_an_output_named_through_a_link_out_of_the_repository_is_refused(repo: Path, tmp_path: Path):
+    shutil.copy(REFUTED, repo / "specs" / "refuted.dp")
+    shutil.copy(BROKEN_SVT, repo / "specs" / "broken_svt.dp")
+    canary = tmp_path / "canary.txt"
+    canary.write_text(SECRET)
+    (repo / "out.png").symlink_to(canary)          # a committed link to a file outside
+    (repo / "new.png").symlink_to(tmp_path / "new.png")  # a dangling one: it would create the file
+    (repo / "up").symlink_to(tmp_path)             # a linked folder
+    for target in ("out.png", "new.png", "up/x.png"):
+        for argv in _outputs_to(target):
+            code, out, err = _main(*argv)
+            assert code == 2 and "error[write-error]" in err, (argv, out, err)
+            assert "a symbolic link out of the repository" in err
+            assert canary.read_text() == SECRET and not (tmp_path / "new.png").exists()
+            assert not (tmp_path / "x.png").exists()
+
+
+def test_an_output_that_is_a_fifo_without_a_reader_fails_at_once(repo: Path):
+    shutil.copy(REFUTED, repo / "specs" / "refuted.dp")
+    shutil.copy(BROKEN_SVT, repo / "specs" / "broken_svt.dp")
+    os.mkfifo(repo / "pipe.png")
+    env = {**os.environ, "NO_COLOR": "1"}
+    for argv in _outputs_to("pipe.png"):
+        done = subprocess.run([sys.executable, "-m", "align", *argv], cwd=repo, capture_output=True, text=True,
+                              timeout=300, env=env)
+        assert done.returncode == 2 and "error[write-error]" in done.stderr, (argv, done.stderr)

@@ -17,6 +17,7 @@ import os
 import stat
 
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
+from ..files import open_output
 from ..render import Renderer
 from . import UsageError
 from .verify import add_proof_arguments
@@ -121,7 +122,7 @@ def write_report(output: str, text: str, figures: dict[str, bytes]) -> None:
     folder = os.path.dirname(output)
     existed = os.path.lexists(output)
     try:
-        report = open(output, "ab")  # noqa: SIM115 (closed below)  # it can be written; not emptied yet
+        report = open_output(output, truncate=False)  # it can be written; not emptied yet (closed below)
     except (OSError, ValueError) as error:
         raise _write_error(output, error) from None
     created: list[str] = []

@@ -98,7 +98,9 @@ def write_plot(path: str | BinaryIO, mechanism: str, result: Any) -> None:
             raise ValueError(f"matplotlib writes no format of the suffix of {path}")
         drawn = io.BytesIO()
         _draw(drawn, fmt, mechanism, result)
-        with open(path, "wb") as handle:
+        from ..files import open_output
+
+        with open_output(path) as handle:
             handle.write(drawn.getvalue())
     else:
         _draw(path, "png", mechanism, result)
