@@ -224,21 +224,26 @@ def _shown(path: Path, start: Path) -> str:
         return str(path)
 
 
-def _locate(source: Source, key: str, in_pyproject: bool, top: bool = False) -> Span | None:
-    """Where `key = ...` is written: in the `[tool.align]` table of a pyproject.toml, or anywhere in align.toml."""
+def _locate(source: Source, key: str, in_pyproject: bool, top: bool = False) -> Span:
+    """Where `key = ...` is written: in the `[tool.align]` table of a pyproject.toml, or anywhere in align.toml;
+    where it cannot be found as written (a key spelled with escapes, dotted, or in a table of its own), the
+    `[tool.align]` header, else the first line."""
     lines = source.text.split("\n")
     inside = not in_pyproject or top
     pattern = re.compile(rf'^(\s*)("?){re.escape(key)}\2\s*=')
+    table = None
     for number, line in enumerate(lines, start=1):
         header = re.match(r"^\s*\[([^\]]*)\]", line)
         if header and in_pyproject and not top:
             inside = header.group(1).strip() == "tool.align"
+            if inside and table is None:
+                table = Span(source.path, number, 1, number, len(line.rstrip()) + 1)
             continue
         m = pattern.match(line)
         if inside and m:
             column = len(m.group(1)) + 1
             return Span(source.path, number, column, number, column + len(key) + 2 * len(m.group(2)))
-    return None
+    return table or Span(source.path, 1, 1, 1, 2)
 
 
 def _clip(text: str, width: int = 80) -> str:

@@ -333,3 +333,12 @@ def test_an_output_that_is_a_fifo_without_a_reader_fails_at_once(repo: Path):
         done = subprocess.run([sys.executable, "-m", "align", *argv], cwd=repo, capture_output=True, text=True,
                               timeout=300, env=env)
         assert done.returncode == 2 and "error[write-error]" in done.stderr, (argv, done.stderr)
+
+
+@pytest.mark.parametrize("text", ['"\\u001b[2Jkey" = 1\n', '"a\\n::warning::b" = 1\n', "x." * 2000 + "y = 1\n",
+                                  "[" + "t." * 2000 + "u]\nk = 1\n"])
+def test_a_key_that_cannot_be_found_as_written_is_still_located_and_escaped(repo: Path, text: str):
+    (repo / "align.toml").write_text(text)
+    code, out, err = _main("explain", "usage")
+    assert code == 2 and "error[config-unknown-key]" in err and err.startswith("align.toml:1:1:"), err
+    _log_safe(out + err, "text")
