@@ -5,7 +5,7 @@ workflow passes, and the Markdown, HTML and LaTeX reports. Every input must end 
 diagnostic with a registered code, in bounded time, without reading or writing outside what it was given.
 
     python bench/fuzz.py              # full: >= 10,000 inputs through check, >= 500 through verify and run,
-                                      # >= 1,000 through the repository surfaces (about ten minutes on 2 cores)
+                                      # >= 1,000 through the repository surfaces (about four minutes on 2 cores)
     python bench/fuzz.py --quick      # a few hundred check inputs, a few dozen of every other kind
     python bench/fuzz.py --save DIR   # also write each failing input to DIR (DIR/NNNNN_category.json and its tree)
     python bench/fuzz.py --replay DIR/NNNNN_category.json   # run one saved input again
@@ -844,8 +844,8 @@ def _config_cases(sizes: Sizes) -> list[Case]:
         if k % 3 == 0:
             cases.append(_surface("explain", category, ("explain", "C1"), files))
     for k, line in enumerate(_take(CONFIG_VALUES, sizes)):
-        text = line if line.startswith("paths") else f'paths = ["specs/*.dp"]\n{line}'
-        files = (ok, ("align.toml", (text + "\n").encode()))
+        document = line if line.startswith("paths") else f'paths = ["specs/*.dp"]\n{line}'
+        files = (ok, ("align.toml", (document + "\n").encode()))
         category = f"config/values:{_label(line)}"
         cases.append(_surface("verify", category, ("verify",), files))
         cases.append(_surface("check", category, ("check", "specs/ok.dp"), files))
@@ -994,7 +994,7 @@ def _cli_cases(sizes: Sizes) -> list[Case]:
     figure = (*report, "--confirm", "--confirm-samples", "2000")
     for label, target, special in _take((
             ("figure name breaks the md image", "x)<img src=x onerror=alert(1)>(.md", ()),
-            ("figure name in \\includegraphics", "a}\\input{../canary.dp}" + TYPEOUT + "{.tex", ()),
+            ("figure name in \\includegraphics", "a}" + TYPEOUT + "{.tex", ()),
             ("figure name in html", "x\"><img src=x onerror=alert(1)>.html", ()),
             ("figure through a symlink out", "fig.md", (("symlink", "fig-1.png=../canary.dp"),)),
             ("figure beside a tex report", "fig.tex", ()),
@@ -1079,11 +1079,14 @@ def _surface_cases(sizes: Sizes) -> list[Case]:
     """Every input of the repository's surfaces; a bounded sample of the LaTeX reports is compiled."""
     cases = _config_cases(sizes) + _symlink_cases(sizes) + _name_cases(sizes) + _cli_cases(sizes)
     cases += _report_cases(sizes)
+    # The sample: first the reports written with -o of the payloads with TeX in them, then evenly spread.
     tex = [k for k, c in enumerate(cases) if c.command == "report" and _is_tex_report(c.argv)]
-    if tex and sizes.tex_compiles:
-        step = max(1, -(-len(tex) // sizes.tex_compiles))
-        for k in tex[::step][: sizes.tex_compiles]:
-            cases[k] = replace(cases[k], compile_tex=True)
+    first = [k for k in tex if cases[k].category.startswith("report/inject:") and "\\" in cases[k].category
+             and "-o" in cases[k].argv][: sizes.tex_compiles]
+    rest = [k for k in tex if k not in first]
+    wanted = min(len(rest), sizes.tex_compiles - len(first))
+    for k in first + [rest[i * len(rest) // wanted] for i in range(wanted)]:
+        cases[k] = replace(cases[k], compile_tex=True)
     return cases
 
 
@@ -1275,7 +1278,8 @@ def html_elements(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
     return parser.found
 
 
-def html_problem(text: str, baseline: set[tuple[str, str]], figures: set[str] = frozenset()) -> str | None:
+def html_problem(text: str, baseline: set[tuple[str, str]],
+                 figures: set[str] | frozenset[str] = frozenset()) -> str | None:
     """Why an HTML text (a report, or a Markdown report's rendering) has markup that align's own reports of benign
     specs do not have (`baseline`: (element, attribute) pairs, attribute "" for the element itself; empty: not
     compared), or None."""
@@ -1379,12 +1383,11 @@ def tex_compile_problem(text: str, folder: Path, figures: set[str]) -> str | Non
     log = proc.stdout.decode("utf-8", "replace")
     with contextlib.suppress(OSError):
         log += (folder / f"{job}.log").read_text(errors="replace")
-    if TEX_MARK in log:
-        return "pdflatex ran an injected \\typeout"
+    problems = ["pdflatex ran an injected \\typeout"] if TEX_MARK in log else []
     try:
         recorded = (folder / f"{job}.fls").read_text(errors="replace").splitlines()
     except OSError:
-        return None  # pdflatex stopped before it recorded anything
+        recorded = []  # pdflatex stopped before it recorded anything
     pwd = str(folder)
     own_inputs = {f"{job}.tex", f"{job}.aux", f"{job}.out", *figures}
     for line in recorded:
@@ -1396,10 +1399,10 @@ def tex_compile_problem(text: str, folder: Path, figures: set[str]) -> str | Non
             mine = os.path.dirname(path) == os.path.normpath(str(folder))
             base = os.path.basename(path)
             if kind == "INPUT" and not ((mine and base in own_inputs) or path.startswith(_tex_roots())):
-                return f"pdflatex read {path!a}"
+                problems.append(f"pdflatex read {path!a}")
             if kind == "OUTPUT" and not (mine and base in {f"{job}.{s}" for s in ("log", "aux", "pdf", "out")}):
-                return f"pdflatex wrote {path!a}"
-    return None
+                problems.append(f"pdflatex wrote {path!a}")
+    return "; ".join(dict.fromkeys(problems)) or None
 
 
 def _snapshot(top: Path) -> dict[str, tuple]:
@@ -1468,10 +1471,10 @@ def escapes(case: Case, argv: list[str], repo: Path, outside: Path, out: str, er
             if secret in data:
                 shown = "the canary token" if secret is secrets_[0] else "the first line of /etc/passwd"
                 return f"{shown} in {where}"
-    for path in written:
-        if path not in named:
-            verb = "removed" if path not in after else "changed" if path in before else "wrote"
-            return f"{verb} {_shown(path, outside)}, which the command line did not name"
+    for entry in written:
+        if entry not in named:
+            verb = "removed" if entry not in after else "changed" if entry in before else "wrote"
+            return f"{verb} {_shown(entry, outside)}, which the command line did not name"
     names = [n for n, _ in case.files] + [s.split("=", 1)[0] for _, s in case.special] + list(argv)
     problem = workflow_command_problem(out + "\n" + err, names)
     if problem:
@@ -1482,7 +1485,7 @@ def escapes(case: Case, argv: list[str], repo: Path, outside: Path, out: str, er
     if case.command != "report":
         return None
     outs = _option_values(argv, "-o", "--output")
-    path = os.path.normpath(os.path.join(repo, outs[-1])) if outs else None
+    path: str | None = os.path.normpath(os.path.join(repo, outs[-1])) if outs else None
     text = out if path is None else _read(path).decode("utf-8", "replace") if path in files else ""
     if not text.strip():
         return None
@@ -1492,9 +1495,9 @@ def escapes(case: Case, argv: list[str], repo: Path, outside: Path, out: str, er
         problem = html_problem(text, {tuple(p) for p in baseline.get("html", ())}, figures)
     elif text.startswith("\\documentclass"):
         problem = tex_problem(text, hostile, set(baseline.get("tex", ())))
-        if problem is None and case.compile_tex and shutil.which("pdflatex"):
-            folder = Path(path).parent if path else repo
-            problem = tex_compile_problem(text, folder, figures)
+        if case.compile_tex and shutil.which("pdflatex"):  # the sample: what TeX does with it, even when flagged
+            compiled = tex_compile_problem(text, Path(path).parent if path else repo, figures)
+            problem = "; ".join(p for p in (problem, compiled) if p) or None
     else:
         problem = markdown_problem(text, figures, {tuple(p) for p in baseline.get("md", ())})
     return problem
@@ -1871,8 +1874,8 @@ def _save(summary: Summary, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for index, case, outcome in summary.failures:
         stem = f"{index:05d}_" + re.sub(r"[^A-Za-z0-9._-]+", "_", case.category)[:60]
-        (directory / f"{stem}.json").write_text(json.dumps(_record(case, outcome), indent=2, ensure_ascii=True)
-                                                + "\n")
+        record = {**_record(case, outcome), "reproduce": f"python bench/fuzz.py --replay {directory / stem}.json"}
+        (directory / f"{stem}.json").write_text(json.dumps(record, indent=2, ensure_ascii=True) + "\n")
         with contextlib.suppress(OSError):
             _prepare(case, directory / stem, "ALIGN_CANARY_saved")
 
