@@ -1,10 +1,15 @@
-"""Benchmark (robustness): hostile, mutated and random input through `align check`, `align verify`, `align run`
-and `align report`; every input must end in a result or a located diagnostic with a registered code, in bounded
-time.
+r"""Benchmark (robustness and containment): hostile, mutated and random input through every surface a pull request
+controls: spec text and `--arg` values through `align check`, `verify`, `run` and `report`, and the repository
+itself: its configuration (`align.toml`, `[tool.align]`), its file names, its symlinks, the command-line values a
+workflow passes, and the Markdown, HTML and LaTeX reports. Every input must end in a result or a located
+diagnostic with a registered code, in bounded time, without reading or writing outside what it was given.
 
-    python bench/fuzz.py              # full: >= 10,000 inputs through check, >= 500 through verify and run
-    python bench/fuzz.py --quick      # a few hundred check inputs, a few dozen verify and run inputs
-    python bench/fuzz.py --save DIR   # also write each failing input (and its command line) to DIR
+    python bench/fuzz.py              # full: >= 10,000 inputs through check, >= 500 through verify and run,
+                                      # >= 1,000 through the repository surfaces (about four minutes on 2 cores)
+    python bench/fuzz.py --quick      # a few hundred check inputs, a few dozen of every other kind
+    python bench/fuzz.py --save DIR   # also write each failing input to DIR (DIR/NNNNN_category.json and its tree)
+    python bench/fuzz.py --replay DIR/NNNNN_category.json   # run one saved input again
+    python bench/fuzz.py --only '^config/'                   # the inputs whose category matches
 
 Inputs, all deterministic (fixed seeds; hypothesis runs derandomized):
 
@@ -22,35 +27,85 @@ Inputs, all deterministic (fixed seeds; hypothesis runs derandomized):
 - for `run`: hostile `--arg`, `--neighbour` and `--noise` values (integers past 2^53 and 2^63, 1e-308,
   1e400, NaN, Infinity, deep lists, huge exact expressions) on every mechanism of the corpus, hostile
   `--seed`, `--samples` and `--chunk-size`, noise files that are devices, FIFOs or malformed JSON, and
-  `--counterexample-out` paths that cannot be written.
+  `--counterexample-out` paths that cannot be written;
+- `config/*`: the repository's configuration: `paths` globs that climb out of it (`..` to the canary,
+  /etc/passwd, /proc/self/environ), absolute globs, `.`, `**` inside a component, over-long components;
+  `timeout = inf`, `nan`, `1e308`, out-of-range `max-length`, hostile `output-format` and key names; TOML
+  nested thousands deep, huge, not UTF-8; configuration files that are symlinks, FIFOs or directories;
+- `symlinks/*`: symlinks committed in the repository: spec files linked to /etc/passwd, the canary,
+  /proc/self/environ, devices, a FIFO, themselves; directory links that make loops (`specs/l1 -> .`) or lead
+  out of the repository (`..`, `/`, /etc) under a `**` glob, through every command (`align explain C1` too);
+- `names/*`: spec files (and directories) named with newlines, CR, ESC, `::warning::` and `::stop-commands::`,
+  `%`, `,`, `:`, backticks, HTML, TeX, leading dashes and bytes that are not UTF-8, through check and verify
+  in every output format, the configuration's globs, run, test and the three report formats;
+- `cli/*`: command-line values: `--timeout inf|nan|1e308`, `--max-length`, `--seed -1`, `--jobs 100000`,
+  `--samples 10^21`, `--length 10^8`, `--executor dask://[::1`, `--alpha nan`, and `-o`, `--plot`,
+  `--counterexample`, `--counterexample-out`, `--noise-file` naming a directory, `''`, /dev/full, a symlink
+  out of the repository, a dangling symlink, a FIFO or a hostile name;
+- `report/inject`: spec comments that try to break out of the reports' listings and formulas (Markdown
+  fences, `<img onerror>`, `</pre><script>`, `\end{Verbatim}`, `\input`, `\typeout`, catcodes), in md, html and
+  tex, on standard output and with -o.
 
-Each input runs in-process (`align.cli.main(argv, stdout, stderr)`) in a worker process; the parent kills a
-worker that runs past the per-input limit (a *hang*) or past the memory limit, and starts a fresh one. An
-input is *internal* when the command prints `internal-error` or a traceback, lets an exception escape
-`main`, crashes the worker, exceeds the memory limit, exits with a code other than 0-3, exits 2 without a
-diagnostic, prints a code that is not registered, prints a raw control character, or prints a diagnostic
-about the spec's text without a `path:line:col` location.
+Each input runs in a fresh temporary directory laid out as an attacker's checkout: `repo/` (`{dir}` in the
+command line) is a git repository (a `.git` directory) and the working directory, and beside it, outside the
+repository, `canary.dp` holds a secret token that is also the first variable of the worker's environment
+(`ALIGN_FUZZ_SECRET`), so that reading a file outside the repository or the process environment
+(/proc/self/environ) shows as the token. Each input runs in-process (`align.cli.main(argv, stdout, stderr)`,
+both streams UTF-8 as a CI pipe takes them) in a worker process (its own session, started with the canary in
+its environment); the parent kills a worker, and everything it started, that runs past the per-input limit (a
+*hang*), past the memory limit or past a process count (a fork bomb), and starts a fresh one.
 
-Prints a table by category, one line per failing input, and last `inputs: N internal: I hangs: H`; exits 1
-unless both are 0. Full mode takes about ten minutes on 2 cores.
+An input is *internal* when the command prints `internal-error` or a traceback, lets an exception escape
+`main`, crashes the worker, exceeds the memory or process limit, exits with a code other than 0-3, exits 2
+without a diagnostic, prints a code that is not registered, or prints a diagnostic about the spec's text
+without a `path:line:col` location.
+
+An input *escapes* when (checks in `escapes`):
+- any output (stdout, stderr, every file align wrote) holds the canary token or the first line of /etc/passwd;
+- align wrote, changed or removed a file the command line did not name (the trees of the repository and of
+  the directory around it compared before and after; a report's figures beside its -o file are named by it);
+- a line of the output starts with `::` (or `##[`) and is not one of align's own annotations: a command other
+  than `error`, `warning` or `notice`, a property other than file, line, col, endLine, endColumn and title, or
+  a `%` that is not one of the escapes (`%25`, `%0D`, `%0A`, and in properties `%3A`, `%2C`), or any line
+  begins with the part of a file name after a line break;
+- the output has a raw control character (C0 but LF and TAB, DEL, C1, bidi controls);
+- a Markdown report, parsed as CommonMark (markdown-it-py), has raw HTML, a link, or an image other than the
+  figures align wrote beside it, or its rendering has a `<script` or an `on...` attribute;
+- an HTML report has an element or attribute (parsed with html.parser) that align's own reports of benign specs
+  do not have (MathML aside), an `on...` attribute, a `javascript:` value or an image that is not inline PNG;
+- a LaTeX report has, outside its Verbatim listings, a control sequence taken from the spec, a file name or
+  the command line that align's own reports do not use, or an `\end{Verbatim}` that closes no listing (all tex
+  reports); and, for a bounded sample (40 in full mode, 3 quick), `pdflatex -no-shell-escape -recorder`
+  opens a file outside the TeX installation and the report's own files, writes another file, or prints an
+  injected `\typeout`.
+
+Prints a table by category, one line per failing input (status, category, detail and argv), and last
+`inputs: N internal: I hangs: H escapes: E`; exits 1 unless all three are 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
+import html.parser
 import io
+import itertools
 import json
 import os
 import random
 import re
+import secrets
 import shutil
 import signal
+import socket
+import stat
+import subprocess
 import sys
 import time
 import warnings
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,41 +136,64 @@ class Sizes:
     verify_mutate: int
     run_args: int
     run_grammar: int
+    per_family: int | None
+    """The first n inputs of each family of the repository surfaces (config, symlinks, names, cli, report
+    injection; each list starts with its known attacks); None: all of them."""
+    tex_compiles: int
+    """LaTeX reports compiled with pdflatex (the rest get the static check only)."""
 
 
 FULL = Sizes(check_grammar=3000, check_soup=1500, check_mutate=5100, hostile_every=1,
-             verify_grammar=230, verify_mutate=230, run_args=380, run_grammar=60)
+             verify_grammar=230, verify_mutate=230, run_args=380, run_grammar=60, per_family=None, tex_compiles=40)
 QUICK = Sizes(check_grammar=100, check_soup=60, check_mutate=120, hostile_every=12,
-              verify_grammar=8, verify_mutate=8, run_args=16, run_grammar=6)
+              verify_grammar=8, verify_mutate=8, run_args=16, run_grammar=6, per_family=3, tex_compiles=3)
 
-LIMIT_S = {"check": 20.0, "verify": 60.0, "run": 30.0, "report": 60.0}
+LIMIT_S = {"check": 20.0, "verify": 60.0, "run": 30.0, "report": 60.0, "test": 60.0, "explain": 20.0}
 """Seconds an input may take before it counts as a hang: 20 s as in the issue; verify proves things (up to
-a few seconds per solver query), run samples."""
+a few seconds per solver query), run and test sample."""
 VERIFY_OPTIONS = ("--max-length", "1", "--timeout", "2")
 RUN_OPTIONS = ("--samples", "200", "--seed", "7")
+TEST_OPTIONS = ("--samples", "2000", "--confirm", "0", "--no-checker", "--no-exact")
 MEMORY_LIMIT_MB = 3072
-"""Resident memory a worker may reach; beyond it the input counts as internal (memory exhausted)."""
+"""Resident memory a worker and the processes it started may reach; beyond it the input counts as internal."""
+PROCESS_LIMIT = 48
+"""Processes a worker may start during one input (a pool of --jobs workers, a local Dask cluster); past it the
+harness stops them all and the input counts as internal (`--jobs 100000` would otherwise fork until the
+machine has no process ids left)."""
+
+REPO = "repo"
+"""The repository: `{dir}` in a command line, the working directory of the command, a git repository."""
+CANARY = "canary.dp"
+"""Beside the repository, outside it: a file whose only content is the worker's secret token."""
+CANARY_ENV = "ALIGN_FUZZ_SECRET"
+"""The environment variable with the same token: the first of the worker's environment (/proc/self/environ)."""
 
 # ------------------------------------------------------------------------------------------------ cases
 
 
 @dataclass(frozen=True)
 class Case:
-    """One command line, with the files it needs; `{dir}` in argv is the case's own scratch directory."""
+    """One command line, with the files it needs; `{dir}` in argv is the repository (the working directory)."""
 
     command: str
-    """check, verify or run."""
+    """The align command: check, verify, run, report, test or explain."""
     category: str
-    """The row of the table, e.g. `check/mutate`."""
+    """The row of the table, e.g. `check/mutate` (what follows a `:` names the input, not the row)."""
     argv: tuple[str, ...]
     files: tuple[tuple[str, bytes], ...] = ()
-    """Files to write into `{dir}` first (name, content)."""
+    """Files to write into the repository first (name, content); a name may have folders (`specs/a.dp`), and
+    `../` makes it a file beside the repository."""
     special: tuple[tuple[str, str], ...] = ()
-    """Other things to make in `{dir}`: ("fifo", name), ("dir", name), ("symlink", "name=target")."""
+    """Other things to make in the repository (names as in `files`): ("fifo", name), ("dir", name),
+    ("symlink", "name=target") with the target written as it is."""
+    compile_tex: bool = False
+    """A LaTeX report to compile with pdflatex (a bounded sample of them)."""
+    limit_s: float | None = None
+    """Seconds before it is a hang, when not the command's (`LIMIT_S`)."""
 
     @property
     def limit(self) -> float:
-        return LIMIT_S[self.command]
+        return self.limit_s or LIMIT_S[self.command]
 
 
 def _spec_case(command: str, category: str, text: str | bytes, extra: tuple[str, ...] = ()) -> Case:
@@ -625,6 +703,402 @@ def _run_cases(sizes: Sizes, rng: random.Random) -> list[Case]:
     return cases
 
 
+# ---------------------------------------------------------------------------- the repository's surfaces
+# What an attacker's pull request controls besides spec text: the configuration, file names, symlinks, the
+# values a workflow passes on the command line (often the changed files' names), and the reports written for
+# them. Each list starts with its known attacks: a quick run takes the first few of each (`Sizes.per_family`).
+
+PROVED = "freegap/example1_laplace.dp"
+"""Proved in a fraction of a second; one private real and eps (`--arg q=1 --arg eps=1` for run)."""
+REFUTED = "incorrect/svt_gap_outputs_noisy_query.dp"
+"""C4a refuted: verify annotates the file, report has a counterexample (and a figure with --confirm)."""
+BROKEN = b"mechanism m(q: real {\n  output q\n}\n"
+"""A syntax error: every format names the file."""
+PROVED_ARGS = ("--arg", "q=1", "--arg", "eps=1")
+REFUTED_ARGS = ("--arg", "q=[0.5, 2, 1, 3]", "--arg", "T=1", "--arg", "k=2", "--arg", "eps=1", "--arg", "theta=0.5",
+                "--neighbour", "q=[1.5, 2, 1, 3]")
+FAST_LIMIT_S = 20.0
+"""The limit of the surface inputs: their specs are proved or refuted in about a second."""
+TEX_MARK = "ALIGN-TEX-42"
+"""What an injected `\\typeout{ALIGN-TEX-\\the\\numexpr 6*7\\relax}` prints when TeX runs it (the spec's text has
+`\\the\\numexpr`, not 42: seeing the mark means the code ran)."""
+TYPEOUT = "\\typeout{ALIGN-TEX-\\the\\numexpr 6*7\\relax}"
+
+
+def _spec(path: str) -> bytes:
+    return (ROOT / "specs" / path).read_bytes()
+
+
+def _label(text: str) -> str:
+    """A short, printable name for a category: the start and the end of a long text."""
+    return ascii(text if len(text) <= 40 else text[:18] + "..." + text[-18:])
+
+
+def _take(items: tuple | list, sizes: Sizes) -> list:
+    return list(items) if sizes.per_family is None else list(items)[: sizes.per_family]
+
+
+def _toml(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's, control characters as \\uXXXX)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _surface(command: str, category: str, argv: tuple[str, ...], files: tuple = (), special: tuple = ()) -> Case:
+    return Case(command, category, argv, tuple(files), tuple(special), limit_s=FAST_LIMIT_S)
+
+
+CLIMB = "../" * 24
+"""More `..` than any temporary directory is deep: from the repository up to /."""
+GLOBS = (
+    "../canary.dp", CLIMB + "etc/passwd", CLIMB + "proc/self/environ", "/etc/passwd", ".", "specs/**x/*.dp",
+    "a" * 300 + "/*.dp", "../*.dp", "../*", "../**/*.dp", "./../canary.dp", "specs/../../canary.dp",
+    "specs/../../*.dp", "**/../../canary.dp", CLIMB + "etc/pass*", CLIMB + "proc/self/fd/*", CLIMB + "dev/zero",
+    CLIMB + "proc/self/cwd/../canary.dp", "/proc/self/environ", "/etc/*", "//etc/passwd", "/",
+    "/proc/self/cwd/../canary.dp", "..", "./", "**", "*", "**/", "*/", "specs/a**/*.dp", "specs/***/*.dp",
+    "**/**/**/**/**/**/*.dp", "specs//ok.dp", "specs/ok.dp/", "specs/./ok.dp", " specs/ok.dp", "specs/[!a]*.dp",
+    "specs/[", "specs/\\*.dp", "~/*", "~root/*", "$HOME/*", "${HOME}/*", "specs/ok.dp\x00", "specs/\n::warning::x.dp",
+    "specs/\x1b[2J*.dp", "a/" * 3000 + "*.dp", "x" * 100000, "specs/{ok,x}.dp", "C:\\Windows\\*", "file:///etc/passwd",
+)
+"""`paths` globs: none may read a file outside the repository, hang, or fail with an internal error."""
+
+CONFIG_VALUES = (
+    "timeout = inf", "timeout = 1e308", "timeout = nan", "max-length = 9223372036854775807", "timeout = -inf",
+    "timeout = 1.7976931348623157e308", "timeout = 1e-320", "timeout = 5e-324", "timeout = 0.0", "timeout = -0.0",
+    "timeout = 9223372036854775807", "timeout = 99999999999999999999", "timeout = 1e20", "timeout = true",
+    'timeout = "inf"', "max-length = 0", "max-length = -1", "max-length = 2.0", "max-length = true",
+    "max-length = 100000000", 'accept-bounded = "yes"', "accept-bounded = 1", 'output-format = "github\\n"',
+    'output-format = "\\u001b[2J"', 'output-format = "::warning::x"', 'output-format = "sarif"',
+    'output-format = "github"', 'output-format = "json"', 'output-format = "concise"', 'output-format = "full"',
+    'output-format = ""', '"\\u001b[2Jkey" = 1', '"::warning::key" = 1', '"a\\n::warning::b" = 1',
+    '"\\r::error::x" = 1', '"%0A::error::x" = 1', 'x = "\\u001b]0;pwned\\u0007"', 'paths = "specs/*.dp"',
+    "paths = [1]", "paths = []", 'paths = [""]', 'paths = [[["specs/*.dp"]]]', "paths = {a = 1}",
+    'paths = ["specs/*.dp", ' + ", ".join(['"specs/ok.dp"'] * 20000) + "]",
+    'output-format = "' + "x" * 100000 + '"', '"' + "k" * 100000 + '" = 1',
+)
+"""One line of align.toml each (with `paths = ["specs/*.dp"]` unless the line sets paths)."""
+
+
+def _toml_documents() -> tuple[tuple[str, str, bytes], ...]:
+    """(label, file name, content): TOML that is deep, huge, not UTF-8 or wrong in hostile ways."""
+    ok = b'paths = ["specs/*.dp"]\n'
+    pyproject = b'[project]\nname = "x"\n\n[tool.align]\n'
+    return (
+        ("array-10000-deep", "align.toml", b"paths = " + b"[" * 10000 + b"]" * 10000 + b"\n"),
+        ("inline-table-10000-deep", "align.toml", b"x = " + b"{a = " * 10000 + b"1" + b"}" * 10000 + b"\n"),
+        ("not-utf8", "align.toml", b'paths = ["specs/\xff.dp"]\n'),
+        ("huge-comment", "align.toml", b"# " + b"x" * (24 << 20) + b"\n" + ok),
+        ("huge-pyproject", "pyproject.toml", b"# " + b"x" * (24 << 20) + b"\n" + pyproject + ok),
+        ("array-1000-deep", "align.toml", b"paths = " + b"[" * 1000 + b"]" * 1000 + b"\n"),
+        ("pyproject-array-10000-deep", "pyproject.toml", pyproject + b"paths = " + b"[" * 10000 + b"]" * 10000),
+        ("dotted-key-10000", "align.toml", b"a" + b".a" * 10000 + b" = 1\n"),
+        ("table-header-10000", "align.toml", b"[" + b"a." * 10000 + b"a]\n"),
+        ("array-of-tables-100000", "align.toml", b"[[a]]\n" * 100000),
+        ("huge-string", "align.toml", b'paths = ["' + b"a" * (16 << 20) + b'"]\n'),
+        ("many-lines", "align.toml", b"\n" * (4 << 20) + b"paths = [1\n"),
+        ("latin-1-comment", "align.toml", b"# caf\xe9\n" + ok),
+        ("utf-16", "align.toml", 'paths = ["specs/*.dp"]\n'.encode("utf-16")),
+        ("bom", "align.toml", b"\xef\xbb\xbf" + ok),
+        ("nul", "align.toml", ok + b"\x00\n"),
+        ("cr-only", "align.toml", b'max-length = 1\rpaths = ["specs/*.dp"]\r'),
+        ("esc-in-error", "align.toml", b"\x1b[2J\x1b]0;pwned\x07 = = =\n"),
+        ("workflow-command-in-error", "align.toml", b"::error file=README.md::pwned\n"),
+        ("stop-commands-in-error", "align.toml", b"x = 1\n::stop-commands::fuzztoken\n"),
+        ("newline-in-key", "align.toml", b'"a\n::warning::b" = 1\n'),
+        ("binary", "align.toml", bytes(range(256)) * 4),
+        ("empty", "align.toml", b""),
+        ("tool-align-not-a-table", "pyproject.toml", b"[tool]\nalign = 1\n"),
+        ("tool-align-in-a-string", "pyproject.toml", b'x = """\n[tool.align]\n"""\n'),
+        ("tool-align-twice", "pyproject.toml", pyproject + ok + b"\n[tool.align]\n" + ok),
+        ("pyproject-not-utf8", "pyproject.toml", pyproject + b'paths = ["\xff"]\n'),
+    )
+
+
+CONFIG_FILES = (  # (label, special): configuration files that are not regular files of the repository
+    ("align.toml -> ../canary.dp", (("symlink", "align.toml=../canary.dp"),)),
+    ("align.toml -> /etc/passwd", (("symlink", "align.toml=/etc/passwd"),)),
+    ("align.toml -> /proc/self/environ", (("symlink", "align.toml=/proc/self/environ"),)),
+    ("align.toml -> /dev/zero", (("symlink", "align.toml=/dev/zero"),)),
+    ("align.toml -> a FIFO", (("fifo", "../pipe"), ("symlink", "align.toml=../pipe"))),
+    ("align.toml a FIFO", (("fifo", "align.toml"),)),
+    ("align.toml a directory", (("dir", "align.toml"),)),
+    ("align.toml -> itself", (("symlink", "align.toml=align.toml"),)),
+    ("align.toml -> /dev/stdin", (("symlink", "align.toml=/dev/stdin"),)),
+    ("align.toml -> /dev/urandom", (("symlink", "align.toml=/dev/urandom"),)),
+    ("pyproject.toml -> /proc/self/environ", (("symlink", "pyproject.toml=/proc/self/environ"),)),
+    ("pyproject.toml -> /dev/zero", (("symlink", "pyproject.toml=/dev/zero"),)),
+    ("pyproject.toml -> a FIFO", (("fifo", "../pipe"), ("symlink", "pyproject.toml=../pipe"))),
+    ("pyproject.toml -> ../canary.dp", (("symlink", "pyproject.toml=../canary.dp"),)),
+)
+
+
+def _config_cases(sizes: Sizes) -> list[Case]:
+    ok = ("specs/ok.dp", _spec(PROVED))
+    cases = []
+    for k, glob in enumerate(_take(GLOBS, sizes)):
+        line = f"paths = [{_toml(glob)}]\nmax-length = 1\ntimeout = 2\n".encode()
+        name, text = ("align.toml", line) if k % 2 == 0 else ("pyproject.toml", b"[tool.align]\n" + line)
+        files = (ok, (name, text))
+        category = f"config/paths:{_label(glob)}"
+        cases.append(_surface("verify", category, ("verify",), files))
+        cases.append(_surface("verify", category, ("verify", "--output-format", "github"), files))
+        if k % 3 == 0:
+            cases.append(_surface("explain", category, ("explain", "C1"), files))
+    for k, line in enumerate(_take(CONFIG_VALUES, sizes)):
+        document = line if line.startswith("paths") else f'paths = ["specs/*.dp"]\n{line}'
+        files = (ok, ("align.toml", (document + "\n").encode()))
+        category = f"config/values:{_label(line)}"
+        cases.append(_surface("verify", category, ("verify",), files))
+        cases.append(_surface("check", category, ("check", "specs/ok.dp"), files))
+        if k % 2 == 0:
+            cases.append(_surface("report", category, ("report", "specs/ok.dp"), files))
+    for label, name, data in _take(_toml_documents(), sizes):
+        files = (ok, (name, data))
+        cases.append(_surface("verify", f"config/toml:{label}", ("verify", "--output-format", "github"), files))
+        cases.append(_surface("check", f"config/toml:{label}", ("check", "specs/ok.dp"), files))
+    for label, special in _take(CONFIG_FILES, sizes):
+        cases.append(_surface("verify", f"config/files:{label}", ("verify",), (ok,), special))
+        cases.append(_surface("check", f"config/files:{label}", ("check", "specs/ok.dp", "--output-format", "github"),
+                              (ok,), special))
+    return cases
+
+
+LINKED_SPECS = (  # committed symlinks: specs/leak.dp -> target (and what the target needs)
+    ("/etc/passwd", ()), ("../../canary.dp", ()), ("/proc/self/environ", ()), ("/dev/zero", ()),
+    ("../../pipe", (("fifo", "../pipe"),)), ("leak.dp", ()), ("/dev/stdin", ()), ("/", ()), ("nowhere.dp", ()),
+    ("/proc/self/fd/0", ()), ("/dev/urandom", ()), ("other.dp", (("symlink", "specs/other.dp=leak.dp"),)),
+)
+LOOPS = (  # (label, special, glob): directory symlinks under a `**` glob, or under one `*` per level
+    ("specs/l1 -> .", (("symlink", "specs/l1=."),), "specs/**/*.dp"),
+    ("specs/up -> ../.. under */", (("symlink", "specs/up=../.."),), "specs/*/*.dp"),
+    ("3 links to . under 14 levels of */", (("symlink", "specs/l1=."), ("symlink", "specs/l2=."),
+                                            ("symlink", "specs/l3=.")), "specs/" + "*/" * 14 + "*.dp"),
+    ("specs/up -> ../..", (("symlink", "specs/up=../.."),), "specs/**/*.dp"),
+    ("specs/etc -> /etc under */", (("symlink", "specs/etc=/etc"),), "specs/*/passwd"),
+    ("specs/root -> / under */*/", (("symlink", "specs/root=/"),), "specs/root/*/*"),
+    ("specs/etc -> /etc", (("symlink", "specs/etc=/etc"),), "specs/**/*"),
+    ("specs/l1 -> ..", (("symlink", "specs/l1=.."),), "specs/**/*.dp"),
+    ("specs/a/b/l -> ../..", (("dir", "specs/a/b"), ("symlink", "specs/a/b/l=../..")), "**/*.dp"),
+    ("specs/x <-> specs/y", (("symlink", "specs/x=y"), ("symlink", "specs/y=x")), "specs/**/*.dp"),
+    ("specs/a/lb <-> specs/b/la", (("dir", "specs/a"), ("dir", "specs/b"), ("symlink", "specs/a/lb=../b"),
+                                   ("symlink", "specs/b/la=../a")), "specs/**/*.dp"),
+    ("specs/proc -> /proc/self", (("symlink", "specs/proc=/proc/self"),), "specs/**/*.dp"),
+    ("specs/root -> /", (("symlink", "specs/root=/"),), "specs/**/*.dp"),
+)
+
+
+def _symlink_cases(sizes: Sizes) -> list[Case]:
+    ok = ("specs/ok.dp", _spec(PROVED))
+    cases = []
+    for target, extra in _take(LINKED_SPECS, sizes):
+        special = (*extra, ("symlink", f"specs/leak.dp={target}"))
+        config = ("align.toml", b'paths = ["specs/*.dp"]\nmax-length = 1\ntimeout = 2\n')
+        category = f"symlinks/files:{target}"
+        cases.append(_surface("verify", category, ("verify",), (ok, config), special))
+        cases.append(_surface("verify", category, ("verify", "--output-format", "github"), (ok, config), special))
+        cases.append(_surface("check", category, ("check", "specs/leak.dp"), (ok,), special))
+        cases.append(_surface("report", category, ("report", "specs/leak.dp", *VERIFY_OPTIONS), (ok,), special))
+        cases.append(_surface("run", category, ("run", "specs/leak.dp", "--samples", "10", *PROVED_ARGS), (ok,),
+                              special))
+        cases.append(_surface("test", category, ("test", "specs/leak.dp", *TEST_OPTIONS), (ok,), special))
+    for k, (label, special, glob) in enumerate(_take(LOOPS, sizes)):
+        config = ("align.toml", f"paths = [{_toml(glob)}]\nmax-length = 1\ntimeout = 2\n".encode())
+        category = f"symlinks/loops:{label}"
+        cases.append(_surface("verify", category, ("verify",), (ok, config), special))
+        if k < 2:  # every command reads the configuration: a loop must not hang `align explain` either
+            cases.append(_surface("explain", category, ("explain", "C1"), (ok, config), special))
+            cases.append(_surface("check", category, ("check", "specs/ok.dp"), (ok, config), special))
+    return cases
+
+
+HOSTILE_NAMES = (
+    "x\n::warning file=README.md::pwned.dp", "``<img src=x onerror=alert(1)>``.dp", "\udcff\udcfe.dp",
+    "\x1b]0;pwned\x07\x1b[2J.dp", "x\n::stop-commands::fuzztoken\n.dp", "::stop-commands::fuzztoken.dp",
+    "::error::pwned.dp", "x\r::error::pwned.dp", "x\r\n::notice::pwned.dp", "x\n##[error]pwned.dp", "a\nb.dp",
+    "x\nalign: error[internal-error]: spoofed.dp", "\x1b[31mred\x1b[0m.dp", "a\x08\x08\x08b.dp", "a\x7fb.dp",
+    "a\u202eb.dp", "a\x85b.dp", "a\u2028b.dp", "a\x0bb.dp", "<img src=x onerror=alert(1)>.dp",
+    "<script>alert(1)<\u2215script>.dp", "`a`.dp", "``.dp", "a<b>c&amp;d\"e'f.dp", "a%0Ab.dp", "a%25b.dp",
+    "100%.dp", "a,b.dp", "a:1:1: error[x]: y.dp", "a b.dp", " lead.dp", "trail .dp", "a=b,c=d.dp", "-o.dp",
+    "--output-format=json.dp", "\\input{canary.dp}.dp", TYPEOUT + ".dp", "a}\\end{Verbatim}.dp", "$x^2$.dp",
+    "a{b}c%d#e&f_g^h~i.dp", "^^5cinput.dp", "[link](javascript:alert(1)).dp", "*a*_b_.dp", "| x |.dp", "<!--.dp",
+    "]]>.dp", "caf\udce9.dp", "\udced\udca0\udc80.dp", "\udcc3.dp", "${{ secrets.GITHUB_TOKEN }}.dp", "$(id).dp",
+    "a;b|c&d.dp", "e" * 251 + ".dp", "*.dp", "?.dp", "[a].dp",
+)
+"""Spec file names (any character but `/` and NUL; `\\udcXX` are bytes that are not UTF-8)."""
+
+
+def _name_cases(sizes: Sizes) -> list[Case]:
+    refuted, proved = _spec(REFUTED), _spec(PROVED)
+    config = ("align.toml", b'paths = ["specs/*.dp"]\noutput-format = "github"\nmax-length = 1\ntimeout = 2\n')
+    cases = []
+    for name in _take(HOSTILE_NAMES, sizes):
+        rel = "specs/" + name
+        label = f":{_label(name)}"
+        for fmt in ("text", "concise", "github", "json", "sarif"):
+            cases.append(_surface("check", "names/check" + label, ("check", rel, "--output-format", fmt),
+                                  ((rel, BROKEN),)))
+        for fmt in ("github", "text"):
+            cases.append(_surface("verify", "names/verify" + label,
+                                  ("verify", rel, *VERIFY_OPTIONS, "--output-format", fmt), ((rel, refuted),)))
+        cases.append(_surface("verify", "names/config" + label, ("verify",), ((rel, refuted), config)))
+        for fmt, out in (("md", None), ("html", "report.html"), ("tex", "report.tex")):
+            argv = ("report", rel, *VERIFY_OPTIONS, "--format", fmt) + (("-o", out) if out else ())
+            cases.append(_surface("report", "names/report" + label, argv, ((rel, refuted),)))
+        cases.append(_surface("run", "names/run" + label, ("run", rel, "--samples", "10", *PROVED_ARGS),
+                              ((rel, proved),)))
+        cases.append(_surface("run", "names/run" + label, ("run", rel, *PROVED_ARGS), ((rel, BROKEN),)))
+        cases.append(_surface("test", "names/test" + label, ("test", rel, *TEST_OPTIONS), ((rel, BROKEN),)))
+        if re.search(r"[\r\n:]", name):  # a folder with the name: in every path below it
+            inner = f"specs/{name.removesuffix('.dp')}/ok.dp"
+            cases.append(_surface("check", "names/folder" + label, ("check", inner, "--output-format", "github"),
+                                  ((inner, BROKEN),)))
+            cases.append(_surface("verify", "names/folder" + label, ("verify",),
+                                  ((inner, refuted), ("align.toml", config[1].replace(b"*.dp", b"**/*.dp")))))
+    return cases
+
+
+OUT_TARGETS = (  # (label, the path given, what the repository has): where -o, --counterexample, --plot ... point
+    ("symlink out of the repository", "out.x", (("symlink", "out.x=../canary.dp"),)),
+    ("directory", ".", ()),
+    ("empty", "", ()),
+    ("/dev/full", "/dev/full", ()),
+    ("dangling symlink out", "out.x", (("symlink", "out.x=../new.x"),)),
+    ("folder symlink out", "up/out.x", (("symlink", "up=.."),)),
+    ("symlink to /dev/full", "out.x", (("symlink", "out.x=/dev/full"),)),
+    ("symlink to a FIFO", "out.x", (("fifo", "../pipe"), ("symlink", "out.x=../pipe"))),
+    ("newline name", "a\n::warning::x.x", ()),
+    ("dash", "-", ()),
+    ("too long", "c" * 300 + ".x", ()),
+    ("trailing slash", "out.x/", ()),
+    ("missing folder", "no/such/out.x", ()),
+)
+
+
+def _cli_cases(sizes: Sizes) -> list[Case]:
+    proved, refuted = _spec(PROVED), _spec(REFUTED)
+    files = (("spec.dp", proved), ("refuted.dp", refuted))
+    cases: list[Case] = []
+
+    def add(command: str, family: str, label: str, argv: tuple[str, ...], special: tuple = ()) -> None:
+        cases.append(_surface(command, f"cli/{family}:{_label(label)}", argv, files, special))
+
+    verify = ("verify", "refuted.dp", "--max-length", "1")
+    for value in _take(("inf", "nan", "1e308", "-inf", "-1", "0", "1e-320", "1e20", "9" * 400), sizes):
+        add("verify", "verify", f"--timeout {value}", (*verify, "--timeout", value))
+    for value in _take(("100000000", "0", "-1", str(2**63), "9" * 400), sizes):
+        add("verify", "verify", f"--max-length {value}", ("verify", "spec.dp", "--timeout", "2", "--max-length", value))
+    report = ("report", "refuted.dp", *VERIFY_OPTIONS)
+    for value in _take(("inf", "nan", "1e308"), sizes):
+        add("report", "report", f"--timeout {value}", ("report", "refuted.dp", "--max-length", "1", "--timeout", value))
+    for value in _take((str(10**21), "0", "-1"), sizes):
+        add("report", "report", f"--confirm-samples {value}", (*report, "--confirm", "--confirm-samples", value))
+    figure = (*report, "--confirm", "--confirm-samples", "2000")
+    for label, target, special in _take((
+            ("figure name breaks the md image", "x)<img src=x onerror=alert(1)>(.md", ()),
+            ("figure name in \\includegraphics", "a}" + TYPEOUT + "{.tex", ()),
+            ("figure name in html", "x\"><img src=x onerror=alert(1)>.html", ()),
+            ("figure through a symlink out", "fig.md", (("symlink", "fig-1.png=../canary.dp"),)),
+            ("figure beside a tex report", "fig.tex", ()),
+            ("figure beside an html report", "fig.html", ())), sizes):
+        add("report", "report", label, (*figure, "-o", target), special)
+    run = ("run", "spec.dp", *PROVED_ARGS)
+    for extra in _take((("--samples", str(10**21)), ("--seed", "-1"), ("--chunk-size", str(10**21)),
+                        ("--seed", str(2**64)), ("--samples", "-1")), sizes):
+        add("run", "run", " ".join(extra), (*run, *extra))
+    for target in _take(("/proc/self/environ", "../canary.dp", "/etc/passwd", "/dev/zero", "../pipe"), sizes):
+        special = ((("fifo", "../pipe"),) if "pipe" in target else ()) + (("symlink", f"noise.json={target}"),)
+        add("run", "run", f"--noise-file -> {target}", (*run, "--noise-file", "noise.json"), special)
+    test = ("test", "spec.dp", *TEST_OPTIONS)
+    for extra in _take((("--jobs", "100000"), ("--samples", str(10**21)), ("--length", str(10**8)),
+                        ("--executor", "dask://[::1"), ("--seed", "-1"), ("--jobs", "0"), ("--jobs", "-1"),
+                        ("--seed", str(2**64)), ("--samples", "0"), ("--length", "0"), ("--length", str(2**63)),
+                        ("--executor", "dask://"), ("--executor", "dask://:"), ("--executor", "dask://host:notaport"),
+                        ("--executor", "dask://[::1]:99999"), ("--executor", "dask://\x1b[2J"),
+                        ("--executor", "tcp://x"), ("--alpha", "nan"), ("--alpha", "inf"), ("--alpha", "1e-320"),
+                        ("--confirm", str(10**9)), ("--confirm", "-1"), ("--mechanism", "\x1b[2J"),
+                        ("--mechanism", "a\n::warning::x"), ("--arg", "eps=nan"), ("--arg", "eps=1e308")), sizes):
+        add("test", "test", " ".join(extra), (*test, *extra))
+    for value in _take(("a\n::warning::x", "\x1b[2J", "", "x" * 100000, "::stop-commands::fuzztoken"), sizes):
+        add("explain", "explain", value, ("explain", value))
+    for label, target, special in _take(OUT_TARGETS, sizes):
+        md, json_ = target.replace(".x", ".md"), target.replace(".x", ".json")
+        special_md = tuple((k, v.replace(".x", ".md")) for k, v in special)
+        special_json = tuple((k, v.replace(".x", ".json")) for k, v in special)
+        add("report", "out", f"report -o {label}", (*report, "-o", md), special_md)
+        add("verify", "out", f"verify --counterexample {label}",
+            ("verify", "refuted.dp", *VERIFY_OPTIONS, "--counterexample", json_), special_json)
+        add("run", "out", f"run --counterexample-out {label}",
+            ("run", str(ROOT / "specs" / REFUTED), *REFUTED_ARGS, "--check-alignment", "--samples", "2000",
+             "--counterexample-out", json_), special_json)
+        png = target.replace(".x", ".png")
+        add("test", "out", f"test --plot {label}", (*test, "--plot", png),
+            tuple((k, v.replace(".x", ".png")) for k, v in special))
+        add("test", "out", f"test --counterexample {label}", (*test, "--counterexample", json_), special_json)
+    return cases
+
+
+PAYLOADS = (
+    "\\end{Verbatim}\\input{../canary.dp}" + TYPEOUT, "``` <img src=x onerror=alert(1)>",
+    "</pre><script>alert(1)</script>", "\\end{Verbatim}", "\\input{/etc/hostname}",
+    "\\immediate\\write18{id}\\immediate\\openout1=pwned.tex", "\\catcode`\\#=0 #input ../canary.dp",
+    "^^5cinput{../canary.dp}", "\\csname input\\endcsname{../canary.dp}", "$\\input{../canary.dp}$",
+    "$$ " + TYPEOUT + " $$", "```", "````", "~~~", "<img src=x onerror=alert(1)>", "<a href=javascript:alert(1)>x</a>",
+    "<!-- ", "]]> <![CDATA[", "&lt;script&gt;", "[x](javascript:alert(1)) ![y](x) <https://example.invalid>",
+    "| a | b |", "\\", "%", "\x1b[2J\x1b]0;pwned\x07", "\r::warning::pwned", "\u202e", "\x0c",
+)
+"""Comment text that tries to leave a report's listing (each on one comment line, in four places of a spec)."""
+
+
+def _inject(data: bytes, payload: str) -> bytes:
+    """The spec with `# payload` before it, inside its mechanism and alignment blocks, and after it."""
+    out, blocks = [f"# {payload}"], 0
+    for line in data.decode().rstrip("\n").split("\n"):
+        out.append(line)
+        if blocks < 2 and line.rstrip().endswith("{") and not line.lstrip().startswith(("#", "for", "if")):
+            out.append(f"  # {payload}")
+            blocks += 1
+    out.append(f"# {payload}")  # the last line, without a newline
+    return "\n".join(out).encode()
+
+
+def _report_cases(sizes: Sizes) -> list[Case]:
+    proved, refuted = _spec(PROVED), _spec(REFUTED)
+    cases = []
+    for payload in _take(PAYLOADS, sizes):
+        category = f"report/inject:{_label(payload)}"
+        for fmt in ("md", "html", "tex"):
+            files = (("spec.dp", _inject(proved, payload)),)
+            cases.append(_surface("report", category, ("report", "spec.dp", *VERIFY_OPTIONS, "--format", fmt), files))
+            cases.append(_surface("report", category, ("report", "spec.dp", *VERIFY_OPTIONS, "-o", f"report.{fmt}"),
+                                  files))
+            cases.append(_surface("report", category, ("report", "spec.dp", *VERIFY_OPTIONS, "-o", f"report.{fmt}"),
+                                  (("spec.dp", _inject(refuted, payload)),)))
+    return cases
+
+
+def _surface_cases(sizes: Sizes) -> list[Case]:
+    """Every input of the repository's surfaces; a bounded sample of the LaTeX reports is compiled."""
+    cases = _config_cases(sizes) + _symlink_cases(sizes) + _name_cases(sizes) + _cli_cases(sizes)
+    cases += _report_cases(sizes)
+    # The sample: first the reports written with -o of the payloads with TeX in them, then evenly spread.
+    tex = [k for k, c in enumerate(cases) if c.command == "report" and _is_tex_report(c.argv)]
+    first = [k for k in tex if cases[k].category.startswith("report/inject:") and "\\" in cases[k].category
+             and "-o" in cases[k].argv][: sizes.tex_compiles]
+    rest = [k for k in tex if k not in first]
+    wanted = min(len(rest), sizes.tex_compiles - len(first))
+    for k in first + [rest[i * len(rest) // wanted] for i in range(wanted)]:
+        cases[k] = replace(cases[k], compile_tex=True)
+    return cases
+
+
+def _is_tex_report(argv: tuple[str, ...]) -> bool:
+    """Whether `align report` writes LaTeX (`--format tex`, or `-o` ending in .tex)."""
+    for option, value in itertools.pairwise(argv):
+        if option == "--format":
+            return value == "tex"
+    out = next((v for o, v in itertools.pairwise(argv) if o in ("-o", "--output")), "")
+    return out.lower().endswith(".tex")
+
+
 # ----------------------------------------------------------------------------------------- all inputs
 
 
@@ -690,13 +1164,17 @@ def build_cases(sizes: Sizes) -> list[Case]:
     for _name, data in hostile[:: 3]:
         cases.append(Case("run", "run/hostile", ("run", "{dir}/spec.dp", *RUN_OPTIONS, "--arg", "q=1", "--arg",
                                                  "eps=1", "--arg", "k=2"), (("spec.dp", data),)))
-    return cases
+    return cases + _surface_cases(sizes)
 
 
 # ----------------------------------------------------------------------------------------- classifying
 
-HEADLINE = re.compile(r"^(?:(?P<where>.*?): )?(?:error|warning)\[(?P<code>[^\]]*)\]: ", re.MULTILINE)
+HEADLINE = re.compile(r"^(?:(?P<where>.*): )?(?:error|warning)\[(?P<code>[^\]]*)\]: ", re.MULTILINE)
+"""A diagnostic's first line; the location is the longest prefix (a file name may itself look like a diagnostic)."""
 LOCATED = re.compile(r":\d+:\d+$")
+INTERNAL = re.compile(r"error\[internal-error\]: internal error|\"(?:code|ruleId)\": \"internal-error\"|"
+                      r"title=align%3A internal-error::")
+"""An internal error in the text formats, JSON and SARIF (whose rules list the code: that is not one), GitHub."""
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 FILE_LEVEL = {"io-error", "file-too-large", "usage", "write-error"}
 """Codes about a whole file or the command line, which have no line and column."""
@@ -711,81 +1189,467 @@ def classify(command: str, code: int, out: str, err: str) -> str | None:
     text = out + err
     if "Traceback (most recent call last)" in text:
         return "traceback"
-    if "internal-error" in text:
-        line = next((ln for ln in text.splitlines() if "internal-error" in ln), "internal-error")
+    if INTERNAL.search(text):
+        line = next((ln for ln in text.splitlines() if INTERNAL.search(ln)), "internal-error")
         return line.strip()[:300]
     if code not in (0, 1, 2, 3):
         return f"exit code {code}"
-    raw = RAW_CONTROL.search(text)
-    if raw is not None:
-        return f"raw control character {raw.group()!r} in the output"
     headlines = list(HEADLINE.finditer(err))
     for match in headlines:
         name, where = match.group("code"), match.group("where") or ""
         if name not in CODES and name != "usage":
             return f"unregistered code {name!r}"
-        unlocated_ok = FILE_LEVEL | (RUNTIME if command == "run" else set())
+        unlocated_ok = FILE_LEVEL | (RUNTIME if command in ("run", "test") else set())
         if not LOCATED.search(where) and name not in unlocated_ok:
             return f"no location: {err[match.start():].splitlines()[0][:200]}"
-    if code == 2 and not headlines and '"code"' not in out and "error[" not in text:
+    if code == 2 and not headlines and '"code"' not in out and "error[" not in text and \
+            not re.search(r"^::error ", out, re.MULTILINE) and '"level": "error"' not in out:
         return "exit 2 without a diagnostic"
     return None
+
+
+# ----------------------------------------------------------------------------------------------- escapes
+
+ANNOTATION = re.compile(r"::(?P<command>[^ :]*)(?: (?P<properties>[^:]*))?::(?P<message>.*)", re.DOTALL)
+ANNOTATION_COMMANDS = {"error", "warning", "notice"}
+ANNOTATION_PROPERTIES = {"file", "line", "col", "endLine", "endColumn", "title"}
+BAD_MESSAGE_ESCAPE = re.compile(r"%(?!25|0D|0A)")
+BAD_PROPERTY_ESCAPE = re.compile(r"%(?!25|0D|0A|3A|2C)")
+LINE_BREAK = re.compile("\r\n|[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""What ends a line for str.splitlines (a log viewer may break at any of them)."""
+MATHML = {"math", "mi", "mn", "mo", "mrow", "mfrac", "msqrt", "mroot", "msup", "msub", "msubsup", "mtext", "mspace",
+          "mfenced", "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "menclose", "munder", "mover",
+          "munderover", "semantics", "annotation", "ms"}
+MATHML_ATTRIBUTES = {"", "display", "mathvariant", "stretchy", "fence", "separators", "open", "close", "linethickness",
+                     "columnalign", "lspace", "rspace", "notation", "form", "accent", "movablelimits", "largeop",
+                     "symmetric", "encoding", "xmlns"}
+TEX_ROOTS = ("/usr/share/texlive/", "/usr/share/texmf/", "/usr/share/texmf-dist/", "/usr/share/texmf-texlive/",
+             "/var/lib/texmf/", "/etc/texmf/", "/usr/local/texlive/", "/usr/local/share/texmf/", "/dev/null")
+"""Where pdflatex may read besides the report's own files (its installation); with `kpsewhich`'s TEXMFVAR etc."""
+
+
+def workflow_command_problem(text: str, names: list[str]) -> str | None:
+    """Why the output could steer GitHub Actions (a workflow command that is not one of align's annotations, or
+    a line that a file name's line break began), or None."""
+    fragments = {f.strip() for name in names for f in LINE_BREAK.split(name)[1:] if len(f.strip()) >= 2}
+    for line in re.split(r"\r\n|\r|\n", text):
+        stripped = line.lstrip()
+        if stripped.startswith("##["):
+            return f"a line starts a workflow command: {stripped[:80]!a}"
+        if stripped.startswith("::"):
+            m = ANNOTATION.fullmatch(stripped)
+            if m is None or m.group("command") not in ANNOTATION_COMMANDS:
+                return f"a workflow command that is not an annotation of align's: {stripped[:80]!a}"
+            if m.group("properties") is None:
+                return f"a workflow command without the properties of align's annotations: {stripped[:80]!a}"
+            for prop in m.group("properties").split(","):
+                key, eq, value = prop.partition("=")
+                if not eq or key not in ANNOTATION_PROPERTIES or BAD_PROPERTY_ESCAPE.search(value):
+                    return f"an annotation with an unescaped property {prop[:60]!a}: {stripped[:80]!a}"
+            if BAD_MESSAGE_ESCAPE.search(m.group("message")):
+                return f"an annotation with an unescaped message: {stripped[:80]!a}"
+        for fragment in fragments:
+            if stripped.startswith(fragment):
+                return f"a line begins with text from a file name: {stripped[:80]!a}"
+    return None
+
+
+class _Elements(html.parser.HTMLParser):
+    """Every element, attribute and comment of an HTML text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found.append((tag, attrs))
+
+    def handle_comment(self, data: str) -> None:
+        self.found.append(("!--", []))
+
+    def handle_pi(self, data: str) -> None:
+        self.found.append(("?", []))
+
+
+def html_elements(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    parser = _Elements()
+    parser.feed(text)
+    parser.close()
+    return parser.found
+
+
+def html_problem(text: str, baseline: set[tuple[str, str]],
+                 figures: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """Why an HTML text (a report, or a Markdown report's rendering) has markup that align's own reports of benign
+    specs do not have (`baseline`: (element, attribute) pairs, attribute "" for the element itself; empty: not
+    compared), or None."""
+    for tag, attrs in html_elements(text):
+        for name, value in attrs:
+            value = (value or "").strip()
+            if name.startswith("on") or value.lower().startswith(("javascript:", "vbscript:")):
+                return f"an injected attribute: <{tag} {name}={value[:40]!a}>"
+        if tag in ("script", "iframe", "object", "embed", "base", "!--", "?") or (
+                baseline and (tag, "") not in baseline and tag not in MATHML):
+            return f"an element that align does not write: <{tag}>"
+        for name, value in attrs:
+            value = (value or "").strip()
+            if tag == "img" and name == "src" and not (value.startswith("data:image/png;base64,") or value in figures):
+                return f"an image that align did not write: <img src={value[:60]!a}>"
+            if baseline and (tag, name) not in baseline and not (tag in MATHML and name in MATHML_ATTRIBUTES):
+                return f"an attribute that align does not write: <{tag} {name}>"
+    return None
+
+
+def markdown_problem(text: str, figures: set[str], baseline: set[tuple[str, str]]) -> str | None:
+    """Why a Markdown report, parsed as CommonMark, has markup that its text injected: raw HTML, a link, an image
+    other than align's figures; or its rendering has an element that align's rendered reports do not have."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(text)
+    stack = list(tokens)
+    while stack:
+        token = stack.pop()
+        stack.extend(token.children or ())
+        if token.type in ("html_block", "html_inline"):
+            return f"raw HTML in the Markdown report: {token.content.strip()[:80]!a}"
+        if token.type == "link_open":
+            return f"a link in the Markdown report: {str(token.attrs.get('href'))[:80]!a}"
+        if token.type == "image" and token.attrs.get("src") not in figures:
+            return f"an image that align did not write in the Markdown report: {str(token.attrs.get('src'))[:80]!a}"
+    return html_problem(md.renderer.render(tokens, md.options, {}), baseline, figures)
+
+
+CONTROL_SEQUENCE = re.compile(r"\\([A-Za-z@]+)")
+
+
+def _outside_verbatim(text: str) -> tuple[str, str | None]:
+    """The text of a LaTeX document outside its Verbatim listings (fancyvrb's rule: a listing ends at the first
+    line that has `\\end{Verbatim}` anywhere; the rest of that line counts as outside), and why the listings are
+    wrong, if they are."""
+    parts, inside = [], False
+    for line in text.split("\n"):
+        if inside:
+            if "\\end{Verbatim}" in line:
+                inside = False
+                parts.append(line.split("\\end{Verbatim}", 1)[1])
+            continue
+        if "\\end{Verbatim}" in line:
+            return "", f"`\\end{{Verbatim}}` that closes no listing: {line[:80]!a}"
+        if "\\begin{Verbatim}" in line:
+            parts.append(line.split("\\begin{Verbatim}", 1)[0])
+            inside = True
+            continue
+        parts.append(line)
+    return "\n".join(parts), ("a listing that is never closed" if inside else None)
+
+
+def tex_problem(text: str, hostile: list[str], vocabulary: set[str]) -> str | None:
+    """Why a LaTeX report lets a control sequence of the spec, a file name or the command line (`hostile`) run:
+    one that align's own reports never use (`vocabulary`) appears outside the listings, or a listing is broken."""
+    outside, broken = _outside_verbatim(text)
+    if broken:
+        return broken
+    injected = {name for source in hostile for name in CONTROL_SEQUENCE.findall(source)} - vocabulary
+    for name in sorted(injected):
+        if re.search(r"\\" + re.escape(name) + r"(?![A-Za-z@])", outside):
+            return f"`\\{name}` from the input appears raw in the LaTeX report"
+    if any("^^" in source for source in hostile) and "^^" in outside:
+        return "`^^` from the input appears raw in the LaTeX report"
+    return None
+
+
+@functools.cache
+def _tex_roots() -> tuple[str, ...]:
+    roots = list(TEX_ROOTS)
+    for var in ("TEXMFVAR", "TEXMFCONFIG", "TEXMFHOME", "TEXMFSYSVAR", "TEXMFSYSCONFIG", "TEXMFLOCAL", "TEXMFDIST"):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            value = subprocess.run(["kpsewhich", f"-var-value={var}"], capture_output=True, text=True,
+                                   timeout=20).stdout.strip()
+            roots += [v.rstrip("/") + "/" for v in value.split(":") if v.startswith("/")]
+    return tuple(roots)
+
+
+def tex_compile_problem(text: str, folder: Path, figures: set[str]) -> str | None:
+    """Compile a LaTeX report (a copy named fuzz-compile.tex beside it, so that no file name reaches pdflatex's
+    command line) and say what it did that the report should not make it do."""
+    job = "fuzz-compile"
+    (folder / f"{job}.tex").write_text(text, encoding="utf-8", errors="replace")
+    try:
+        proc = subprocess.run(["pdflatex", "-no-shell-escape", "-interaction=nonstopmode", "-recorder", f"{job}.tex"],
+                              cwd=folder, stdin=subprocess.DEVNULL, capture_output=True, timeout=40)
+    except subprocess.TimeoutExpired:
+        return "pdflatex ran past 40 s on the report"
+    log = proc.stdout.decode("utf-8", "replace")
+    with contextlib.suppress(OSError):
+        log += (folder / f"{job}.log").read_text(errors="replace")
+    problems = ["pdflatex ran an injected \\typeout"] if TEX_MARK in log else []
+    try:
+        recorded = (folder / f"{job}.fls").read_text(errors="replace").splitlines()
+    except OSError:
+        recorded = []  # pdflatex stopped before it recorded anything
+    pwd = str(folder)
+    own_inputs = {f"{job}.tex", f"{job}.aux", f"{job}.out", *figures}
+    for line in recorded:
+        kind, _, name = line.partition(" ")
+        if kind == "PWD":
+            pwd = name
+        elif kind in ("INPUT", "OUTPUT"):
+            path = os.path.normpath(os.path.join(pwd, name))
+            mine = os.path.dirname(path) == os.path.normpath(str(folder))
+            base = os.path.basename(path)
+            if kind == "INPUT" and not ((mine and base in own_inputs) or path.startswith(_tex_roots())):
+                problems.append(f"pdflatex read {path!a}")
+            if kind == "OUTPUT" and not (mine and base in {f"{job}.{s}" for s in ("log", "aux", "pdf", "out")}):
+                problems.append(f"pdflatex wrote {path!a}")
+    return "; ".join(dict.fromkeys(problems)) or None
+
+
+def _snapshot(top: Path) -> dict[str, tuple]:
+    """Every file, folder and link below `top` (links not followed): what it is, and for files their size,
+    modification time and inode, for links their target."""
+    entries: dict[str, tuple] = {}
+    for folder, dirs, files in os.walk(top):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            kind = stat.S_IFMT(info.st_mode)
+            if stat.S_ISDIR(kind):
+                entries[path] = (kind,)
+            elif stat.S_ISLNK(kind):
+                entries[path] = (kind, os.readlink(path))
+            else:
+                entries[path] = (kind, info.st_size, info.st_mtime_ns, info.st_ino)
+    return entries
+
+
+def _option_values(argv: list[str], *options: str) -> list[str]:
+    values = [v for o, v in itertools.pairwise(argv) if o in options]
+    return values + [a.split("=", 1)[1] for a in argv if a.startswith(tuple(o + "=" for o in options))]
+
+
+def _named(argv: list[str], repo: Path) -> tuple[set[str], set[str]]:
+    """The paths the command line names (each argument, as a path from the working directory), and among them the
+    figures a report writes beside its -o file (FILE-1.png, ...)."""
+    named = {os.path.normpath(os.path.join(repo, a.split("=", 1)[-1] if a.startswith("--") else a))
+             for a in argv if a and "\x00" not in a}
+    figures = set()
+    for out in _option_values(argv, "-o", "--output"):
+        stem = os.path.splitext(out)[0]
+        for k in range(1, 10):
+            figures.add(os.path.normpath(os.path.join(repo, os.path.dirname(out),
+                                                      f"{os.path.basename(stem)}-{k}.png")))
+    return named | figures, figures
+
+
+def _shown(path: str, outside: Path) -> str:
+    rel = os.path.relpath(path, outside)
+    return ascii(rel if not rel.startswith("..") else path)
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(64 << 20)
+    except OSError:
+        return b""
+
+
+def escapes(case: Case, argv: list[str], repo: Path, outside: Path, out: str, err: str,
+            before: dict[str, tuple], after: dict[str, tuple], secrets_: list[bytes],
+            baseline: dict[str, Any]) -> str | None:
+    """Why this input escaped (module docstring), or None."""
+    named, figure_paths = _named(argv, repo)
+    written = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    files = [p for p in written if p in after and stat.S_ISREG(after[p][0])]
+    for where, data in [("stdout", out.encode("utf-8", "replace")), ("stderr", err.encode("utf-8", "replace"))] + \
+            [(_shown(p, outside), _read(p)) for p in files]:
+        for secret in secrets_:
+            if secret in data:
+                shown = "the canary token" if secret is secrets_[0] else "the first line of /etc/passwd"
+                return f"{shown} in {where}"
+    for entry in written:
+        if entry not in named:
+            verb = "removed" if entry not in after else "changed" if entry in before else "wrote"
+            return f"{verb} {_shown(entry, outside)}, which the command line did not name"
+    names = [n for n, _ in case.files] + [s.split("=", 1)[0] for _, s in case.special] + list(argv)
+    problem = workflow_command_problem(out + "\n" + err, names)
+    if problem:
+        return problem
+    raw = RAW_CONTROL.search(out + err)
+    if raw is not None:
+        return f"raw control character {raw.group()!r} in the output"
+    if case.command != "report":
+        return None
+    outs = _option_values(argv, "-o", "--output")
+    path: str | None = os.path.normpath(os.path.join(repo, outs[-1])) if outs else None
+    text = out if path is None else _read(path).decode("utf-8", "replace") if path in files else ""
+    if not text.strip():
+        return None
+    figures = {os.path.basename(p) for p in files if p in figure_paths}
+    hostile = [data.decode("utf-8", "replace") for _, data in case.files if len(data) < 1 << 20] + names
+    if text.startswith("<!DOCTYPE") or text.startswith("<style>"):
+        problem = html_problem(text, {tuple(p) for p in baseline.get("html", ())}, figures)
+    elif text.startswith("\\documentclass"):
+        problem = tex_problem(text, hostile, set(baseline.get("tex", ())))
+        if case.compile_tex and shutil.which("pdflatex"):  # the sample: what TeX does with it, even when flagged
+            compiled = tex_compile_problem(text, Path(path).parent if path else repo, figures)
+            problem = "; ".join(p for p in (problem, compiled) if p) or None
+    else:
+        problem = markdown_problem(text, figures, {tuple(p) for p in baseline.get("md", ())})
+    return problem
+
+
+def _baseline(scratch: Path) -> dict[str, Any]:
+    """What align's own reports of benign specs have: the (element, attribute) pairs of HTML reports and of Markdown
+    reports rendered by markdown-it, and the control sequences of LaTeX reports (with a figure: --confirm)."""
+    from markdown_it import MarkdownIt
+
+    from align.cli import main
+
+    folder = scratch / "baseline" / REPO
+    (folder / ".git").mkdir(parents=True, exist_ok=True)
+    pairs: dict[str, set[tuple[str, str]]] = {"html": set(), "md": set()}
+    vocabulary: set[str] = set()
+    runs = [(PROVED, ()), ("freegap/alg2_svt_gap.dp", ()), ("freegap/alg4_noisy_top_k_gap.dp", ()),
+            (REFUTED, ("--confirm", "--confirm-samples", "2000"))]
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        for k, (spec, extra) in enumerate(runs):
+            for fmt in ("html", "md", "tex"):
+                out = f"base{k}.{fmt}"
+                main(["report", str(ROOT / "specs" / spec), *VERIFY_OPTIONS, *extra, "-o", out],
+                     io.StringIO(), io.StringIO())
+                text = (folder / out).read_text() if (folder / out).exists() else ""
+                if fmt == "tex":
+                    vocabulary |= set(CONTROL_SEQUENCE.findall(text))
+                    continue
+                if fmt == "md":
+                    text = MarkdownIt("commonmark").enable("table").render(text)
+                for tag, attrs in html_elements(text):
+                    pairs[fmt].add((tag, ""))
+                    pairs[fmt] |= {(tag, name) for name, _ in attrs}
+    finally:
+        os.chdir(here)
+    return {"html": sorted(pairs["html"]), "md": sorted(pairs["md"]), "tex": sorted(vocabulary)}
 
 
 # --------------------------------------------------------------------------------------------- workers
 
 
-def _prepare(case: Case, base: Path) -> Path:
-    work = base / "case"
-    if work.exists() or work.is_symlink():
-        shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+def _prepare(case: Case, outside: Path, token: str) -> Path:
+    """A fresh checkout at `outside`: the canary, and the repository (a git repository) with the case's files."""
+    if outside.exists() or outside.is_symlink():
+        shutil.rmtree(outside, ignore_errors=True)
+    outside.mkdir(parents=True)
+    (outside / CANARY).write_text(token + "\n")
+    repo = outside / REPO
+    for folder in ("objects", "refs/heads"):  # what git itself needs to call a folder a repository
+        (repo / ".git" / folder).mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     for name, data in case.files:
-        (work / name).write_bytes(data)
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
     for kind, arg in case.special:
+        name, _, target = arg.partition("=")
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         if kind == "fifo":
-            os.mkfifo(work / arg)
+            os.mkfifo(path)
         elif kind == "dir":
-            (work / arg).mkdir()
+            path.mkdir(exist_ok=True)
         elif kind == "symlink":
-            name, target = arg.split("=", 1)
-            os.symlink(target, work / name)
-    return work
+            os.symlink(target, path)
+    return repo
 
 
-def _execute(case: Case, base: Path) -> tuple[str | None, float, str]:
+_WORKER: dict[str, Any] = {}
+"""The worker's own state: its folder, token, secrets and the reports' baseline."""
+
+
+def _execute(case: Case, base: Path) -> tuple[str | None, str | None, float, str]:
+    """Run one input in a fresh checkout: (why it is internal, why it escaped, seconds, stderr when it failed)."""
     from align.cli import main
 
-    work = _prepare(case, base)
-    argv = [a.replace("{dir}", str(work)) for a in case.argv]
-    out, err = io.StringIO(), io.StringIO()
+    outside = base / "case"
+    repo = _prepare(case, outside, _WORKER["token"])
+    before = _snapshot(outside)
+    argv = [a.replace("{dir}", str(repo)) for a in case.argv]
+    # UTF-8 streams as a CI pipe takes them: stdout strict (a lone surrogate fails there), stderr backslashreplace
+    out_bytes, err_bytes = io.BytesIO(), io.BytesIO()
+    out = io.TextIOWrapper(out_bytes, encoding="utf-8", errors="strict", write_through=True)
+    err = io.TextIOWrapper(err_bytes, encoding="utf-8", errors="backslashreplace", write_through=True)
+    internal = None
+    os.chdir(repo)
     start = time.perf_counter()
     try:
         code = main(argv, out, err)
     except BaseException as error:  # noqa: BLE001 - anything that escapes main is the finding
-        return f"{type(error).__name__} escaped main: {error}"[:300], time.perf_counter() - start, ""
-    seconds = time.perf_counter() - start
-    why = classify(case.command, code, out.getvalue(), err.getvalue())
-    return why, seconds, (err.getvalue()[:2000] if why else "")
+        code, internal = 0, f"{type(error).__name__} escaped main: {error}"[:300]
+    finally:
+        seconds = time.perf_counter() - start
+        os.chdir(base)
+    with contextlib.suppress(ValueError, OSError):
+        out.flush()
+        err.flush()
+    stdout, stderr = out_bytes.getvalue().decode("utf-8", "replace"), err_bytes.getvalue().decode("utf-8", "replace")
+    internal = internal or classify(case.command, code, stdout, stderr)
+    try:
+        escape = escapes(case, argv, repo, outside, stdout, stderr, before, _snapshot(outside), _WORKER["secrets"],
+                         _WORKER["baseline"])
+    except Exception as error:  # noqa: BLE001 - a check that fails is reported, not a dead worker
+        escape = f"the escape checks failed: {type(error).__name__}: {error}"[:300]
+    return internal, escape, seconds, (stderr[:2000] if internal or escape else "")
 
 
-def _worker(conn: Any, base: str) -> None:
+def _fork_guard() -> None:
+    """os.register_at_fork: a command that forks past PROCESS_LIMIT (a pool of --jobs 100000) is stopped here,
+    with every process it started, before it takes the machine's process ids."""
+    _WORKER["forks"] = _WORKER.get("forks", 0) + 1
+    if _WORKER["forks"] > PROCESS_LIMIT:
+        with contextlib.suppress(OSError):
+            (_WORKER["base"] / "stopped").write_text(f"started more than {PROCESS_LIMIT} processes (stopped)")
+        os.killpg(0, signal.SIGKILL)
+
+
+def _worker_main(fd: int, base: str, baseline: str) -> None:
+    """A worker: `python bench/fuzz.py --worker FD BASE BASELINE`, talking to the parent over the socket FD."""
+    from multiprocessing.connection import Connection
+
     warnings.simplefilter("ignore")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # stray prints (numpy warnings, z3) must not mix with the table
-    os.dup2(devnull, 2)
+    import align.checker.verify
+    import align.cli
+    import align.commands.run
+    import align.interp.scalar  # noqa: F401
+
+    token = os.environ[CANARY_ENV]
+    secrets_ = [token.encode()]
+    with contextlib.suppress(OSError, IndexError):
+        first = Path("/etc/passwd").read_text().split("\n")[0]
+        if len(first) >= 12:  # root:x:0:0:... (and as a GitHub annotation escapes it)
+            secrets_ += [first.encode(), first.replace(":", "%3A").encode()]
+    _WORKER.update(base=Path(base), token=token, secrets=secrets_,
+                   baseline=json.loads(Path(baseline).read_text()) if baseline else {})
+    os.register_at_fork(before=_fork_guard)
+    conn = Connection(fd)
     while True:
         message = conn.recv()
         if message is None:
             return
-        index, case = message
-        conn.send((index, *_execute(case, Path(base))))
+        index, fields = message
+        _WORKER["forks"] = 0
+        conn.send((index, *_execute(Case(*fields), Path(base))))
 
 
 @dataclass
 class _Slot:
-    process: Any
+    process: subprocess.Popen
     conn: Any
     base: str
     job: tuple[int, float] | None = None
@@ -795,52 +1659,81 @@ class _Slot:
 @dataclass
 class Outcome:
     status: str
-    """ok, internal or hang."""
+    """ok, internal, hang or escape."""
     detail: str = ""
     seconds: float = 0.0
     stderr: str = ""
 
 
-def _rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+def _memory_mb(pids: list[int]) -> float:
+    """The proportional memory of these processes (shared pages divided among their sharers: forks of one worker
+    share most of theirs)."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/smaps_rollup") as handle:
+            total += sum(int(line.split()[1]) for line in handle if line.startswith("Pss:")) / 1024
+    return total
+
+
+def _sessions() -> dict[int, tuple[int, float, list[int]]]:
+    """Per session id: how many live processes it has, their resident memory in MB (shared pages counted in each
+    process), and their ids."""
+    page = os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+    found: dict[int, tuple[int, float, list[int]]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] in "ZX":
+            continue
+        count, rss, pids = found.get(int(fields[3]), (0, 0.0, []))
+        found[int(fields[3])] = (count + 1, rss + int(fields[21]) * page, [*pids, int(entry)])
+    return found
 
 
 def run_cases(cases: list[Case], jobs: int, scratch: Path, progress: bool = False) -> list[Outcome]:
     """Run every case in `jobs` worker processes; kill and replace a worker past a case's limits."""
-    import multiprocessing
     from multiprocessing import connection
 
-    # Every module the commands import, imported once here: each worker (and each replacement after a hang)
-    # is a fork that starts at once with them, and all run the same code even if files change meanwhile.
-    import align.checker.verify
-    import align.cli
-    import align.commands.run
-    import align.interp.scalar  # noqa: F401
-
-    context = multiprocessing.get_context("fork")
+    baseline = ""
+    if any(c.command == "report" for c in cases):
+        baseline = str(scratch / "baseline.json")
+        Path(baseline).write_text(json.dumps(_baseline(scratch)))
     results: list[Outcome | None] = [None] * len(cases)
 
     def start(k: int) -> _Slot:
+        # A process of its own (not a fork of this one): its environment begins with the canary, as
+        # /proc/self/environ shows it, and it leads a session that is killed as a whole.
         base = scratch / f"worker{k}-{time.monotonic_ns()}"
         base.mkdir(parents=True)
-        parent, child = context.Pipe()
-        process = context.Process(target=_worker, args=(child, str(base)), daemon=True)
-        process.start()
-        child.close()
-        return _Slot(process, parent, str(base))
+        env = {CANARY_ENV: "ALIGN_CANARY_" + secrets.token_hex(12),
+               **{key: value for key, value in os.environ.items() if key != CANARY_ENV}}
+        ours, theirs = socket.socketpair()
+        with open(base / "worker.log", "wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, str(Path(__file__).resolve()), "--worker", str(theirs.fileno()), str(base), baseline],
+                pass_fds=(theirs.fileno(),), env=env, cwd=base, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True)
+        theirs.close()
+        return _Slot(process, connection.Connection(ours.detach()), str(base))
 
     def retire(slot: _Slot) -> None:
-        slot.process.kill()
-        slot.process.join()
+        with contextlib.suppress(OSError):
+            os.killpg(slot.process.pid, signal.SIGKILL)
+        slot.process.wait()
         slot.conn.close()
         shutil.rmtree(slot.base, ignore_errors=True)
+
+    def died(slot: _Slot) -> str:
+        base = Path(slot.base)
+        if (base / "stopped").exists():
+            return (base / "stopped").read_text()
+        log = (base / "worker.log").read_bytes()[-300:].decode("utf-8", "replace").strip()
+        return f"worker died (exit code {slot.process.poll()})" + (f": {log}" if log else "")
 
     slots = [start(k) for k in range(jobs)]
     pending = deque(range(len(cases)))
@@ -850,29 +1743,40 @@ def run_cases(cases: list[Case], jobs: int, scratch: Path, progress: bool = Fals
             for slot in slots:
                 if slot.job is None and pending:
                     index = pending.popleft()
-                    slot.conn.send((index, cases[index]))
+                    case = cases[index]
+                    slot.conn.send((index, (case.command, case.category, case.argv, case.files, case.special,
+                                            case.compile_tex, case.limit_s)))
                     slot.job = (index, time.monotonic())
             busy = [s for s in slots if s.job]
             ready = connection.wait([s.conn for s in busy], timeout=0.25)
             now = time.monotonic()
+            usage = _sessions()
             for k, slot in enumerate(slots):
                 if slot.job is None:
                     continue
                 index, started = slot.job
+                count, rss, pids = usage.get(slot.process.pid, (0, 0.0, []))
                 if slot.conn in ready:
                     try:
-                        _, why, seconds, stderr = slot.conn.recv()
-                        results[index] = Outcome("internal" if why else "ok", why or "", seconds, stderr)
+                        _, internal, escape, seconds, stderr = slot.conn.recv()
+                        if escape:
+                            detail = escape + (f" (and internal: {internal})" if internal else "")
+                            results[index] = Outcome("escape", detail, seconds, stderr)
+                        else:
+                            results[index] = Outcome("internal" if internal else "ok", internal or "", seconds, stderr)
                         slot.job = None
                         done += 1
                         continue
                     except (EOFError, OSError):
-                        code = slot.process.exitcode
-                        results[index] = Outcome("internal", f"worker died (exit code {code})", now - started)
+                        slot.process.wait()
+                        results[index] = Outcome("internal", died(slot), now - started)
                 elif now - started > cases[index].limit:
                     results[index] = Outcome("hang", f"still running after {cases[index].limit:.0f} s",
                                              now - started)
-                elif _rss_mb(slot.process.pid) > MEMORY_LIMIT_MB:
+                elif count > PROCESS_LIMIT:
+                    results[index] = Outcome("internal", f"started more than {PROCESS_LIMIT} processes (stopped)",
+                                             now - started)
+                elif rss > MEMORY_LIMIT_MB and _memory_mb(pids) > MEMORY_LIMIT_MB:
                     results[index] = Outcome("internal", f"memory past {MEMORY_LIMIT_MB} MB", now - started)
                 else:
                     continue
@@ -893,69 +1797,97 @@ def run_cases(cases: list[Case], jobs: int, scratch: Path, progress: bool = Fals
 
 # --------------------------------------------------------------------------------------------- report
 
+SURFACES = ("check", "verify", "run", "report", "config", "symlinks", "names", "cli")
+"""The table's groups: a category's first part (the command for spec text, else the surface)."""
+
 
 @dataclass
 class Summary:
     inputs: int = 0
     internal: int = 0
     hangs: int = 0
+    escapes: int = 0
     rows: dict[str, list[float]] = field(default_factory=dict)
-    """category -> [inputs, internal, hangs, seconds]."""
+    """category -> [inputs, internal, hangs, escapes, seconds]."""
     failures: list[tuple[int, Case, Outcome]] = field(default_factory=list)
 
     @property
     def last_line(self) -> str:
-        return f"inputs: {self.inputs} internal: {self.internal} hangs: {self.hangs}"
+        return f"inputs: {self.inputs} internal: {self.internal} hangs: {self.hangs} escapes: {self.escapes}"
 
 
 def summarize(cases: list[Case], outcomes: list[Outcome]) -> Summary:
     summary = Summary()
+    column = {"internal": 1, "hang": 2, "escape": 3}
     for index, (case, outcome) in enumerate(zip(cases, outcomes)):
         category = case.category.split(":")[0]
-        row = summary.rows.setdefault(category, [0, 0, 0, 0.0])
+        row = summary.rows.setdefault(category, [0, 0, 0, 0, 0.0])
         row[0] += 1
-        row[3] += outcome.seconds
+        row[4] += outcome.seconds
         summary.inputs += 1
-        if outcome.status == "internal":
-            row[1] += 1
-            summary.internal += 1
-        elif outcome.status == "hang":
-            row[2] += 1
-            summary.hangs += 1
-        if outcome.status != "ok":
+        if outcome.status in column:
+            row[column[outcome.status]] += 1
+            summary.internal += outcome.status == "internal"
+            summary.hangs += outcome.status == "hang"
+            summary.escapes += outcome.status == "escape"
             summary.failures.append((index, case, outcome))
     return summary
 
 
 def table(summary: Summary) -> str:
-    lines = [f"{'category':28} {'inputs':>7} {'internal':>9} {'hangs':>6} {'seconds':>9}"]
-    for command in ("check", "verify", "run", "report"):
-        rows = {k: v for k, v in summary.rows.items() if k.startswith(command + "/")}
-        for category, (inputs, internal, hangs, seconds) in sorted(rows.items()):
-            lines.append(f"{category:28} {inputs:7d} {internal:9d} {hangs:6d} {seconds:9.1f}")
+    lines = [f"{'category':28} {'inputs':>7} {'internal':>9} {'hangs':>6} {'escapes':>8} {'seconds':>9}"]
+    groups = SURFACES + tuple(sorted({k.split("/")[0] for k in summary.rows} - set(SURFACES)))
+    for group in groups:
+        rows = {k: v for k, v in summary.rows.items() if k.startswith(group + "/")}
+        for category, (inputs, internal, hangs, escapes_, seconds) in sorted(rows.items()):
+            lines.append(f"{category:28} {inputs:7d} {internal:9d} {hangs:6d} {escapes_:8d} {seconds:9.1f}")
         if rows:
-            total = [sum(v[i] for v in rows.values()) for i in range(4)]
-            lines.append(f"{command + ' (all)':28} {total[0]:7d} {total[1]:9d} {total[2]:6d} {total[3]:9.1f}")
+            total = [sum(v[i] for v in rows.values()) for i in range(5)]
+            lines.append(f"{group + ' (all)':28} {total[0]:7d} {total[1]:9d} {total[2]:6d} {total[3]:8d} "
+                         f"{total[4]:9.1f}")
     return "\n".join(lines)
 
 
+def _record(case: Case, outcome: Outcome | None = None) -> dict[str, Any]:
+    """A case as JSON (names with their bytes that are not UTF-8 as \\udcXX escapes, contents in base64)."""
+    record: dict[str, Any] = {
+        "command": case.command, "category": case.category, "argv": list(case.argv),
+        "files": [{"name": name, "base64": base64.b64encode(data).decode()} for name, data in case.files],
+        "special": [list(s) for s in case.special], "compile_tex": case.compile_tex, "limit_s": case.limit_s,
+        "layout": f"{{dir}} is {REPO}/, a git repository and the working directory; {CANARY} beside it holds the "
+                  f"secret token, which is also ${CANARY_ENV}",
+    }
+    if outcome is not None:
+        record.update(status=outcome.status, detail=outcome.detail, stderr=outcome.stderr)
+    return record
+
+
+def _case_of(record: dict[str, Any]) -> Case:
+    return Case(record["command"], record["category"], tuple(record["argv"]),
+                tuple((f["name"], base64.b64decode(f["base64"])) for f in record["files"]),
+                tuple(tuple(s) for s in record["special"]), record.get("compile_tex", False), record.get("limit_s"))
+
+
 def _save(summary: Summary, directory: Path) -> None:
+    """Each failing input as DIR/NNNNN_category.json (replayable with --replay) and DIR/NNNNN_category/, its
+    checkout as the command saw it (the repository, with its symlinks and FIFOs, and the canary beside it)."""
     directory.mkdir(parents=True, exist_ok=True)
     for index, case, outcome in summary.failures:
-        stem = f"{index:05d}_{case.category.replace('/', '_').replace(':', '_')}"
-        for name, data in case.files:
-            (directory / f"{stem}_{name}").write_bytes(data)
-        (directory / f"{stem}.txt").write_text(json.dumps(
-            {"argv": case.argv, "special": case.special, "status": outcome.status, "detail": outcome.detail,
-             "stderr": outcome.stderr}, indent=2, ensure_ascii=True) + "\n")
+        stem = f"{index:05d}_" + re.sub(r"[^A-Za-z0-9._-]+", "_", case.category)[:60]
+        record = {**_record(case, outcome), "reproduce": f"python bench/fuzz.py --replay {directory / stem}.json"}
+        (directory / f"{stem}.json").write_text(json.dumps(record, indent=2, ensure_ascii=True) + "\n")
+        with contextlib.suppress(OSError):
+            _prepare(case, directory / stem, "ALIGN_CANARY_saved")
 
 
-def fuzz(quick: bool = False, jobs: int | None = None, progress: bool = False) -> tuple[Summary, float]:
-    """Build and run every input; returns the summary and the wall time in seconds."""
+def fuzz(quick: bool = False, jobs: int | None = None, progress: bool = False,
+         cases: list[Case] | None = None) -> tuple[Summary, float]:
+    """Build and run every input (or the given ones); returns the summary and the wall time in seconds."""
     import tempfile
 
     start = time.perf_counter()
-    cases = build_cases(QUICK if quick else FULL)
+    if cases is None:
+        cases = build_cases(QUICK if quick else FULL)
     jobs = jobs or max(1, min(os.cpu_count() or 1, 8))
     with tempfile.TemporaryDirectory(prefix="align-fuzz-") as scratch:
         outcomes = run_cases(cases, jobs, Path(scratch), progress=progress)
@@ -967,8 +1899,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a few hundred inputs (what the test suite runs)")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: the CPU count)")
     parser.add_argument("--save", type=Path, default=None, help="write each failing input to this directory")
+    parser.add_argument("--replay", type=Path, nargs="+", default=None, metavar="FILE.json",
+                        help="run inputs saved by --save again (and nothing else)")
+    parser.add_argument("--only", metavar="REGEX", default=None,
+                        help="only the inputs whose category matches (e.g. `^config/`, `names/report`)")
     args = parser.parse_args(argv)
-    summary, seconds = fuzz(args.quick, args.jobs, progress=True)
+    cases = None
+    if args.replay:
+        cases = [_case_of(json.loads(path.read_text())) for path in args.replay]
+    elif args.only:
+        cases = [c for c in build_cases(QUICK if args.quick else FULL) if re.search(args.only, c.category)]
+    summary, seconds = fuzz(args.quick, args.jobs, progress=True, cases=cases)
     print(table(summary))
     for index, case, outcome in summary.failures:
         shown = " ".join(a if len(a) < 60 else a[:57] + "..." for a in case.argv)
@@ -977,8 +1918,11 @@ def main(argv: list[str] | None = None) -> int:
         _save(summary, args.save)
     print(f"wall s: {seconds:.1f}")
     print(summary.last_line)
-    return 0 if summary.internal == summary.hangs == 0 else 1
+    return 0 if summary.internal == summary.hangs == summary.escapes == 0 else 1
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        _worker_main(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+        sys.exit(0)
     sys.exit(main())
