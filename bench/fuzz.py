@@ -1176,7 +1176,7 @@ INTERNAL = re.compile(r"error\[internal-error\]: internal error|\"(?:code|ruleId
                       r"title=align%3A internal-error::")
 """An internal error in the text formats, JSON and SARIF (whose rules list the code: that is not one), GitHub."""
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-FILE_LEVEL = {"io-error", "file-too-large", "usage", "write-error"}
+FILE_LEVEL = {"io-error", "file-too-large", "usage", "write-error", "outside-repository"}
 """Codes about a whole file or the command line, which have no line and column."""
 _NAMES = list(CODES)
 RUNTIME = set(_NAMES[_NAMES.index("internal-error") + 1:]) | {"unknown-mechanism", "unknown-noise"}
@@ -1433,7 +1433,10 @@ def _option_values(argv: list[str], *options: str) -> list[str]:
 
 def _named(argv: list[str], repo: Path) -> tuple[set[str], set[str]]:
     """The paths the command line names (each argument, as a path from the working directory), and among them the
-    figures a report writes beside its -o file (FILE-1.png, ...)."""
+    figures a report writes beside its -o file (`report.document.figure_name`: STEM-1.png, ..., the stem reduced
+    to ASCII letters, digits, `-` and `_`, as docs/report.md documents)."""
+    from align.report.document import figure_name
+
     named = {os.path.normpath(os.path.join(repo, a.split("=", 1)[-1] if a.startswith("--") else a))
              for a in argv if a and "\x00" not in a}
     figures = set()
@@ -1441,7 +1444,7 @@ def _named(argv: list[str], repo: Path) -> tuple[set[str], set[str]]:
         stem = os.path.splitext(out)[0]
         for k in range(1, 10):
             figures.add(os.path.normpath(os.path.join(repo, os.path.dirname(out),
-                                                      f"{os.path.basename(stem)}-{k}.png")))
+                                                      figure_name(os.path.basename(stem), k))))
     return named | figures, figures
 
 
