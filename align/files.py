@@ -260,15 +260,16 @@ def glob(root: Path, pattern: Glob) -> list[Path]:
                 if entry.is_dir(follow_symlinks=False):
                     match(Path(entry.path), rest, depth + 1)
                 continue
-            if entry.is_dir():  # a folder (or a link to one) is not a file: no match, as for pathlib
-                continue
             path = Path(entry.path)
+            try:
+                mode = path.stat().st_mode
+            except OSError:  # a dangling link, or a loop of links: nothing to read
+                continue
+            if stat.S_ISDIR(mode):  # a folder (or a link to one) is not a file: no match, as for pathlib
+                continue
             if not _inside(os.path.realpath(path), real_root):
                 raise GlobError(f"it matches {_name(path, root)}, a symbolic link out of the configuration's folder")
-            try:
-                kind = kind_of(path.stat().st_mode)
-            except OSError:  # a dangling link: nothing to read
-                continue
+            kind = kind_of(mode)
             if kind is not None:
                 raise GlobError(f"it matches {_name(path, root)}, {kind}, not a regular file")
             matches.add(path)

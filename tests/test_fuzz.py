@@ -6,13 +6,13 @@ in an internal error, a hang or an escape. Then the harness's own checks, on tex
 from __future__ import annotations
 
 import importlib.util
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT
+from .test_report_escaping import needs_pdflatex
 
 pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
@@ -191,7 +191,7 @@ def test_saved_inputs_replay_as_they_were(fuzz, tmp_path: Path):
     assert (tmp_path / "00007_names_check_x" / fuzz.REPO / "specs" / "l").is_symlink()
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="needs pdflatex")
+@needs_pdflatex
 def test_a_compiled_report_that_reads_outside_or_runs_injected_code_escapes(fuzz, tmp_path: Path):
     (tmp_path / "canary.dp").write_text("ALIGN_CANARY_test\n")
     folder = tmp_path / "repo"

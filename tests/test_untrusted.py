@@ -342,3 +342,14 @@ def test_a_key_that_cannot_be_found_as_written_is_still_located_and_escaped(repo
     code, out, err = _main("explain", "usage")
     assert code == 2 and "error[config-unknown-key]" in err and err.startswith("align.toml:1:1:"), err
     _log_safe(out + err, "text")
+
+
+def test_a_link_that_loops_matches_nothing_and_named_is_an_io_error(repo: Path):
+    (repo / "specs" / "self.dp").symlink_to("self.dp")
+    (repo / "specs" / "a.dp").symlink_to("b.dp")
+    (repo / "specs" / "b.dp").symlink_to("a.dp")
+    (repo / "align.toml").write_text('paths = ["specs/*.dp"]\n')
+    code, out, err = _main("verify", "--output-format", "concise")
+    assert code == 0 and out.startswith("specs/proved.dp:") and len(out.splitlines()) == 1, out + err
+    code, _, err = _main("verify", "specs/self.dp")
+    assert code == 2 and "error[io-error]" in err and "internal" not in err
