@@ -141,12 +141,17 @@ class Sizes:
     injection; each list starts with its known attacks); None: all of them."""
     tex_compiles: int
     """LaTeX reports compiled with pdflatex (the rest get the static check only)."""
+    generated: int
+    """Inputs of each generated family of the repository surfaces (`_generated_cases`: random file names,
+    configurations, report payloads and command-line values, combined from the hostile fragments)."""
 
 
 FULL = Sizes(check_grammar=3000, check_soup=1500, check_mutate=5100, hostile_every=1,
-             verify_grammar=230, verify_mutate=230, run_args=380, run_grammar=60, per_family=None, tex_compiles=40)
+             verify_grammar=230, verify_mutate=230, run_args=380, run_grammar=60, per_family=None, tex_compiles=40,
+             generated=1000)
 QUICK = Sizes(check_grammar=100, check_soup=60, check_mutate=120, hostile_every=12,
-              verify_grammar=8, verify_mutate=8, run_args=16, run_grammar=6, per_family=3, tex_compiles=3)
+              verify_grammar=8, verify_mutate=8, run_args=16, run_grammar=6, per_family=3, tex_compiles=3,
+              generated=8)
 
 LIMIT_S = {"check": 20.0, "verify": 60.0, "run": 30.0, "report": 60.0, "test": 60.0, "explain": 20.0}
 """Seconds an input may take before it counts as a hang: 20 s as in the issue; verify proves things (up to
@@ -1075,10 +1080,115 @@ def _report_cases(sizes: Sizes) -> list[Case]:
     return cases
 
 
+FRAGMENTS = (
+    "\n", "\r", "\r\n", "\x0b", "\x0c", "\x85", "\u2028", "\u202e", "\u2066", "\x1b[2J", "\x1b]0;pwned\x07", "\x08",
+    "\x7f", "\t", " ", "::warning::", "::error file=README.md::", "::stop-commands::fuzztoken", "::add-mask::x",
+    "##[error]", "##[group]", "align: error[internal-error]: ", "`", "``", "```", "~~~", "<img src=x onerror=alert(1)>",
+    "</pre>", "<script>", "&amp;", "[x](javascript:alert(1))", "![y](x)", "\\input{../canary.dp}", "\\end{Verbatim}",
+    TYPEOUT, "^^5c", "%", "%0A", "%25", "{", "}", "#", "$", "&", "_", "^", "~", "|", ",", ":", ";", "=", "*", "?",
+    "[a]", "..", "-", "--", "$(id)", "${{ secrets.X }}", "\udcff", "\udce9", "caf\u00e9", "\u03b5", "\u2264", "e" * 60,
+)
+"""Pieces of hostile text, combined at random into file names, configuration values, spec comments and
+command-line values by `_generated_cases`."""
+
+NUMERIC_OPTIONS = (  # (command line before the option, the option): every numeric option of every command
+    (("verify", "refuted.dp"), "--timeout"), (("verify", "refuted.dp", "--timeout", "2"), "--max-length"),
+    (("verify", "refuted.dp", *VERIFY_OPTIONS, "--confirm"), "--confirm-samples"),
+    (("report", "spec.dp", "--max-length", "1"), "--timeout"),
+    (("report", "spec.dp", "--timeout", "2"), "--max-length"),
+    (("run", "spec.dp", *PROVED_ARGS), "--samples"), (("run", "spec.dp", *PROVED_ARGS), "--seed"),
+    (("run", "spec.dp", *PROVED_ARGS), "--chunk-size"), (("test", "spec.dp", *TEST_OPTIONS), "--jobs"),
+    (("test", "spec.dp", "--confirm", "0", "--no-checker", "--no-exact"), "--samples"),
+    (("test", "spec.dp", *TEST_OPTIONS), "--length"), (("test", "spec.dp", *TEST_OPTIONS), "--seed"),
+    (("test", "spec.dp", *TEST_OPTIONS), "--alpha"),
+    (("test", "spec.dp", "--samples", "2000", "--no-exact"), "--confirm"),
+)
+NUMBERS = ("0", "-0", "1", "-1", "2", "0.5", "1e-320", "5e-324", "1e308", "1e309", "-1e308", "inf", "-inf", "nan",
+           "NaN", "Infinity", "1_000", "0x10", "1e3", " 7 ", "", "9" * 30, "9" * 5000, str(2**63), str(2**64),
+           str(2**128), str(10**21), "1/2", "2^10", "1e", ".", "+1", "--1")
+
+
+def _random_text(rng: random.Random, pieces: int) -> str:
+    return "".join(rng.choice(FRAGMENTS + ("a", "b", "x", "spec")) for _ in range(pieces))
+
+
+def _random_name(rng: random.Random) -> str:
+    """A file name of hostile pieces (any character but `/` and NUL; `\\udcXX` is a byte that is not UTF-8)."""
+    name = _random_text(rng, rng.randint(1, 4)).replace("/", "_") + ".dp"
+    return name if len(name.encode("utf-8", "surrogateescape")) <= 255 else name[-200:]
+
+
+def _generated_cases(sizes: Sizes) -> list[Case]:
+    """Random combinations of the hostile pieces on each surface (seeded): spec file names through every command
+    and format, configuration files, spec comments in the three report formats, numeric option values."""
+    rng = random.Random(20261206)
+    proved, refuted = _spec(PROVED), _spec(REFUTED)
+    cases: list[Case] = []
+    for _ in range(sizes.generated):
+        name = _random_name(rng)
+        rel = "specs/" + name
+        label = f":{_label(name)}"
+        choice = rng.randrange(6)
+        if choice < 2:
+            fmt = rng.choice(("text", "concise", "github", "json", "sarif"))
+            cases.append(_surface("check", "names/generated" + label, ("check", rel, "--output-format", fmt),
+                                  ((rel, BROKEN),)))
+        elif choice < 4:
+            fmt = rng.choice(("text", "concise", "github", "sarif"))
+            cases.append(_surface("verify", "names/generated" + label,
+                                  ("verify", rel, *VERIFY_OPTIONS, "--output-format", fmt), ((rel, refuted),)))
+        elif choice == 4:
+            config = ("align.toml", b'paths = ["specs/*.dp"]\noutput-format = "github"\nmax-length = 1\n')
+            cases.append(_surface("verify", "names/generated" + label, ("verify",), ((rel, refuted), config)))
+        else:
+            fmt = rng.choice(("md", "html", "tex"))
+            cases.append(_surface("report", "names/generated" + label, ("report", rel, *VERIFY_OPTIONS, "--format",
+                                                                          fmt), ((rel, BROKEN if rng.random() < .7
+                                                                                  else refuted),)))
+    ok = ("specs/ok.dp", proved)
+    for k in range(sizes.generated):
+        lines = []
+        for _ in range(rng.randint(1, 3)):
+            kind = rng.randrange(4)
+            if kind == 0:
+                glob = rng.choice(GLOBS) if rng.random() < .3 else "/".join(
+                    rng.choice(("specs", "*", "**", "..", ".", "ok.dp", "*.dp", _random_text(rng, 1)))
+                    for _ in range(rng.randint(1, 5)))
+                lines.append(f"paths = [{_toml(glob)}]")
+            elif kind == 1:
+                lines.append(rng.choice(CONFIG_VALUES[:-3]))
+            elif kind == 2:
+                lines.append(f"{_toml(_random_text(rng, 2))} = {_toml(_random_text(rng, 2))}")
+            else:
+                key = rng.choice(("timeout", "max-length", "accept-bounded", "output-format"))
+                lines.append(f"{key} = {rng.choice(NUMBERS[:14])}" if rng.random() < .7 else
+                             f"{key} = {_toml(_random_text(rng, 2))}")
+        text = "\n".join(lines) + "\n"
+        name, data = ("align.toml", text) if k % 2 == 0 else ("pyproject.toml", "[tool.align]\n" + text)
+        argv = rng.choice((("verify",), ("verify", "--output-format", "github"), ("explain", "usage"),
+                           ("check", "specs/ok.dp", "--output-format", "concise")))
+        cases.append(_surface(argv[0], f"config/generated:{_label(text)}", argv,
+                              (ok, (name, data.encode("utf-8", "surrogateescape")))))
+    for _ in range(sizes.generated // 2):
+        payload = _random_text(rng, rng.randint(1, 5)).replace("\n", " ").replace("\r", " ")
+        payload = payload.encode("utf-8", "replace").decode()  # a spec is text: no bytes that are not UTF-8
+        fmt = rng.choice(("md", "html", "tex"))
+        spec = _inject(refuted if rng.random() < .2 else proved, payload)
+        argv = ("report", "spec.dp", *VERIFY_OPTIONS) + (("-o", f"report.{fmt}") if rng.random() < .5 else
+                                                          ("--format", fmt))
+        cases.append(_surface("report", f"report/generated:{_label(payload)}", argv, (("spec.dp", spec),)))
+    files = (("spec.dp", proved), ("refuted.dp", refuted))
+    for _ in range(sizes.generated):
+        before, option = rng.choice(NUMERIC_OPTIONS)
+        value = rng.choice(NUMBERS) if rng.random() < .8 else _random_text(rng, 2)
+        cases.append(_surface(before[0], f"cli/generated:{option} {_label(value)}", (*before, option, value), files))
+    return cases
+
+
 def _surface_cases(sizes: Sizes) -> list[Case]:
     """Every input of the repository's surfaces; a bounded sample of the LaTeX reports is compiled."""
     cases = _config_cases(sizes) + _symlink_cases(sizes) + _name_cases(sizes) + _cli_cases(sizes)
-    cases += _report_cases(sizes)
+    cases += _report_cases(sizes) + _generated_cases(sizes)
     # The sample: first the reports written with -o of the payloads with TeX in them, then evenly spread.
     tex = [k for k, c in enumerate(cases) if c.command == "report" and _is_tex_report(c.argv)]
     first = [k for k in tex if cases[k].category.startswith("report/inject:") and "\\" in cases[k].category
@@ -1169,7 +1279,9 @@ def build_cases(sizes: Sizes) -> list[Case]:
 
 # ----------------------------------------------------------------------------------------- classifying
 
-HEADLINE = re.compile(r"^(?:(?P<where>.*): )?(?:error|warning)\[(?P<code>[^\]]*)\]: ", re.MULTILINE)
+HEADLINE = re.compile(r"^(?!\s*\d*\s*\|)(?:(?P<where>.*?): )?(?:error|warning)\[(?P<code>[^\]]*)\]: ", re.MULTILINE)
+"""A diagnostic's first line: its location (the shortest prefix: a message may quote `error[...]` text), its code;
+never a source line of an excerpt (`12 | ...`), which may hold anything."""
 """A diagnostic's first line; the location is the longest prefix (a file name may itself look like a diagnostic)."""
 LOCATED = re.compile(r":\d+:\d+$")
 INTERNAL = re.compile(r"error\[internal-error\]: internal error|\"(?:code|ruleId)\": \"internal-error\"|"

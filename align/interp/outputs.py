@@ -99,12 +99,12 @@ class Outputs:
         parts = [self.length[:, None]]
         for c in self.columns(positions):
             if c.kind in DISCRETE_KINDS:
-                parts.append(np.where(c.valid, c.data, -1).astype(np.int64).reshape(self.n, -1))
+                parts.append(_rows(np.where(c.valid, c.data, -1).astype(np.int64), self.n))
         return np.concatenate(parts, axis=1)
 
     def real_values(self, positions: int | None = None) -> np.ndarray:
         """(n, r) float64: every real entry, NaN where absent."""
-        parts = [np.where(c.valid, c.data, np.nan).reshape(self.n, -1)
+        parts = [_rows(np.where(c.valid, c.data, np.nan), self.n)
                  for c in self.columns(positions) if c.kind == "real"]
         return np.concatenate(parts, axis=1) if parts else np.zeros((self.n, 0))
 
@@ -375,3 +375,9 @@ def _as_type(v: Any, t: Type) -> Any:
     if t == BOOL:
         return bool(v)
     return v
+
+
+def _rows(x: np.ndarray, n: int) -> np.ndarray:
+    """`x` (n, ...) as (n, w): one row per sample. numpy cannot infer w from an empty array (a test sample whose
+    Poisson size is 0), so it is the product of the trailing axes."""
+    return x.reshape(n, int(np.prod(x.shape[1:], dtype=np.int64)) if x.ndim > 1 else 1)
