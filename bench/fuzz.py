@@ -1279,9 +1279,10 @@ def build_cases(sizes: Sizes) -> list[Case]:
 
 # ----------------------------------------------------------------------------------------- classifying
 
-HEADLINE = re.compile(r"^(?!\s*\d*\s*\|)(?:(?P<where>.*?): )?(?:error|warning)\[(?P<code>[^\]]*)\]: ", re.MULTILINE)
-"""A diagnostic's first line: its location (the shortest prefix: a message may quote `error[...]` text), its code;
-never a source line of an excerpt (`12 | ...`), which may hold anything."""
+HEADLINE = re.compile(r"^(?!\s*\d*\s*\|).*?(?:error|warning)\[[^\]]*\]: .*$", re.MULTILINE)
+"""A line that holds a diagnostic's headline somewhere (never a source line of an excerpt, `12 | ...`, which may
+hold anything); `_headline` finds where its location ends."""
+CANDIDATE = re.compile(r"(?:error|warning)\[(?P<code>[^\]]*)\]: ")
 """A diagnostic's first line; the location is the longest prefix (a file name may itself look like a diagnostic)."""
 LOCATED = re.compile(r":\d+:\d+$")
 INTERNAL = re.compile(r"error\[internal-error\]: internal error|\"(?:code|ruleId)\": \"internal-error\"|"
@@ -1306,18 +1307,32 @@ def classify(command: str, code: int, out: str, err: str) -> str | None:
         return line.strip()[:300]
     if code not in (0, 1, 2, 3):
         return f"exit code {code}"
-    headlines = list(HEADLINE.finditer(err))
-    for match in headlines:
-        name, where = match.group("code"), match.group("where") or ""
-        if name not in CODES and name != "usage":
-            return f"unregistered code {name!r}"
-        unlocated_ok = FILE_LEVEL | (RUNTIME if command in ("run", "test") else set())
-        if not LOCATED.search(where) and name not in unlocated_ok:
-            return f"no location: {err[match.start():].splitlines()[0][:200]}"
+    headlines = [m.group() for m in HEADLINE.finditer(err)]
+    unlocated_ok = FILE_LEVEL | (RUNTIME if command in ("run", "test") else set())
+    for line in headlines:
+        problem = _headline_problem(line, unlocated_ok)
+        if problem is not None:
+            return problem
     if code == 2 and not headlines and '"code"' not in out and "error[" not in text and \
             not re.search(r"^::error ", out, re.MULTILINE) and '"level": "error"' not in out:
         return "exit 2 without a diagnostic"
     return None
+
+
+def _headline_problem(line: str, unlocated_ok: set[str]) -> str | None:
+    """What is wrong with a diagnostic's first line, or None. Both the path before the code and the message after
+    it may quote `error[...]: ` (a file named `a:1:1: error[x]: y.dp`, a configuration key): the line is right
+    when one of its `error[CODE]: ` is a registered code with a location (or one that needs none)."""
+    found = None
+    for match in CANDIDATE.finditer(line):
+        where, name = line[: match.start()].removesuffix(": "), match.group("code")
+        if name not in CODES and name != "usage":
+            found = found or f"unregistered code {name!r}"
+        elif LOCATED.search(where) or name in unlocated_ok:
+            return None
+        else:
+            found = found or f"no location: {line[:200]}"
+    return found
 
 
 # ----------------------------------------------------------------------------------------------- escapes
