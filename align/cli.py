@@ -21,7 +21,8 @@ from .config import NONE as NO_CONFIG
 from .config import Config, ConfigError
 from .config import load as load_config
 from .diagnostics import ExitCode, diag
-from .render import ALIASES, FORMATS, RENDERERS, Renderer, renderer
+from .files import project_root
+from .render import ALIASES, FORMATS, RENDERERS, Project, Renderer, renderer
 from .render.common import Style, diagnostic_line
 
 
@@ -78,7 +79,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             config, problem = load_config(), None
         except ConfigError as error:
             config, problem = NO_CONFIG, error
-        output = renderer(_format(args, config), args.command, stdout, stderr)
+        project = Project(project_root(config.folder), config.docs_url)
+        output = renderer(_format(args, config), args.command, stdout, stderr, project)
         if output.commands is not None and args.command not in output.commands:
             raise UsageError(f"--output-format {output.name} is for {' and '.join(sorted(output.commands))} "
                              f"only, not `align {args.command}`")

@@ -58,6 +58,17 @@ def _globs(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(x, str) and x for x in value)
 
 
+def _address(value: Any) -> bool:
+    """An http(s) URL of printable ASCII, no blanks, quotes or angle brackets (it is written into SARIF and read by
+    code scanning's web page)."""
+    return (isinstance(value, str) and len(value) <= 2000 and re.fullmatch(r"https?://[!#-;=?-~]+", value) is not None
+            and not any(c in value for c in "\"'<>\\`"))
+
+
+def _accept_bounded(value: bool | list[str] | None) -> bool | tuple[str, ...] | None:
+    return tuple(value) if isinstance(value, list) else value
+
+
 def _glob_problem(value: list[str]) -> str | None:
     """What is wrong with the first glob that align refuses (`files.Glob.of`), as the diagnostic's `found`."""
     for x in value:
@@ -87,10 +98,15 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("paths", "a list of globs relative to the configuration's folder", _globs,
         "the files `align verify` checks when none is given", _glob_problem),
     Key("max-length", BOUNDED_LENGTH.describe(), BOUNDED_LENGTH.contains, "`align verify --max-length`"),
-    Key("accept-bounded", "true or false", lambda v: isinstance(v, bool), "`align verify --accept-bounded`"),
+    Key("accept-bounded", "true, false, or a list of globs naming the specs whose bounded results pass",
+        lambda v: isinstance(v, bool) or _globs(v),
+        "`align verify --accept-bounded` (for every spec, or the named ones)",
+        lambda v: None if isinstance(v, bool) else _glob_problem(v)),
     Key("timeout", f"{TIMEOUT_S.describe()} (seconds)", TIMEOUT_S.contains, "`align verify --timeout`"),
     Key("output-format", "one of " + ", ".join(FORMATS), lambda v: isinstance(v, str) and v in FORMATS,
         "`--output-format`"),
+    Key("docs-url", "an http(s) address without spaces or quotes", _address,
+        "the address of align's docs/ folder for your readers: the `helpUri` of every SARIF rule"),
 )}
 
 
@@ -106,9 +122,11 @@ class Config:
     """The `paths` globs as written (checked; expanded by `spec_paths`)."""
     in_pyproject: bool = False
     max_length: int | None = None
-    accept_bounded: bool | None = None
+    accept_bounded: bool | tuple[str, ...] | None = None
+    """True or False for every spec, or the globs of the specs whose bounded results are accepted (`gate`)."""
     timeout: float | None = None
     output_format: str | None = None
+    docs_url: str | None = None
 
 
 NONE = Config()
@@ -175,9 +193,9 @@ def load(start: Path | None = None) -> Config:
         raise ConfigError(shown, source, problems)
     return Config(source=source, folder=path.parent, patterns=tuple(table.get("paths", ())),
                   in_pyproject=in_pyproject, max_length=table.get("max-length"),
-                  accept_bounded=table.get("accept-bounded"),
+                  accept_bounded=_accept_bounded(table.get("accept-bounded")),
                   timeout=float(table["timeout"]) if "timeout" in table else None,
-                  output_format=table.get("output-format"))
+                  output_format=table.get("output-format"), docs_url=table.get("docs-url"))
 
 
 def spec_paths(config: Config, start: Path | None = None) -> tuple[str, ...]:

@@ -46,6 +46,26 @@ def repository(start: Path | None = None) -> Path:
     return here
 
 
+def project_root(configuration_folder: Path | None = None, start: Path | None = None) -> Path:
+    """The folder CI paths are relative to (GitHub annotations, SARIF's `%SRCROOT%`): the top of the git checkout,
+    where GitHub resolves an annotation's `file`; without one, the configuration's folder; else `start`."""
+    here = Path(os.path.realpath(start or Path.cwd()))
+    for directory in (here, *here.parents):
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return Path(os.path.realpath(configuration_folder)) if configuration_folder is not None else here
+
+
+def project_path(path: str, root: Path) -> str | None:
+    """`path` (as the user gave it, from the working directory) relative to `root`, with `/` between components;
+    None when it is not below `root` (an absolute path elsewhere, `../other/x.dp`)."""
+    written = os.path.abspath(path)
+    for base in (os.path.abspath(root), os.path.realpath(root)):
+        if _inside(written, base) and written != base:
+            return os.path.relpath(written, base).replace(os.sep, "/")
+    return None
+
+
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -215,6 +235,19 @@ class Glob:
         if parts[-1] == "**":
             raise GlobError("it ends in `**`, which names folders, not files")
         return cls(text, parts)
+
+    def matches(self, relative: str) -> bool:
+        """Whether a path (components separated by `/`, relative to the glob's folder) is one the glob names."""
+        names = tuple(p for p in relative.split("/") if p not in ("", "."))
+
+        def match(parts: tuple[str, ...], rest: tuple[str, ...]) -> bool:
+            if not parts:
+                return not rest
+            if parts[0] == "**":
+                return any(match(parts[1:], rest[k:]) for k in range(len(rest) + 1))
+            return bool(rest) and fnmatch.fnmatchcase(rest[0], parts[0]) and match(parts[1:], rest[1:])
+
+        return match(self.parts, names)
 
 
 def glob(root: Path, pattern: Glob) -> list[Path]:

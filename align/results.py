@@ -107,10 +107,14 @@ class MechanismVerdict:
     synthesis: SynthesisOutcome | None = None
     source: Source | None = field(default=None, compare=False, repr=False)
     """The spec's text, for the listing of a report (set by the Python API; the commands pass their own)."""
+    accepted: bool = False
+    """A bounded verdict that passes the gate (`gate.judge`: the project accepted it)."""
+    acceptance: str = ""
+    """For a bounded verdict someone accepted: who, or why their acceptance does not apply (`gate.judge`)."""
 
     @property
     def exit_code(self) -> ExitCode:
-        return exit_code(self.status, accept_bounded=False)
+        return exit_code(self.status, accept_bounded=self.accepted)
 
     def _repr_html_(self) -> str:
         """Jupyter: the proof report (`align.report`) as an HTML fragment."""
@@ -164,7 +168,6 @@ class VerifyReport:
     """`align verify` over several files."""
 
     files: tuple[FileResult, ...]
-    accept_bounded: bool = False
 
     @property
     def status(self) -> Status:
@@ -172,9 +175,13 @@ class VerifyReport:
 
     @property
     def exit_code(self) -> ExitCode:
+        """2 when a file did not load, else the gate over every mechanism (`gate.exit_code`: each bounded one
+        passes when its spec's acceptance does)."""
+        from .gate import exit_code as gate
+
         if any(not f.ok for f in self.files):
             return ExitCode.ERROR
-        return exit_code(self.status, self.accept_bounded)
+        return gate([m for f in self.files for m in f.verified])
 
 
 @dataclass(frozen=True)

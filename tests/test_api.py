@@ -195,10 +195,12 @@ def test_numbers_out_of_range_are_usage_errors(call):
 
 
 def test_github_workflow_command_values_are_escaped():
+    from pathlib import Path
+
     from align.render.github import command
     from align.span import Span
 
     span = Span("dir,with:odd%chars/spec.dp", 3, 5, 3, 9)
-    line = command("error", span, "unused", "align: m C4a, refuted", "first line\nsecond: 100%")
+    line = command("error", span, "unused", "align: m C4a, refuted", "first line\nsecond: 100%", Path.cwd())
     assert line == ("::error file=dir%2Cwith%3Aodd%25chars/spec.dp,line=3,col=5,endLine=3,endColumn=9,"
                     "title=align%3A m C4a%2C refuted::first line%0Asecond: 100%25")

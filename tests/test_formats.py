@@ -45,7 +45,7 @@ def _file(path: Path) -> tuple[FileResult, int]:
     source, mech, verdicts = verified(path)
     m = MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))
     file = FileResult(str(path.relative_to(ROOT)), source, verified=(m,))
-    return file, int(VerifyReport((file,), False).exit_code)
+    return file, int(VerifyReport((file,)).exit_code)
 
 
 def _render(cls: type[Renderer], path: Path) -> tuple[int, str]:

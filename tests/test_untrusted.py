@@ -284,7 +284,10 @@ def test_hostile_file_names_forge_no_workflow_command_and_no_terminal_control(re
 
 
 def test_sarif_uris_are_percent_encoded_and_keep_the_name(repo: Path):
-    from align.render.sarif import artifact_location
+    from align.render.sarif import artifact_location as located
+
+    def artifact_location(path: str) -> dict:
+        return located(path, repo)
 
     assert artifact_location("specs/a b<c>.dp") == {"uri": "specs/a%20b%3Cc%3E.dp", "uriBaseId": "%SRCROOT%"}
     assert artifact_location("specs/back\\slash.dp")["uri"] == "specs/back%5Cslash.dp"
@@ -292,6 +295,7 @@ def test_sarif_uris_are_percent_encoded_and_keep_the_name(repo: Path):
     assert artifact_location(os.fsdecode(b"specs/caf\xe9.dp"))["uri"] == "specs/caf%E9.dp"
     assert artifact_location("specs/x:y.dp")["uri"] == "specs/x%3Ay.dp"  # never read as a scheme
     assert artifact_location("/abs/d i r/x.dp") == {"uri": "file:///abs/d%20i%20r/x.dp"}
+    assert artifact_location(str(repo / "specs" / "x y.dp")) == {"uri": "specs/x%20y.dp", "uriBaseId": "%SRCROOT%"}
     assert unquote_to_bytes(artifact_location(os.fsdecode(b"specs/\xff\xfe.dp"))["uri"]) == b"specs/\xff\xfe.dp"
 
 

@@ -13,15 +13,17 @@ DESCRIPTION = ("Parse and resolve each spec and print, for each mechanism, its p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE.dp")
+    parser.add_argument("files", nargs="*", metavar="FILE.dp",
+                        help="the specs to check (default: the `paths` of the project's configuration, docs/ci.md)")
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..pipeline import load_file
     from ..results import FileResult
+    from .verify import spec_files
 
     status = ExitCode.OK
-    for path in args.files:
+    for path in spec_files(args):
         loaded = load_file(path)
         if loaded.spec is None:
             status = ExitCode.ERROR

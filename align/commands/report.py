@@ -60,6 +60,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from dataclasses import replace
 
     from ..config import NONE as NO_CONFIG
+    from ..gate import acceptance, judge
     from ..pipeline import read, resolve_source, select, verify
     from ..report import render
     from ..results import exit_code
@@ -93,8 +94,8 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         except SpecError as error:
             renderer.errors(None, None, error.diagnostics)
             return ExitCode.ERROR
-    accept_bounded = bool(config.accept_bounded)
-    return exit_code(result.status, accept_bounded)
+    accepted, _ = judge(result, acceptance(args.file, source, None, config))
+    return exit_code(result.status, accepted)
 
 
 def _write_error(path: str, error: OSError | ValueError | str) -> SpecError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from ..config import NONE as NO_CONFIG
@@ -14,7 +15,8 @@ from . import UsageError, file_name, options
 
 if TYPE_CHECKING:
     from ..checker.verify import Options
-    from ..results import Confirmation, MechanismVerdict
+    from ..config import Config
+    from ..results import Confirmation, FileResult, MechanismVerdict
 
 T = TypeVar("T")
 
@@ -38,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "smaller claim? (docs/synthesis.md)")
     parser.add_argument("--counterexample", metavar="FILE.json",
                         help="write the first counterexample found, in the format `align run --noise-file` replays")
+    parser.add_argument("--jobs", type=options.JOBS, default=1, metavar="J",
+                        help="verify the files in J worker processes (the same verdicts, printed in the same order)")
 
 
 def add_proof_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,42 +81,28 @@ def proof_options(args: argparse.Namespace) -> Options:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
-    from dataclasses import replace
+    from functools import partial
 
-    from ..config import spec_paths
     from ..counterexample import save
-    from ..pipeline import load_file, verify
-    from ..results import FileResult, VerifyReport
-    from ..status import Status
+    from ..results import VerifyReport
+    from ..stats.executors import open_executor
 
     config = getattr(args, "config", NO_CONFIG)  # flags override the project's configuration
-    options = proof_options(args)
+    job = Job(proof_options(args), args.synthesise, args.confirm_samples if args.confirm else None,
+              args.accept_bounded, config)
     counterexample = file_name(args.counterexample, "--counterexample")
-    accept_bounded = _first(args.accept_bounded, config.accept_bounded, False)
-    paths = args.files or list(spec_paths(config))
-    if not paths:
-        raise UsageError("no FILE.dp given, and no `paths` configured (align.toml, or [tool.align] in "
-                         "pyproject.toml: docs/ci.md)")
+    paths = spec_files(args)
     files = []
     first_counterexample = None
-    for path in paths:
-        loaded = load_file(path)
-        if loaded.spec is None:
-            file = FileResult(path, loaded.source, loaded.diagnostics)
-        else:
-            results = []
-            for mech in loaded.spec.mechanisms:
-                result = verify(mech, options, source=loaded.source, synthesise=args.synthesise)
-                if first_counterexample is None:
-                    first_counterexample = result.counterexample
-                if args.confirm and (result.status == Status.REFUTED or
-                                     (result.synthesis is not None and not result.synthesis.found)):
-                    result = replace(result, confirmation=confirm(result, args.confirm_samples))
-                results.append(result)
-            file = FileResult(path, loaded.source, verified=tuple(results))
-        renderer.verified_file(file)
-        files.append(file)
-    code = VerifyReport(tuple(files), accept_bounded).exit_code
+    with open_executor(None, min(args.jobs, len(paths))) as pool:
+        # in the order of the paths, each printed as soon as it and those before it are done
+        for file in (pool.map(partial(verify_file, job=job), paths) if pool is not None
+                     else (verify_file(path, job) for path in paths)):
+            if first_counterexample is None:
+                first_counterexample = next((m.counterexample for m in file.verified if m.counterexample), None)
+            renderer.verified_file(file)
+            files.append(file)
+    code = VerifyReport(tuple(files)).exit_code
     if counterexample is not None:
         if first_counterexample is None:
             renderer.stderr.write(f"align: no counterexample to write to {shown_path(counterexample)}\n")
@@ -126,6 +116,55 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                 renderer.stderr.write(diagnostic_line(problem, Style.for_stream(renderer.stderr)) + "\n")
                 code = ExitCode.ERROR
     return code
+
+
+@dataclass(frozen=True)
+class Job:
+    """What `align verify` does to each file (it travels to the worker processes of `--jobs`)."""
+
+    options: Options
+    synthesise: bool
+    confirm_samples: int | None
+    """`--confirm`: the sample budget of each test; None without it."""
+    accept_bounded: bool | None
+    """`--accept-bounded` (None: not given)."""
+    config: Config
+
+
+def verify_file(path: str, job: Job) -> FileResult:
+    """Load one file and verify each of its mechanisms: its verdicts, each bounded one judged by the gate
+    (`gate.judge`: who accepts it), or the diagnostics that stopped it."""
+    from dataclasses import replace
+
+    from ..gate import acceptance, judge
+    from ..pipeline import load_file, verify
+    from ..results import FileResult
+    from ..status import Status
+
+    loaded = load_file(path)
+    if loaded.spec is None:
+        return FileResult(path, loaded.source, loaded.diagnostics)
+    accepts = acceptance(path, loaded.source, job.accept_bounded, job.config)
+    results = []
+    for mech in loaded.spec.mechanisms:
+        result = verify(mech, job.options, source=loaded.source, synthesise=job.synthesise)
+        if job.confirm_samples is not None and (result.status == Status.REFUTED or
+                                                (result.synthesis is not None and not result.synthesis.found)):
+            result = replace(result, confirmation=confirm(result, job.confirm_samples))
+        accepted, why = judge(result, accepts)
+        results.append(replace(result, accepted=accepted, acceptance=why))
+    return FileResult(path, loaded.source, verified=tuple(results))
+
+
+def spec_files(args: argparse.Namespace) -> list[str]:
+    """The files named on the command line, else the configuration's `paths` (`check` and `verify`)."""
+    from ..config import spec_paths
+
+    paths = args.files or list(spec_paths(getattr(args, "config", NO_CONFIG)))
+    if not paths:
+        raise UsageError("no FILE.dp given, and no `paths` configured (align.toml, or [tool.align] in "
+                         "pyproject.toml: docs/ci.md)")
+    return paths
 
 
 def _first(*values: T | None) -> T:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
 from ..diagnostics import Code, Diagnostic
@@ -21,6 +23,22 @@ if TYPE_CHECKING:
     from ..resolve import ResolvedMechanism
     from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
     from ..span import Source
+
+
+@dataclass(frozen=True)
+class Project:
+    """Where a run is, for the formats that name files to a CI system: the folder their paths are relative to
+    (`files.project_root`: the checkout's top, else the configuration's folder), and the address of align's
+    documentation, if the project gives one (`[tool.align] docs-url`: SARIF's `helpUri`)."""
+
+    root: Path
+    docs_url: str | None = None
+
+    @classmethod
+    def here(cls) -> Project:
+        from ..files import project_root
+
+        return cls(project_root())
 
 
 class Renderer(ABC):
@@ -35,10 +53,18 @@ class Renderer(ABC):
     commands: ClassVar[frozenset[str] | None] = None
     """The commands this format can express (None: every command); the command line refuses the others."""
 
-    def __init__(self, command: str, stdout: TextIO, stderr: TextIO):
+    def __init__(self, command: str, stdout: TextIO, stderr: TextIO, project: Project | None = None):
         self.command = command
         self.stdout = stdout
         self.stderr = stderr
+        self._project = project
+
+    @property
+    def project(self) -> Project:
+        """The project the run is in (found from the working directory when the command line gave none)."""
+        if self._project is None:
+            self._project = Project.here()
+        return self._project
 
     @abstractmethod
     def checked_file(self, file: FileResult) -> None:
@@ -132,5 +158,5 @@ ALIASES = {"full": "text"}
 """Older names still accepted (`full` was the text format of `check` and `verify`)."""
 
 
-def renderer(name: str, command: str, stdout: TextIO, stderr: TextIO) -> Renderer:
-    return RENDERERS[ALIASES.get(name, name)](command, stdout, stderr)
+def renderer(name: str, command: str, stdout: TextIO, stderr: TextIO, project: Project | None = None) -> Renderer:
+    return RENDERERS[ALIASES.get(name, name)](command, stdout, stderr, project)

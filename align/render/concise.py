@@ -59,6 +59,8 @@ class ConciseRenderer(Renderer):
             confirmation = f" ({m.confirmation.text})" if m.confirmation is not None else ""
             if m.synthesis is not None:
                 confirmation = f" (synthesis: {m.synthesis.text})" + confirmation
+            if m.acceptance:
+                confirmation += f" ({m.acceptance})"
             self.stdout.write(verdicts_concise(m.mechanism, list(m.verdicts), m.status, m.scope) + confirmation
                               + "\n")
 

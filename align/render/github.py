@@ -14,10 +14,13 @@ kept as it is (escaped for the property), so that the annotation lands on that f
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Severity
+from ..files import project_path
 from ..span import Source, Span, visible
 from . import FilesRenderer
 from .common import FINDING_LEVELS, finding_lines
@@ -35,9 +38,11 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(level: str, span: Span | None, path: str, title: str, message: str) -> str:
-    """One workflow command, located at `span` (at the file alone when there is none)."""
-    props = {"file": visible(span.path if span is not None else path)}
+def command(level: str, span: Span | None, path: str, title: str, message: str, root: Path) -> str:
+    """One workflow command, located at `span` (at the file alone when there is none); the file as a path from
+    the project's root (GitHub resolves it from the checkout's top, whatever directory align ran in)."""
+    where = span.path if span is not None else path
+    props = {"file": visible(project_path(where, root) or os.path.abspath(where))}
     if span is not None:
         props.update(line=str(span.line), col=str(span.column), endLine=str(span.end_line),
                      endColumn=str(span.end_column))
@@ -53,7 +58,7 @@ class GithubRenderer(FilesRenderer):
     def _diagnostics(self, path: str, diagnostics: Sequence[Diagnostic]) -> None:
         for d in diagnostics:
             level = "error" if d.severity is Severity.ERROR else "warning"
-            self.stdout.write(command(level, d.span, path, f"align: {d.code}", d.message) + "\n")
+            self.stdout.write(command(level, d.span, path, f"align: {d.code}", d.message, self.project.root) + "\n")
 
     def checked_file(self, file: FileResult) -> None:
         self._diagnostics(file.path, file.diagnostics)
@@ -65,10 +70,11 @@ class GithubRenderer(FilesRenderer):
                 if v.status in FINDING_LEVELS:
                     title = f"align: {m.mechanism.name} {v.obligation.name} {v.status}"
                     self.stdout.write(command(FINDING_LEVELS[v.status], v.obligation.span, file.path, title,
-                                              "\n".join(finding_lines(v))) + "\n")
+                                              "\n".join(finding_lines(v)), self.project.root) + "\n")
             scope = f" ({m.scope})" if m.scope else ""
             where = m.mechanism.node.name_span
-            self.stdout.write(f"align: mechanism {m.mechanism.name} ({where}): {m.status}{scope}\n")
+            gate = f"; {m.acceptance}" if m.acceptance else ""
+            self.stdout.write(f"align: mechanism {m.mechanism.name} ({where}): {m.status}{scope}{gate}\n")
 
     def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
         self._diagnostics(path or "", diagnostics)

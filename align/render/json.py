@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..diagnostics import Code, Diagnostic, ExitCode
 from ..span import Source
 from ..unparse import unparse
-from . import Renderer
+from . import Project, Renderer
 from .common import adjacency_text, proof_rule
 
 if TYPE_CHECKING:
@@ -167,8 +167,8 @@ class JsonRenderer(Renderer):
     description = "one JSON document on stdout"
     one_document = True
 
-    def __init__(self, command: str, stdout: Any, stderr: Any):
-        super().__init__(command, stdout, stderr)
+    def __init__(self, command: str, stdout: Any, stderr: Any, project: Project | None = None):
+        super().__init__(command, stdout, stderr, project)
         self.files: list[dict[str, Any]] = []
         """`check`, `verify`: one entry per file, written by `finish`."""
 
@@ -194,6 +194,9 @@ class JsonRenderer(Renderer):
                 document["synthesis"] = m.synthesis.to_json()
             if m.confirmation is not None:
                 document["confirm"] = m.confirmation.to_json()
+            if m.acceptance:
+                document["accepted"] = m.accepted
+                document["acceptance"] = m.acceptance
             mechanisms.append(document)
         self._file(file, mechanisms)
 

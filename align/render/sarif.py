@@ -19,14 +19,16 @@ import json
 import os
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import CODES, Diagnostic, Severity
+from ..files import project_path
 from ..span import Source, Span, visible
 from ..status import Status
-from . import FilesRenderer
+from . import FilesRenderer, Project
 from .common import FINDING_LEVELS, finding_lines
 
 if TYPE_CHECKING:
@@ -36,8 +38,10 @@ SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sar
 
 
 @cache
-def rules() -> list[dict[str, Any]]:
-    """Every reporting descriptor: the obligations, then the diagnostic codes (the registries, in order)."""
+def rules(docs_url: str | None = None) -> list[dict[str, Any]]:
+    """Every reporting descriptor: the obligations, then the diagnostic codes (the registries, in order). With the
+    project's `docs-url` (the address of align's docs/ folder), each rule's `helpUri` is the page that explains it:
+    checker.md for an obligation, language.md for a diagnostic code."""
     from ..obligations import KINDS  # here, not at the top: `align explain` does not load the checker's tables
 
     result = []
@@ -47,6 +51,7 @@ def rules() -> list[dict[str, Any]]:
         result.append({
             "id": str(kind.id), "name": _identifier(kind.label),
             "shortDescription": {"text": kind.title}, "fullDescription": {"text": text},
+            **_help_uri(docs_url, "checker.md"),
             "help": {"text": text, "markdown": f"**{kind.id}**: {kind.title}.\n\nFor every input length: "
                                                f"{kind.induction}. See docs/checker.md."},
             "defaultConfiguration": {"level": "error"},
@@ -56,6 +61,7 @@ def rules() -> list[dict[str, Any]]:
         result.append({
             "id": code.name, "name": _identifier(code.name),
             "shortDescription": {"text": code.explain()}, "fullDescription": {"text": code.explain()},
+            **_help_uri(docs_url, "language.md"),
             "help": {"text": f"{code.explain()} (`align explain {code.name}`; docs/language.md)",
                      "markdown": f"`{code.name}`: {code.explain()}\n\n`align explain {code.name}` says the same."},
             "defaultConfiguration": {"level": "error"},
@@ -74,6 +80,10 @@ def rule_index() -> dict[str, int]:
     return {rule["id"]: k for k, rule in enumerate(rules())}
 
 
+def _help_uri(docs_url: str | None, page: str) -> dict[str, str]:
+    return {} if docs_url is None else {"helpUri": docs_url.rstrip("/") + "/" + page}
+
+
 def uri_path(path: str) -> str:
     """`path` as the path of a URI (RFC 3986): its bytes (those a file name that is not UTF-8 had, from the
     surrogates Python decodes them to) percent-encoded, but for the unreserved characters and `/`."""
@@ -86,10 +96,18 @@ def uri_path(path: str) -> str:
     return quote(raw, safe="/")
 
 
-def artifact_location(path: str) -> dict[str, Any]:
-    if os.path.isabs(path):
-        return {"uri": "file://" + ("" if path.startswith("/") else "/") + uri_path(path)}
-    return {"uri": uri_path(path), "uriBaseId": "%SRCROOT%"}
+def file_uri(path: str) -> str:
+    """An absolute path as a `file:` URI."""
+    return "file://" + ("" if path.startswith("/") else "/") + uri_path(path)
+
+
+def artifact_location(path: str, root: Path) -> dict[str, Any]:
+    """A file below the project's root as a URI relative to `%SRCROOT%` (the root, whatever the working directory
+    was); any other as a `file:` URI."""
+    relative = project_path(path, root)
+    if relative is None:
+        return {"uri": file_uri(os.path.abspath(path))}
+    return {"uri": uri_path(relative), "uriBaseId": "%SRCROOT%"}
 
 
 def _message(text: str) -> dict[str, str]:
@@ -97,8 +115,8 @@ def _message(text: str) -> dict[str, str]:
     return {"text": "\n".join(visible(line) for line in text.split("\n"))}
 
 
-def location(span: Span | None, path: str, message: str | None = None) -> dict[str, Any]:
-    physical: dict[str, Any] = {"artifactLocation": artifact_location(span.path if span is not None else path)}
+def location(span: Span | None, path: str, root: Path, message: str | None = None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": artifact_location(span.path if span is not None else path, root)}
     if span is not None:
         physical["region"] = {"startLine": span.line, "startColumn": span.column, "endLine": span.end_line,
                               "endColumn": span.end_column}
@@ -108,12 +126,13 @@ def location(span: Span | None, path: str, message: str | None = None) -> dict[s
     return result
 
 
-def line_location(path: str, line: int, message: str) -> dict[str, Any]:
-    return {"physicalLocation": {"artifactLocation": artifact_location(path), "region": {"startLine": line}},
+def line_location(path: str, root: Path, line: int, message: str) -> dict[str, Any]:
+    return {"physicalLocation": {"artifactLocation": artifact_location(path, root), "region": {"startLine": line}},
             "message": _message(message)}
 
 
-def code_flows(m: MechanismVerdict, v: Verdict, path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def code_flows(m: MechanismVerdict, v: Verdict, path: str,
+               root: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A refutation's counterexample replayed (`interp.divergence`): a code flow with one thread flow per run
     (on D with H, on D' with φ(H)), the step where they part `essential`; and that step as related locations."""
     from ..interp.divergence import side_by_side
@@ -131,7 +150,7 @@ def code_flows(m: MechanismVerdict, v: Verdict, path: str) -> tuple[list[dict[st
             if not text:
                 continue
             line = step.line if run == "on_d" else step.line_d_prime
-            locations.append({"location": line_location(path, line, text), "nestingLevel": step.depth,
+            locations.append({"location": line_location(path, root, line, text), "nestingLevel": step.depth,
                               "executionOrder": k + 1, "importance": "essential" if step.diverges else "important"})
         threads.append({"id": run, "message": {"text": name}, "locations": locations})
     flows = [{"message": {"text": "the counterexample replayed by the interpreter, two runs side by side"},
@@ -139,46 +158,49 @@ def code_flows(m: MechanismVerdict, v: Verdict, path: str) -> tuple[list[dict[st
     related = []
     if steps.divergence is not None:
         step = steps.steps[steps.divergence]
-        related.append(line_location(path, step.line, f"the runs part here: on D `{step.on_d}`"))
+        related.append(line_location(path, root, step.line, f"the runs part here: on D `{step.on_d}`"))
         if step.on_d_prime:
-            related.append(line_location(path, step.line_d_prime, f"on D' with φ(H) `{step.on_d_prime}`"))
+            related.append(line_location(path, root, step.line_d_prime, f"on D' with φ(H) `{step.on_d_prime}`"))
     return flows, related
 
 
-def diagnostic_result(d: Diagnostic, path: str) -> dict[str, Any]:
+def diagnostic_result(d: Diagnostic, path: str, root: Path) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": d.code, "ruleIndex": rule_index()[d.code],
         "level": "error" if d.severity is Severity.ERROR else "warning",
         "message": _message(d.message),
-        "locations": [location(d.span, path)],
+        "locations": [location(d.span, path, root)],
     }
-    related = [location(note.span, path, note.message) for note in d.notes if note.span is not None]
+    related = [location(note.span, path, root, note.message) for note in d.notes if note.span is not None]
     if related:
         result["relatedLocations"] = [{"id": k, **r} for k, r in enumerate(related)]
     return result
 
 
-def verdict_result(m: MechanismVerdict, v: Verdict, path: str) -> dict[str, Any]:
+def verdict_result(m: MechanismVerdict, v: Verdict, path: str, root: Path) -> dict[str, Any]:
     o = v.obligation
     lines = finding_lines(v)
     lines[0] = f"mechanism {m.mechanism.name}: {o.name} {lines[0]}"
     if m.confirmation is not None and v.status is Status.REFUTED:
         lines.append(f"align test: {m.confirmation.text}")
-    related = [location(m.mechanism.node.name_span, path, f"mechanism {m.mechanism.name}")]
+    related = [location(m.mechanism.node.name_span, path, root, f"mechanism {m.mechanism.name}")]
     alignment = m.mechanism.alignment
     if alignment is not None:
-        related.append(location(alignment.node.span, path, f"alignment for {m.mechanism.name}"))
-    flows, parting = code_flows(m, v, path)
+        related.append(location(alignment.node.span, path, root, f"alignment for {m.mechanism.name}"))
+    flows, parting = code_flows(m, v, path, root)
     related += parting
     properties: dict[str, Any] = {"mechanism": m.mechanism.name, "status": str(v.status)}
     if v.scope:
         properties["scope"] = v.scope
+    if v.status is Status.BOUNDED and m.acceptance:
+        properties["accepted"] = m.accepted
+        lines.append(m.acceptance)
     if v.counterexample is not None:
         properties["counterexample"] = v.counterexample.to_json()
     result = {
         "ruleId": str(o.id), "ruleIndex": rule_index()[str(o.id)], "kind": "fail", "level": FINDING_LEVELS[v.status],
         "message": _message("\n".join(lines)),
-        "locations": [location(o.span, path)],
+        "locations": [location(o.span, path, root)],
         "relatedLocations": [{"id": k, **r} for k, r in enumerate(related)],
         "properties": properties,
     }
@@ -192,12 +214,12 @@ class SarifRenderer(FilesRenderer):
     description = "a SARIF 2.1.0 log (check, verify), for code scanning"
     one_document = True
 
-    def __init__(self, command: str, stdout: Any, stderr: Any):
-        super().__init__(command, stdout, stderr)
+    def __init__(self, command: str, stdout: Any, stderr: Any, project: Project | None = None):
+        super().__init__(command, stdout, stderr, project)
         self.results: list[dict[str, Any]] = []
 
     def _diagnostics(self, path: str, diagnostics: Sequence[Diagnostic]) -> None:
-        self.results += [diagnostic_result(d, path) for d in diagnostics]
+        self.results += [diagnostic_result(d, path, self.project.root) for d in diagnostics]
 
     def checked_file(self, file: FileResult) -> None:
         self._diagnostics(file.path, file.diagnostics)
@@ -205,7 +227,8 @@ class SarifRenderer(FilesRenderer):
     def verified_file(self, file: FileResult) -> None:
         self._diagnostics(file.path, file.diagnostics)
         for m in file.verified:
-            self.results += [verdict_result(m, v, file.path) for v in m.verdicts if v.status in FINDING_LEVELS]
+            self.results += [verdict_result(m, v, file.path, self.project.root) for v in m.verdicts
+                             if v.status in FINDING_LEVELS]
 
     def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
         self._diagnostics(path or "", diagnostics)
@@ -215,7 +238,11 @@ class SarifRenderer(FilesRenderer):
             "$schema": SCHEMA, "version": "2.1.0",
             "runs": [{
                 "tool": {"driver": {"name": "align", "version": __version__, "semanticVersion": __version__,
-                                    "rules": rules()}},
+                                    "rules": rules(self.project.docs_url)}},
+                "originalUriBaseIds": {"%SRCROOT%": {
+                    "uri": file_uri(str(self.project.root)).rstrip("/") + "/",
+                    "description": {"text": "the top of the git checkout (else the folder of the align "
+                                            "configuration), from which the paths of the results start"}}},
                 # Called only when the command ran to its end (a usage or internal error writes no log).
                 "invocations": [{"executionSuccessful": True, "exitCode": int(exit_code)}],
                 "columnKind": "unicodeCodePoints",

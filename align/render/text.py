@@ -362,6 +362,8 @@ class TextRenderer(Renderer):
                     self.stdout.write(f"               {line}\n")
             if m.confirmation is not None:
                 self.stdout.write(f"  empirical    {m.confirmation.text}\n")
+            if m.acceptance:
+                self.stdout.write(f"  gate         {m.acceptance}\n")
             self.stdout.write("\n")
 
     def errors(self, path: str | None, source: Source | None, diagnostics: Sequence[Diagnostic]) -> None:
