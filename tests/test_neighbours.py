@@ -154,6 +154,18 @@ def test_distinct_neighbours_at_long_lengths_only_are_found_and_the_bounded_chec
                for note in notes), notes
 
 
+def test_a_bounded_proof_without_distinct_neighbours_is_vacuous_too():
+    # No proof for every length (a sum over a symbolic range): bounded for lengths <= 3, and about D = D' alone.
+    text = ("mechanism m(q: real[], eps: real)\n  adjacent |q[i] - q'[i]| <= 0\n  requires eps > 0\n"
+            "  privacy eps\n{\n  eta ~ Lap(1 / eps)\n  output sum(l in 0 .. len(q): q[l]) + eta\n}\n\n"
+            "alignment m {\n  eta' = eta\n}\n")
+    verdicts = _verified(text)
+    assert vacuous(verdicts) and overall_status(verdicts) == "unknown"
+    assert {v.scope for v in verdicts if v.status == "bounded"} == {"for lengths <= 3"}
+    assert not vacuous(_verified(text.replace("<= 0", "<= 1").replace("privacy eps", "privacy len(q) * eps")
+                                 .replace("eta' = eta", "eta' = eta + sum(l in 0 .. len(q): q[l] - q'[l])")))
+
+
 def test_no_distinct_neighbours_up_to_the_longest_searched_length_is_unknown_and_says_where():
     verdicts = _verified(_loop("|q[i] - q'[i]| <= 1", f"eps > 0, len(q) >= {MAX_BOUNDED_LENGTH + 1}"))
     adj = _adj(verdicts)

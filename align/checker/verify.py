@@ -177,7 +177,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     # In z3 contexts of their own: the queries of the obligations below, hence their models, are as without it.
     reaches = {}
     for o in witnessed:
-        with fresh_context():
+        with zt.scratch_context():
             reaches[id(o)] = _search(mech, WITNESS_CHECKS[o.id], options.max_length, options.limits)
     for o in witnessed:
         _witness_verdict(mech, verdicts[id(o)], reaches[id(o)], cover)
@@ -634,9 +634,9 @@ class Reach:
 
 
 def _search(mech: ResolvedMechanism, witness: Witness, max_length: int, limits: Limits) -> Reach:
-    """A witness over the input shapes, the shorter first: those of the bounded check (`coverage(mech, max_length)`),
-    then those of every longer bound up to MAX_BOUNDED_LENGTH; for a mechanism without lists and integer parameters
-    that shape it, its one shape. Each query is small (no run of the program): `requires`, the adjacency and the
+    """A witness over the input shapes: those of the bounded check (`coverage(mech, max_length)`), then those of
+    every longer bound up to MAX_BOUNDED_LENGTH; for a mechanism without lists and integer parameters that shape
+    it, its one shape. Each query is small (no run of the program): `requires`, the adjacency and the
     witness's constraints over the parameters' symbols."""
     first = coverage(mech, max_length)
     last = MAX_BOUNDED_LENGTH if first.lists or first.structural else max_length
@@ -646,7 +646,10 @@ def _search(mech: ResolvedMechanism, witness: Witness, max_length: int, limits: 
     empty: set[tuple] = set()
     for bound in range(max_length, max(last, max_length) + 1):
         cover = coverage(mech, bound)
-        for lengths, neighbour_lengths in cover.shapes():
+        # The bounded check's shapes longest first (a witness anywhere among them will do, and a long list has the
+        # most room to differ: `requires k < len(q)`); beyond them, bound by bound, for the least that has one.
+        shapes = cover.shapes()
+        for lengths, neighbour_lengths in reversed(shapes) if bound == max_length else shapes:
             for structural in cover.structural_choices():
                 key = _shape_key(lengths, neighbour_lengths, structural)
                 if key in seen:
