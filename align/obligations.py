@@ -34,7 +34,7 @@ from . import cache
 from . import nodes as n
 from .resolve import NoiseSite, ResolvedMechanism, children, read_name, walk, walk_statements
 from .span import Span
-from .unparse import unparse
+from .unparse import clause_text, unparse
 
 if TYPE_CHECKING:
     import sympy
@@ -43,9 +43,11 @@ if TYPE_CHECKING:
 
 
 class ObligationId(str, Enum):
-    """The conditions a proof discharges: Lemma 1's (Free Gap, Section 4), its implicit C0, and the R²DP
-    rule's MIX. The members are their names as strings (`ObligationId.C4A == "C4a"`)."""
+    """The conditions a proof discharges: Lemma 1's (Free Gap, Section 4), its implicit C0, the R²DP rule's MIX,
+    and ADJ, which every rule needs: its assumptions admit two distinct neighbours. The members are their names as
+    strings (`ObligationId.C4A == "C4a"`)."""
 
+    ADJ = "ADJ"
     C0 = "C0"
     C1 = "C1"
     C2 = "C2"
@@ -81,9 +83,19 @@ class ObligationKind:
     replayed: bool
     """The checker's counterexample is one (D, D', H), which the interpreter's replay reruns to confirm it
     (C2's is two runs on D, C4b's an order of all noise: neither is one execution)."""
+    witness: bool = False
+    """Proved by one model (an existence claim: some input shape has one), not by a validity query at every input
+    shape; none where it was searched makes every other obligation's proof vacuous (ADJ)."""
+    quiet: bool = False
+    """Reported only when it does not hold: a hypothesis of every proof, whose success would be one more line in
+    every report, and whose failure is the verdict's headline (ADJ: "vacuous")."""
 
 
 KINDS: Mapping[ObligationId, ObligationKind] = {k.id: k for k in (
+    ObligationKind(ObligationId.ADJ, "distinct neighbours exist: some D ≠ D' satisfies `requires`, the adjacency "
+                   "clauses and the types", label="distinct neighbours", one_run=False,
+                   induction="a model at some length: one pair of distinct neighbours is enough for every scope that "
+                             "covers its length", replayed=False, witness=True, quiet=True),
     ObligationKind(ObligationId.C0, "each noise variable has one fixed density: its parameters are equal in both "
                    "runs and well formed", label="same distribution parameters on D and D'", one_run=True,
                    induction="the parameters' equality and well-formedness in the abstract iteration", replayed=True),
@@ -452,14 +464,33 @@ def _noise_read(e: n.Expr, noise: set[str]) -> list[str]:
     return sorted({x.id for x in walk(e) if isinstance(x, (n.NoiseRef, n.MemberRef)) and x.id in noise})
 
 
+def neighbours_obligation(mech: ResolvedMechanism) -> Obligation:
+    """ADJ, a hypothesis of every proof rule: some pair of distinct neighbours satisfies the assumptions. Every other
+    obligation is a statement about the pairs D ~ D' that `requires`, the adjacency clauses and the types admit; a
+    relation that admits D = D' alone (|q - q'| <= 0, a bound that `requires` pins to 0, q'[i] >= q[i] together with
+    q'[i] <= q[i]) makes each of them hold while nothing is proved about privacy. Located at the adjacency clauses."""
+    clauses = mech.node.adjacency
+    if not clauses:
+        return Obligation(ObligationId.ADJ, mech.node.name_span, _given(
+            "no parameter is private (no `adjacent` clause): D = D' for every pair of neighbours"))
+    first, last = clauses[0].span, clauses[-1].span
+    span = Span(first.path, first.line, first.column, last.end_line, last.end_column)
+    return Obligation(ObligationId.ADJ, span, _given(
+        "the neighbouring relation: " + ", ".join(clause_text(a) for a in clauses) +
+        (f", with `requires` {', '.join(unparse(r) for r in mech.requires)}" if mech.requires else ""),
+        "some pair with D ≠ D' (a private parameter, an entry of a private list or its length, differs) must satisfy "
+        "it at an input length the proof covers: otherwise every other obligation holds of D = D' alone, and the "
+        "proof says nothing about privacy"))
+
+
 def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
-    """Lemma 1's conditions (and C0) for this mechanism, in report order (`rules.Lemma1`)."""
+    """Lemma 1's conditions (and C0) for this mechanism, in report order (`rules.Lemma1`), after ADJ."""
     node = mech.node
     align_span = mech.alignment.node.span if mech.alignment else node.name_span
     claim_span = mech.claim.span
     loops = [s for s in walk_statements(mech.body) if isinstance(s, n.For)]
     breaks = [s for s in walk_statements(mech.body) if isinstance(s, n.Break)]
-    result: list[Obligation] = list(density_obligations(mech))
+    result: list[Obligation] = [neighbours_obligation(mech), *density_obligations(mech)]
     result.append(Obligation(ObligationId.C1, node.name_span, _given(
         f"{len(loops)} `for` loop(s) over bounded ranges and no `while`: termination holds by construction")))
 

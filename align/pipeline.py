@@ -104,7 +104,8 @@ def verify(mech: ResolvedMechanism, options: Options | None = None, *, source: S
     options = options or Options()
     verdicts = verify_mechanism(mech, options)
     result = MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))
-    if source is None or not isinstance(rule_for(mech), Lemma1):
+    # A vacuous verdict (no two distinct neighbours) is about the relation, not the alignment: no search helps.
+    if source is None or not isinstance(rule_for(mech), Lemma1) or result.vacuous:
         return result
     if mech.alignment is None or (synthesise and result.status != Status.PROVED):
         return _synthesised(result, source, options)

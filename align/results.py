@@ -6,7 +6,7 @@ returns them. Statuses are `status.Status` (ordered: refuted < unknown < bounded
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,15 @@ class Verdict:
     """MIX: the rule's ε (a sympy expression of the parameters)."""
     invariant: tuple[str, ...] = ()
     """C4a, C4c proved by induction: the conjuncts of the loop invariant (also in `notes`, as one line)."""
+    vacuous: bool = False
+    """For an obligation proved by a model (`ObligationKind.witness`, ADJ): unknown because none exists where it was
+    searched, so every other obligation's proof is about no pair of distinct neighbours: the verdict is vacuous."""
+
+
+def vacuous(verdicts: Iterable[Verdict]) -> bool:
+    """Whether a mechanism's verdicts prove nothing about privacy: its neighbouring relation admits no two distinct
+    inputs where the proof looked (the verdict line says "vacuous"; the status is unknown, exit 3)."""
+    return any(v.vacuous for v in verdicts)
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,7 @@ class MechanismVerdict:
 
     mechanism: ResolvedMechanism
     verdicts: tuple[Verdict, ...]
+    """Each obligation's, in report order; a quiet one (`ObligationKind.quiet`: ADJ) only when it does not hold."""
     status: Status
     """The weakest obligation's status."""
     scope: str
@@ -115,6 +125,11 @@ class MechanismVerdict:
     @property
     def exit_code(self) -> ExitCode:
         return exit_code(self.status, accept_bounded=self.accepted)
+
+    @property
+    def vacuous(self) -> bool:
+        """No two distinct neighbours satisfy the assumptions where the proof looked: it proves nothing."""
+        return vacuous(self.verdicts)
 
     def _repr_html_(self) -> str:
         """Jupyter: the proof report (`align.report`) as an HTML fragment."""

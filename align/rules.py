@@ -10,6 +10,8 @@ testing the mechanism's shape again. Adding a rule (synthesis, couplings) is a s
 - `Lemma1`: randomness alignment (Free Gap, Lemma 1, Section 4; its implicit C0): the default.
 - `Mixture`: R²DP (seed 002, Theorem 4.1 and Corollary 4.2), for Laplace noise whose scale is drawn from
   other noise and no alignment block: C0 and the mixture rule's MIX.
+
+Both need ADJ first: the neighbouring relation admits two distinct inputs (a proof about D = D' alone is vacuous).
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
-from .obligations import Obligation, ObligationId, density_obligations, lemma1_obligations, mixture_obligation
+from .obligations import (
+    Obligation,
+    ObligationId,
+    density_obligations,
+    lemma1_obligations,
+    mixture_obligation,
+    neighbours_obligation,
+)
 
 if TYPE_CHECKING:
     from .checker.verify import Verdict
@@ -32,7 +41,8 @@ class ProofRule(ABC):
     inductive: bool
     """Whether proofs at lengths <= N may be extended to every length by induction over the main loop."""
     bounded: frozenset[ObligationId]
-    """The obligations the checker discharges with its z3 check at each input shape."""
+    """The obligations the checker discharges with its z3 check over the input shapes (at each one, or for a
+    witness obligation such as ADJ, at one of them)."""
     counterexample_pairs: bool
     """Whether the checker's refutations are input pairs worth testing for a violation (`align test`)."""
 
@@ -49,8 +59,8 @@ class ProofRule(ABC):
         """The verdict of an obligation the rule decides itself (not by the bounded check); None otherwise."""
 
 
-_BOUNDED = frozenset({ObligationId.C0, ObligationId.C2, ObligationId.C3, ObligationId.C4A, ObligationId.C4B,
-                      ObligationId.C4C, ObligationId.C4D})
+_BOUNDED = frozenset({ObligationId.ADJ, ObligationId.C0, ObligationId.C2, ObligationId.C3, ObligationId.C4A,
+                      ObligationId.C4B, ObligationId.C4C, ObligationId.C4D})
 
 
 class Lemma1(ProofRule):
@@ -85,7 +95,7 @@ class Mixture(ProofRule):
                  "Theorem 4.1 and Corollary 4.2). The proof needs the mixing noise to have one fixed density in "
                  "both runs (C0) and the claim to be at least the rule's ε (MIX).")
     inductive = False
-    bounded = frozenset({ObligationId.C0})
+    bounded = frozenset({ObligationId.ADJ, ObligationId.C0})
     counterexample_pairs = False
 
     def applies(self, mech: ResolvedMechanism) -> bool:
@@ -94,7 +104,7 @@ class Mixture(ProofRule):
         return bool(mech.mixture_sites)
 
     def obligations(self, mech: ResolvedMechanism) -> tuple[Obligation, ...]:
-        return (*density_obligations(mech), mixture_obligation(mech))
+        return (neighbours_obligation(mech), *density_obligations(mech), mixture_obligation(mech))
 
     def decide(self, mech: ResolvedMechanism, obligation: Obligation) -> Verdict | None:
         if obligation.id != ObligationId.MIX:

@@ -4,7 +4,9 @@ A verdict is one of four, ordered from worst to best, and a mechanism's status i
 obligations (CrossHair's `VerificationStatus` is the model):
 
 - `refuted` — a counterexample breaks the obligation;
-- `unknown` — neither proved nor refuted (solver limit, unsupported construct, vacuous assumptions);
+- `unknown` — neither proved nor refuted (solver limit, unsupported construct, vacuous assumptions); a proof
+  whose neighbouring relation admits no two distinct inputs is *vacuous* (`results.Verdict.vacuous`, obligation
+  ADJ): unknown too, since it says nothing about privacy, with "vacuous" in the verdict line;
 - `bounded` — proved only for the inputs that were enumerated (every list length <= N, and the integer
   parameters that shape the program within a range): **not a proof** of ε-DP, and `align verify` exits 3
   for it unless the user accepts bounded results (`--accept-bounded`);

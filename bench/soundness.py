@@ -33,10 +33,15 @@ values) or in the alignment (`noise-not-drawn`, `index-out-of-range` on `out`) m
 something the reference semantics does not define. Bounded proofs are checked at every value of the integer
 parameters they enumerated (`0 <= k <= 4`) that `requires` allows, not only at the test arguments'.
 
+A proof needs two distinct neighbours: a proved mutant whose adjacency clauses admit no D != D' at the lengths
+checked (one entry moved by the least positive bound, `distinct_neighbours`) holds of D = D' alone, and counts as
+a failing check too (`tighten_adjacency` makes such mutants; the checker calls them vacuous, obligation ADJ).
+
 A proved mutant with a failing check is UNSOUND: it is printed with the mutation applied and saved under
 `--save-dir` (bench/soundness_unsound/, created only when there is something to save) with the commands that
-reproduce it. A bounded proof that no input of the covered lengths satisfies (`requires len(q) >= 4` against
-the default --max-length 3) is listed as vacuous, with the same checks run beyond the bound for information.
+reproduce it. The vacuous column counts the verdicts the checker calls vacuous (unknown: no two distinct
+neighbours) and the bounded proofs that no input of the covered lengths satisfies (there is none since the bounded
+check runs on to the least length `requires` admits; listed with the same checks run beyond the bound).
 Mutants run in a process pool (`--jobs`, default 2), each under a time limit (`--limit`, a timeout is listed,
 not counted as unsound). Output: one row per operator (mutants, proved, bounded, vacuous, refuted, unknown,
 invalid: the mutant does not resolve, error: align verify crashed, timeouts, unsound), the unsound mutants, and
@@ -77,7 +82,7 @@ from align.expectations import read_expectations
 from align.interp.values import example_arguments, example_length
 from align.parse import parse_source, read_source
 from align.span import Source, Span
-from align.unparse import unparse, unparse_spec
+from align.unparse import unparse, unparse_adjacency, unparse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -626,6 +631,28 @@ def widen_adjacency(spec: n.SpecFile) -> Iterator[Mutation]:
 
 
 @operator
+def tighten_adjacency(spec: n.SpecFile) -> Iterator[Mutation]:
+    """Narrow the neighbouring relation until it admits no two distinct inputs: every adjacency bound set to 0, and
+    `|q[i] - q'[i]| <= 0` added for a private parameter whose clauses have none (`monotone q`, `q'[i] >= q[i]`).
+    Then D = D' is the only pair, every obligation holds of it, and a "proof" says nothing about privacy: the
+    verdict must be vacuous (unknown), never proved (issue 35). Not for add/remove-one-record neighbours, which
+    always differ."""
+    for mpath in _mechanism_paths(spec):
+        mech = get_at(spec, mpath)
+        if not mech.adjacency or any(a.rule.changes_length for a in mech.adjacency):
+            continue
+        clauses = [dataclasses.replace(a, bound=num(0)) if a.bound is not None else a for a in mech.adjacency]
+        for p in _private(mech):
+            if all(a.bound is None for a in mech.adjacency if a.var == p.name):
+                kind = AdjacencyKind.POINTWISE if p.type.is_list else AdjacencyKind.SCALAR
+                clauses.append(n.Adjacency(kind, p.name, _SPAN, num(0), _SPAN, primed_var=p.name,
+                                           index_vars=("i", "i") if p.type.is_list else ("", "")))
+        before = ", ".join(unparse_adjacency(a) for a in mech.adjacency)
+        after = ", ".join(unparse_adjacency(a) for a in clauses)
+        yield _describe(mech.adjacency[0], before, after), replace_at(spec, (*mpath, "adjacency"), tuple(clauses))
+
+
+@operator
 def drop_output_term(spec: n.SpecFile) -> Iterator[Mutation]:
     """Keep one side of a sum or difference in an output (TOP(q[i] + xi - Tt) -> TOP(q[i] + xi)): the
     released value is no longer the gap the alignment preserves."""
@@ -846,6 +873,8 @@ class Verdict:
     """The failing obligations, or the scope, or the error."""
     ranges: tuple[tuple[str, int, int], ...] = ()
     """For bounded: the integer parameters the proof enumerated, as (name, lo, hi) (`0 <= k <= 4`)."""
+    vacuous: bool = False
+    """For unknown: the checker found no two distinct neighbours (obligation ADJ unknown, "vacuous: ...")."""
 
 
 _LENGTHS = re.compile(r"lengths?\s*<=\s*(\d+)")
@@ -865,6 +894,7 @@ def verify(path: str, timeout: float = 60.0) -> Verdict:
         messages = [d.get("message", "") for f in files for d in f.get("diagnostics", [])]
         return Verdict("invalid", None, "; ".join(messages) or err.strip() or f"exit {code}")
     statuses, bounds, failing = [], [], []
+    vacuous = False
     ranges: dict[str, tuple[int, int]] = {}
     for mech in files[0]["mechanisms"]:
         statuses.append(mech.get("status", "unknown"))
@@ -875,6 +905,8 @@ def verify(path: str, timeout: float = 60.0) -> Verdict:
             ranges[m.group(2)] = (max(lo, int(m.group(1))), min(hi, int(m.group(3))))
         failing += [f"{o.get('id')}{'(' + o['site'] + ')' if o.get('site') else ''}={o.get('status')}"
                     for o in mech.get("obligations", []) if o.get("status") not in ("proved",)]
+        vacuous = vacuous or any(o.get("id") == "ADJ" and o.get("status") == "unknown" and
+                                 str(o.get("reason", "")).startswith("vacuous:") for o in mech.get("obligations", []))
     order = ("refuted", "unknown", "bounded", "proved")
     status = min(statuses, key=lambda s: order.index(s) if s in order else 0)
     if status not in order:
@@ -887,7 +919,7 @@ def verify(path: str, timeout: float = 60.0) -> Verdict:
         return Verdict("bounded", None, f"for{within[4:]}", covered)
     if status == "bounded":  # a bounded status without a readable bound: the default --max-length
         return Verdict("bounded", 3, "bounded (scope unreadable; assumed lengths <= 3)")
-    return Verdict(status, None, " ".join(failing[:6]))
+    return Verdict(status, None, " ".join(failing[:6]), vacuous=vacuous and status == "unknown")
 
 
 def _evaluate(e: n.Expr, env: dict[str, Any]) -> float | None:
@@ -970,6 +1002,35 @@ def input_pairs(mech: n.Mechanism, public: dict[str, Any], length: int) -> list[
         pairs.append((label, {name_: v[k][1] for name_, v in patterns.items()},
                       {name_: v[k][2] for name_, v in patterns.items()}))
     return pairs
+
+
+def distinct_neighbours(mech: n.Mechanism, public: dict[str, Any], length: int) -> bool:
+    """Whether some D != D' at this list length satisfies the adjacency clauses (with the public arguments'
+    values in their bounds): a private parameter of which one entry (or the scalar) moves up or down by the least
+    positive bound, or a record added. Independent of the checker: a proof of a mechanism without such a pair
+    holds of D = D' alone, which says nothing about privacy."""
+    for p in _private(mech):
+        clauses = [a for a in mech.adjacency if a.var == p.name]
+        if any(a.rule.changes_length for a in clauses):
+            return True
+        bounds = [_evaluate(a.bound, public) for a in clauses if a.bound is not None]
+        if any(b is None for b in bounds):
+            return True  # a bound this harness cannot evaluate: assume it admits a pair
+        step = min((b for b in bounds if b is not None and b > 0), default=1.0)
+        if p.type.base == "int":
+            step = max(1.0, float(int(step)))  # two ints differ by 1 at least
+        size = length if p.type.is_list else 1
+        for sign in (1, -1):
+            if size == 0:
+                continue
+            d = _typed([0.0] * size, p.type.base)
+            d2 = _typed([step * sign] + [0.0] * (size - 1), p.type.base)
+            here, there = (d, d2) if p.type.is_list else (d[0], d2[0])
+            if all(a.rule.violation(PythonOps(1e-9), here, there,
+                                    _evaluate(a.bound, public) if a.bound is not None else True) is None
+                   for a in clauses):
+                return True
+    return False
 
 
 def _public_arguments(mech: n.Mechanism, public: dict[str, Any], length: int) -> dict[str, Any]:
@@ -1265,6 +1326,12 @@ def empirical_checks(path: str, mutant: Mutant, verdict: Verdict, budget: Budget
                                                            outcome.findings, outcome.errors, outcome.notes)
             if (ran or tested) and length not in outcome.checked_lengths:
                 outcome.checked_lengths.append(length)
+    if _private(mech) and not any(distinct_neighbours(mech, _public_arguments(mech, mutant.public, length), length)
+                                  for length in lengths):
+        # D = D' is the only pair the clauses admit at the lengths the proof covers: it proves nothing.
+        where = f" at length(s) {', '.join(map(str, lengths))}" if has_lists else ""
+        outcome.findings.append(Finding("neighbours", f"no two distinct inputs satisfy the adjacency clauses{where}: "
+                                        "the proof holds of D = D' alone", lengths[-1], ["verify", path]))
     if verdict.status == "bounded" and not outcome.checked_lengths:
         # No input of the covered lengths satisfies `requires`: the proof is vacuous. Look beyond it.
         outcome.vacuous = True
@@ -1297,6 +1364,7 @@ def check_mutant(task: tuple[Mutant, str, Budget]) -> Outcome:
     signal.setitimer(signal.ITIMER_REAL, budget.limit)
     try:
         outcome.verdict = verify(path, budget.verify_timeout)
+        outcome.vacuous = outcome.verdict.vacuous
         if outcome.proved:
             empirical_checks(path, mutant, outcome.verdict, budget, outcome)
             outcome.findings = _distinct(outcome.findings)
@@ -1468,7 +1536,7 @@ def main(argv: list[str] | None = None) -> int:
             if len(o.findings) > 3:
                 print(f"    ... {len(o.findings) - 3} more in the saved file")
             print(f"    saved: {_display(saved)}")
-    vacuous = [o for o in outcomes if o.vacuous]
+    vacuous = [o for o in outcomes if o.vacuous and o.verdict.status == "bounded"]
     if vacuous:
         print(f"\nvacuous bounded proofs ({len(vacuous)}): no input of the covered lengths satisfies `requires`")
         for o in vacuous:

@@ -69,7 +69,7 @@ def test_check_json_is_one_document_on_stdout():
     sites = {s["name"]: s for s in good["mechanisms"][0]["sampling_sites"]}
     assert sites["xi"]["family"] and sites["xi"]["cost_coefficient"].startswith("eps1/2")
     assert [o["id"] for o in good["mechanisms"][0]["obligations"]] == \
-        ["C0", "C0", "C1", "C2", "C3", "C3", "C4a", "C4b", "C4c", "C4d", "C5"]
+        ["ADJ", "C0", "C0", "C1", "C2", "C3", "C3", "C4a", "C4b", "C4c", "C4d", "C5"]
     assert not bad["ok"]
     (diagnostic,) = bad["diagnostics"]
     assert diagnostic["code"] == "undefined-name"

@@ -75,7 +75,7 @@ def test_mixture_specs_are_mixtures_with_a_well_formed_value(path: Path):
     mech = resolve(parse_source(source)).mechanisms[0]
     expectations = [e for e in read_expectations(source) if e.kind == "mixture-rule"]
     assert len(expectations) == 1
-    assert mech.mixture_sites and [o.id for o in obligations(mech)] == ["C0"] * len(mech.noise) + ["MIX"]
+    assert mech.mixture_sites and [o.id for o in obligations(mech)] == ["ADJ"] + ["C0"] * len(mech.noise) + ["MIX"]
     assert mech.alignment is None
     # The expected value reads only parameters of the mechanism (checked with the claim's own rules).
     report: list = []

@@ -143,6 +143,10 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/fixed_entries_sum_of_every_entry.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 1, 1]})],
     "incorrect/fixed_entries_scale_reads_length.dp": [({"q": [0, 0, 0], "eps": 0.5}, {"q": [1, 0, 0]})],
     "incorrect/fixed_entries_adjacency_reads_length.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [3, 0, 0]})],
+    "incorrect/fixed_entries_long_input_too_little_noise.dp": [({"w": [0, 0, 0, 0, 0, 0], "eps": 1},
+                                                                 {"w": [0, 0, 0, 0, 0, 1]})],
+    # no two distinct neighbours: D = D' is the only pair (the verdict is vacuous, ADJ)
+    "incorrect/identity_adjacency_both_sides.dp": [({"q": [1, 2, 3], "eps": 1}, {"q": [1, 2, 3]})],
     # parts in sequence with a released value (adaptive composition), and its guard
     "counting/released_estimate_then_above_threshold.dp": [
         ({"q": Q, "T": 1, "eps1": 0.5, "eps2": 0.5}, {"q": UP}),

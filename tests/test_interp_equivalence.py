@@ -36,6 +36,8 @@ ARGS.update({
     "incorrect/dead_branch_sqrt_negative.dp": {"q": 1, "T": 0, "eps": 1},
     "incorrect/argmax_of_constant_noise.dp": {"q": 1, "eps": 1},
     "incorrect/vacuous_adjacency.dp": {"q": 1, "eps": 1},
+    "incorrect/identity_adjacency_bound_zero.dp": {"q": 1, "eps": 1},
+    "incorrect/identity_adjacency_bound_required_zero.dp": {"q": 1, "c": 0, "eps": 1},
     "incorrect/r2dp_scale_reads_data.dp": {"q": 1, "k": 1, "theta": 1, "dq": 4},
     # Lap(-1/eps) is no density: both evaluators refuse it, with the same diagnostic
     "incorrect/laplace_negative_scale.dp": {"q": 1, "eps": 1},

@@ -143,8 +143,9 @@ mechanism r2dp(q: real, k: real, theta: real, dq: real)
 def test_scale_mixtures_are_recognised():
     mech = resolve_text(R2DP)
     assert [s.name for s in mech.mixture_sites] == ["w"]
-    # C0 (one density per noise variable in both runs) holds for the mixture rule as for Lemma 1
-    assert [o.id for o in obligations(mech)] == ["C0", "C0", "MIX"]
+    # C0 (one density per noise variable in both runs) holds for the mixture rule as for Lemma 1, and so does ADJ
+    # (distinct neighbours exist)
+    assert [o.id for o in obligations(mech)] == ["ADJ", "C0", "C0", "MIX"]
 
 
 def test_a_mixture_whose_scale_reads_the_data_is_still_a_mixture_and_c0_reads_it():

@@ -152,6 +152,51 @@ def test_a_vacuous_bounded_proof_is_reported_as_such(tmp_path):
     assert outcome.beyond, "beyond the bound, halved noise is caught"
 
 
+def test_a_relation_without_distinct_pairs_is_vacuous_not_proved(tmp_path):
+    # Issue 35: with |q - q'| <= 0 the only neighbours are D = D', every obligation holds of them, and the Laplace
+    # mechanism (like the identity) was "proved". The checker now says vacuous (obligation ADJ), exit 3.
+    m = _mutant("freegap/example1_laplace.dp", "tighten_adjacency")
+    assert "adjacent |q - q'| <= 0" in m.text
+    verdict = _verified(tmp_path, m)
+    assert verdict.status == "unknown" and verdict.vacuous, verdict
+    lists = _mutant("counting/one_sided_histogram.dp", "tighten_adjacency").text
+    assert "adjacent |q[i] - q'[i]| <= 0, count q[i] != q'[i] <= 0, q'[i] <= q[i]" in lists
+    bare = _mutant("freegap/alg4_noisy_top_k_gap_counting.dp", "tighten_adjacency").text
+    assert "|q[i] - q'[i]| <= 0, monotone q" in bare
+
+
+def test_the_empirical_checks_see_a_vacuous_proof(tmp_path):
+    # Independent of the checker: given "proved", the harness sees that no two distinct inputs are neighbours.
+    m = _mutant("freegap/example1_laplace.dp", "tighten_adjacency")
+    _, outcome = _checked(tmp_path, m, S.Verdict("proved"))
+    assert "neighbours" in {f.check for f in outcome.findings} and outcome.unsound
+    m = _mutant("dworkroth/histogram.dp", "tighten_adjacency")
+    _, outcome = _checked(tmp_path, m, S.Verdict("proved"))
+    assert "neighbours" in {f.check for f in outcome.findings} and outcome.unsound
+
+
+def test_distinct_neighbours_are_found_for_every_kind_of_clause():
+    def mech(params: str, adjacent: str):
+        return parse_source(Source("m.dp", f"mechanism m({params}, eps: real)\n  adjacent {adjacent}\n  privacy eps\n"
+                                           "{\n  output 0\n}\n")).mechanisms[0]
+
+    for params, adjacent, distinct in [
+        ("q: real[]", "|q[i] - q'[i]| <= 1, count q[i] != q'[i] <= 1", True),
+        ("q: real[]", "|q[i] - q'[i]| <= 1, q'[i] <= q[i]", True),
+        ("q: real[]", "sum |q[i] - q'[i]| <= 1", True),
+        ("q: real[]", "q'[i] >= q[i]", True),
+        ("q: real[]", "monotone q", True),
+        ("q: int[]", "|q[i] - q'[i]| <= 3/2", True),
+        ("q: int[]", "|q[i] - q'[i]| <= 1/2", False),
+        ("q: real[]", "len(q') = len(q) ± 1", True),
+        ("q: real[]", "|q[i] - q'[i]| <= 0", False),
+        ("q: real[]", "q'[i] >= q[i], q'[i] <= q[i]", False),
+        ("q: real, r: real", "|q - q'| <= 0, |r - r'| <= 1", True),
+        ("q: real", "|q - q'| <= 0", False),
+    ]:
+        assert S.distinct_neighbours(mech(params, adjacent), {"eps": 1}, 3) is distinct, (params, adjacent)
+
+
 def test_a_data_dependent_break_before_top_k_is_not_proved(tmp_path):
     # Found by the harness: the list that top-k ranks was encoded with a fixed length whatever the path, so a
     # `break` on private data in the loop that builds it was "bounded" (align test proves eps = inf;

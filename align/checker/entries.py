@@ -34,6 +34,7 @@ the mechanism each guards against:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from .. import nodes as n
@@ -83,6 +84,13 @@ def prove(mech: ResolvedMechanism, limits: Limits, cost_term: Any = None, suppor
         result.proved[v.obligation.key] = None if held else f"{NAME}: not proved at lengths <= {t}: {v.reason}"
         if held:
             result.notes.setdefault(v.obligation.id, [note])
+        elif v.status == Status.REFUTED and v.counterexample is not None:
+            # A counterexample at a length the bounded check of --max-length may not reach: it is the verdict.
+            length = v.counterexample.length
+            where = f"length {length}" if isinstance(length, int) else "these inputs"
+            result.refuted[v.obligation.key] = replace(v, notes=(
+                f"{NAME}: refuted at {where}, by the check of every length <= {t} that the proof for every length "
+                "runs whatever --max-length is", *v.notes))
     return result
 
 

@@ -36,6 +36,7 @@ import z3
 from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
 from ..resolve import ResolvedMechanism, children, statement_exprs, walk, walk_statements
+from ..results import Verdict
 from ..types import INT, ListType
 from ..unparse import unparse
 from . import terms as zt
@@ -81,6 +82,9 @@ class Inductive:
     """The lemmas and encodings each obligation's proof relied on (shown with its verdict)."""
     assumptions: set[str] = field(default_factory=set)
     """The measure-zero assumptions the proof used (no ties among ranked values), as the encodings word them."""
+    refuted: dict[ObligationKey, Verdict] = field(default_factory=dict)
+    """Refutations the strategy found at concrete inputs, with their counterexamples (the fixed-entries proof runs the
+    bounded check at lengths beyond --max-length): the verdict of those obligations, whatever the others are."""
 
 
 def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:

@@ -17,6 +17,7 @@ the leaf constructors (symbols, numerals, sorts, functions) must come from here.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -58,6 +59,27 @@ def fresh_context() -> Iterator[z3.Context]:
         _CURRENT.reset(token)
         if was_enabled:
             gc.enable()
+
+
+_SCRATCH = threading.local()
+
+
+@contextmanager
+def scratch_context() -> Iterator[z3.Context]:
+    """Run a block of small satisfiability queries in a context kept for this thread across verifications, and
+    solved there too: for queries whose answer is a fact — sat or unsat, no model read, and far below the resource
+    limit, where no history changes it — asked before a verification's own queries (ADJ's search for distinct
+    neighbours, `verify._search`). A fresh context costs about 10 ms to make, more than the queries; and the
+    verification's context is left as it was, so its queries, hence its models, are as without them."""
+    pair = getattr(_SCRATCH, "pair", None)
+    if pair is None:
+        pair = _SCRATCH.pair = (z3.Context(), z3.Context())
+    token, solving = _CURRENT.set(pair[0]), _SOLVING.set(pair[1])
+    try:
+        yield pair[0]
+    finally:
+        _SOLVING.reset(solving)
+        _CURRENT.reset(token)
 
 
 def solving() -> z3.Context:

@@ -27,6 +27,7 @@ class PendingVerdict:
     notes: list[str] = field(default_factory=list)
     value: Any = None
     invariant: tuple[str, ...] = ()
+    vacuous: bool = False
 
     def fail(self, status: Status, reason: str = "", counterexample: Counterexample | None = None) -> None:
         """Weaken the verdict: a refutation stays; otherwise refuted, or unknown over proved and bounded."""
@@ -37,4 +38,4 @@ class PendingVerdict:
 
     def freeze(self) -> Verdict:
         return Verdict(self.obligation, self.status, self.scope, self.seconds, self.reason, self.counterexample,
-                       tuple(self.notes), self.value, self.invariant)
+                       tuple(self.notes), self.value, self.invariant, self.vacuous)

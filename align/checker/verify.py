@@ -29,7 +29,8 @@ import z3
 
 from .. import nodes as n
 from ..counterexample import Counterexample
-from ..obligations import Obligation, ObligationId, cost_coefficient
+from ..limits import MAX_BOUNDED_LENGTH
+from ..obligations import KINDS, Obligation, ObligationId, cost_coefficient
 from ..resolve import ResolvedMechanism, walk
 from ..results import Verdict
 from ..rules import RULES, rule_for
@@ -167,9 +168,25 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                     (o.id == ObligationId.C3 and o.site is not None and mech.noise_site(o.site).distribution.lipschitz)]
     for o in constructive:
         verdicts[id(o)].scope = "by construction"
-    # the rule says which obligations the bounded check discharges (the mixture rule: only C0)
-    checked = [o for o in obs if o.id in rule.bounded and all(o is not c for c in constructive)]
+    # the rule says which obligations the bounded check discharges (the mixture rule: ADJ and C0); those proved by
+    # one model (ADJ) are searched for one, the others checked at every input shape
+    discharged = [o for o in obs if o.id in rule.bounded and all(o is not c for c in constructive)]
+    witnessed = [o for o in discharged if o.kind.witness]
+    checked = [o for o in discharged if not o.kind.witness]
     cover = coverage(mech, options.max_length)
+    # In z3 contexts of their own: the queries of the obligations below, hence their models, are as without it.
+    reaches = {}
+    for o in witnessed:
+        with zt.scratch_context():
+            reaches[id(o)] = _search(mech, WITNESS_CHECKS[o.id], options.max_length, options.limits)
+    for o in witnessed:
+        _witness_verdict(mech, verdicts[id(o)], reaches[id(o)], cover)
+    # No input shape within --max-length that `requires` admits, or none with two distinct neighbours: the bounded
+    # check would be about no pair of neighbours, so it runs on to the least bound that has one.
+    reach = next(iter(reaches.values()), None)
+    extended = _least_reach(mech, reach, options.max_length) if reach is not None else None
+    if extended is not None:
+        cover = extended[0]
     tried = 0
     tried_up_to = 0
     assumptions: set[str] = set()
@@ -180,9 +197,19 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     if not cover.everything and not options.distinct_inputs and not options.bounded_only and rule.inductive:
         proof = _unbounded(mech, options, checked, verdicts)
     unbounded = proof.proved
-    remaining = [o for o in checked if unbounded.get(o.key, "") is not None]
+    # A counterexample a strategy found (at a length the bounded check may not reach) is the verdict.
+    for o in checked:
+        found = proof.refuted.get(o.key)
+        if found is not None:
+            v = verdicts[id(o)]
+            v.fail(Status.REFUTED, found.reason, found.counterexample)
+            v.notes += found.notes
+    remaining = [o for o in checked if unbounded.get(o.key, "") is not None and o.key not in proof.refuted]
     if len(remaining) < len(checked):
         assumptions |= proof.assumptions
+    if extended is not None:
+        for o in remaining:
+            verdicts[id(o)].notes.append(extended[1])
     stopped: tuple[int, Obligation] | None = None
     """(the longest length checked, the refuted obligation) when a refutation ended the bounded check early."""
     if remaining:
@@ -195,6 +222,8 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 break
             tried_up_to = longest
             for structural in structural_values(mech, lengths, cover, options.limits):
+                if reach is not None and _shape_key(lengths, neighbour_lengths, structural) in reach.empty:
+                    continue
                 enc = Encoding(mech, lengths, structural, neighbour_lengths)
                 try:
                     if not _feasible(enc, options.limits):
@@ -211,6 +240,9 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
         if v.status == Status.PROVED:
             if cover.everything:
                 v.scope = "for all inputs"
+                if not tried:
+                    v.fail(Status.UNKNOWN, "no pair of inputs that `requires` and the adjacency clauses allow was "
+                                           "found to check")
             elif unbounded.get(o.key, "") is None:
                 v.scope = "for every input length"
                 v.notes += [f"for every length: {note}" for note in proof.notes.get(o.id, [])]
@@ -224,7 +256,9 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                 if unbounded.get(o.key):
                     v.notes.append(f"no proof for every length: {unbounded[o.key]}")
                 if not tried:
-                    v.fail(Status.UNKNOWN, "no input allowed by `requires` was found to check")
+                    searched = f" ({reach.searched})" if reach is not None else ""
+                    v.fail(Status.UNKNOWN, "no pair of inputs that `requires` and the adjacency clauses allow was "
+                                           f"found to check{searched}")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
             v.notes += sorted(assumptions)
     decided = {id(o): decision for o in obs if (decision := rule.decide(mech, o)) is not None}
@@ -236,7 +270,9 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
             verdicts[id(o)].fail(Status.UNKNOWN, "the cost of shifting " + ", ".join(c3_failed) +
                                  " is not defined: it is not Lipschitz (see C3); the other noise costs at most the "
                                  "claim")
-    return [decided.get(id(o)) or verdicts[id(o)].freeze() for o in obs]
+    final = [decided.get(id(o)) or verdicts[id(o)].freeze() for o in obs]
+    # a quiet obligation (ADJ) is a line in the reports only when it does not hold
+    return [v for v in final if not (v.obligation.kind.quiet and v.status == Status.PROVED)]
 
 
 def _where(enc: Encoding) -> str:
@@ -343,6 +379,13 @@ def _confirm(mech: ResolvedMechanism, verdicts: list[PendingVerdict]) -> None:
 def _feasible(enc: Encoding, limits: Limits) -> bool:
     """Whether some parameters satisfy `requires` at this length (otherwise the length is skipped)."""
     return satisfiable([enc.requires()], limits).status != Satisfiability.UNSAT
+
+
+def _paired(enc: Encoding, limits: Limits) -> bool:
+    """Whether some pair D ~ D' of this shape satisfies `requires` and the adjacency clauses (D = D' may: whether
+    any shape has distinct neighbours is ADJ's question). A shape without one has no neighbours: every obligation
+    holds there of nothing, and the bounded check skips it (`Reach.empty`)."""
+    return satisfiable([enc.adjacency(), enc.requires()], limits).status != Satisfiability.UNSAT
 
 
 def overall_status(verdicts: list[Verdict]) -> Status:
@@ -549,9 +592,137 @@ Z3_CHECKS: dict[ObligationId, Check] = {
 }
 """The z3 check of each obligation that depends on the input shape. The others hold by construction (C1, C5:
 resolution rejects what would break them) or have a rule of their own (MIX: `mixture.verify`)."""
+Witness = Callable[[Encoding], "list[z3.BoolRef]"]
+"""The constraints whose model, at one input shape, proves an obligation proved by one model
+(`ObligationKind.witness`)."""
+
+
+def _distinct_neighbours(enc: Encoding) -> list[z3.BoolRef]:
+    """ADJ at one input shape: D ~ D' (the adjacency clauses) with D != D' (some private parameter, an entry of a
+    private list, or a list's length differs), under `requires`. The types are the symbols' sorts (an int parameter
+    is a z3 Int: two ints never differ by 1/2), the lengths the shape's."""
+    return [enc.adjacency(), _inputs_differ(enc), enc.requires()]
+
+
+WITNESS_CHECKS: dict[ObligationId, Witness] = {ObligationId.ADJ: _distinct_neighbours}
+"""The z3 check of each obligation that one model proves: `_search` looks for one over the input shapes."""
 BY_CONSTRUCTION = frozenset({ObligationId.C1, ObligationId.C5})
-assert set(Z3_CHECKS) | BY_CONSTRUCTION | {ObligationId.MIX} == set(ObligationId), "an obligation has no check"
-assert all(rule.bounded <= set(Z3_CHECKS) for rule in RULES), "a rule's bounded obligation has no z3 check"
+assert set(Z3_CHECKS) | set(WITNESS_CHECKS) | BY_CONSTRUCTION | {ObligationId.MIX} == set(ObligationId), \
+    "an obligation has no check"
+assert set(WITNESS_CHECKS) == {k.id for k in KINDS.values() if k.witness}, "a witness obligation has no model search"
+assert all(rule.bounded <= set(Z3_CHECKS) | set(WITNESS_CHECKS) for rule in RULES), \
+    "a rule's bounded obligation has no z3 check"
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where the input shapes admit inputs (`_search`): the least bound at which `requires` admits one, and at which
+    a witness exists (for ADJ: two distinct neighbours). A bound is a --max-length: the shapes of `coverage`."""
+
+    admitted: int | None
+    """The least bound with an input shape where `requires` and the adjacency admit a pair (`_feasible`); None: none
+    up to the search's last."""
+    found: int | None
+    """The least bound with a witness; None: none up to the search's last (or one query was unknown)."""
+    searched: str
+    """Where the search looked, as a verdict says it ("for all inputs", "at any length <= 16")."""
+    unknown: str = ""
+    """Why a shape's query was unknown (z3's reason, or what could not be encoded), when no witness was found."""
+    empty: frozenset[tuple] = frozenset()
+    """The shapes searched that have no pair D ~ D' at all (`_paired`, keyed by `_shape_key`): the bounded check
+    skips them (the others' queries are as they were, so their models too)."""
+
+
+def _search(mech: ResolvedMechanism, witness: Witness, max_length: int, limits: Limits) -> Reach:
+    """A witness over the input shapes: those of the bounded check (`coverage(mech, max_length)`), then those of
+    every longer bound up to MAX_BOUNDED_LENGTH; for a mechanism without lists and integer parameters that shape
+    it, its one shape. Each query is small (no run of the program): `requires`, the adjacency and the
+    witness's constraints over the parameters' symbols."""
+    first = coverage(mech, max_length)
+    last = MAX_BOUNDED_LENGTH if first.lists or first.structural else max_length
+    admitted = None
+    unknown = ""
+    seen: set[tuple] = set()
+    empty: set[tuple] = set()
+    for bound in range(max_length, max(last, max_length) + 1):
+        cover = coverage(mech, bound)
+        # The bounded check's shapes longest first (a witness anywhere among them will do, and a long list has the
+        # most room to differ: `requires k < len(q)`); beyond them, bound by bound, for the least that has one.
+        shapes = cover.shapes()
+        for lengths, neighbour_lengths in reversed(shapes) if bound == max_length else shapes:
+            for structural in cover.structural_choices():
+                key = _shape_key(lengths, neighbour_lengths, structural)
+                if key in seen:
+                    continue
+                seen.add(key)
+                enc = Encoding(mech, lengths, structural, neighbour_lengths)
+                try:
+                    answer = satisfiable(witness(enc), limits)
+                    if answer.status == Satisfiability.SAT:
+                        return Reach(bound if admitted is None else admitted, bound, _searched(cover),
+                                     empty=frozenset(empty))
+                    if not _paired(enc, limits):
+                        empty.add(key)
+                    elif admitted is None:
+                        admitted = bound
+                except EncodingError as error:
+                    unknown = unknown or f"{_where(enc)}: {error}"
+                    continue
+                if answer.status == Satisfiability.UNKNOWN:
+                    unknown = unknown or f"{_where(enc)}: z3 says {answer.reason}"
+    return Reach(admitted, None, _searched(coverage(mech, max(last, max_length))), unknown, frozenset(empty))
+
+
+def _shape_key(lengths: dict[str, int], neighbour_lengths: dict[str, int], structural: dict[str, int]) -> tuple:
+    return tuple(lengths.items()), tuple(neighbour_lengths.items()), tuple(structural.items())
+
+
+def _searched(last: Coverage) -> str:
+    """The shapes up to `last`'s bound, in words."""
+    if last.everything:
+        return "whatever the public parameters"
+    ranges = " and ".join(f"{lo} <= {name} <= {hi}" for name, lo, hi in last.structural)
+    if last.max_length is None:
+        return f"for {ranges}; larger values were not searched"
+    within = f" with {ranges}" if ranges else ""
+    return f"at any length <= {last.max_length}{within}; longer lengths were not searched"
+
+
+def _witness_verdict(mech: ResolvedMechanism, v: PendingVerdict, reach: Reach, cover: Coverage) -> None:
+    """The verdict of an obligation that one model proves: proved by the model `_search` found; otherwise unknown,
+    and for ADJ, vacuous: every other obligation holds of no pair of distinct neighbours."""
+    if reach.found is not None:
+        v.scope = "for all inputs" if cover.everything else "for every input length"
+    elif reach.unknown:
+        v.fail(Status.UNKNOWN, f"whether two distinct neighbours exist is unknown ({reach.searched}): {reach.unknown}")
+    else:
+        if all(p.public for p in mech.params):
+            why = "the mechanism has no private parameter (no `adjacent` clause): D = D' always"
+        elif reach.admitted is None:
+            why = (f"no pair of inputs satisfies `requires` and the adjacency clauses ({reach.searched}), not even "
+                   "D = D'")
+        else:
+            why = (f"no two distinct inputs D ≠ D' satisfy `requires` and the adjacency clauses ({reach.searched}): "
+                   "every other obligation holds of D = D' alone")
+        v.fail(Status.UNKNOWN, f"vacuous: {why}, so nothing is proved about privacy")
+        v.vacuous = True
+
+
+def _least_reach(mech: ResolvedMechanism, reach: Reach, max_length: int) -> tuple[Coverage, str] | None:
+    """The bounded check's shapes when those of --max-length admit no input, or no two distinct neighbours: those
+    of the least bound that does (`coverage` at that bound, with the note that says so); None to keep them."""
+    before = coverage(mech, max_length).text().removeprefix("for ")
+    if reach.admitted is not None and reach.admitted > max_length:
+        wider = coverage(mech, reach.found if reach.found is not None else reach.admitted)
+        why = f"`requires` and the adjacency clauses admit no pair of inputs at {before}"
+    elif reach.found is not None and reach.found > max_length:
+        wider = coverage(mech, reach.found)
+        why = f"no two distinct neighbours at {before}"
+    else:
+        return None
+    least = "some distinct neighbours exist" if reach.found is not None else "they admit a pair"
+    return wider, (f"{why}: the bounded check runs on to {wider.text().removeprefix('for ')}, the least bound at "
+                   f"which {least}")
 
 
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],

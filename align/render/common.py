@@ -127,13 +127,16 @@ _SUMMARY = {
     "refuted": "this alignment does not prove the claim (the mechanism may still be private; `align test` looks "
                "for a violation)",
     "unknown": "some obligation could not be decided",
+    "vacuous": "vacuous: no two distinct neighbours D ≠ D' satisfy the assumptions where the proof looked, so "
+               "nothing is proved about privacy (see ADJ)",
 }
 
 
-def verdict_summary(status: str, scope: str, mech: ResolvedMechanism | None = None) -> str:
+def verdict_summary(status: str, scope: str, mech: ResolvedMechanism | None = None, vacuous: bool = False) -> str:
     """The verdict line's text: it names one scope, the one the whole verdict has, and for a one-sided
-    neighbouring relation, the side the bound is for."""
-    text = _SUMMARY[str(status)].format(scope=scope)
+    neighbouring relation, the side the bound is for. `vacuous` (`results.vacuous`): an unknown verdict whose
+    neighbouring relation admits no two distinct inputs says so."""
+    text = _SUMMARY["vacuous" if vacuous and str(status) == "unknown" else str(status)].format(scope=scope)
     if mech is not None and mech.one_sided and str(status) in ("proved", "bounded"):
         text += f"; one-sided: for neighbours with {one_sided_text(mech)} only (the reverse bound is not claimed)"
     return text

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Code, Diagnostic
+from ..results import vacuous
 from ..span import Source, shown_path
 from ..unparse import unparse, unparse_example
 from . import Renderer
@@ -99,7 +100,8 @@ def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
         if str(v.status) == "refuted" and v.counterexample is not None:
             out += ["  " + " " * 10 + " " + line for line in counterexample_lines(v.counterexample)]
     total = sum(v.seconds for v in verdicts)
-    out.append(f"  verdict      {_status(style, status).strip()} — {verdict_summary(status, scope, mech)}  "
+    summary = verdict_summary(status, scope, mech, vacuous=vacuous(verdicts))
+    out.append(f"  verdict      {_status(style, status).strip()} — {summary}  "
                f"{style.dim(f'{total:.2f}s')}")
     return "\n".join(out)
 

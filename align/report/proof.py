@@ -160,7 +160,7 @@ def _tone(status: Status) -> Tone:
 def _summary(result: MechanismVerdict) -> str:
     from ..render.common import verdict_summary
 
-    return verdict_summary(str(result.status), result.scope, result.mechanism)
+    return verdict_summary(str(result.status), result.scope, result.mechanism, vacuous=result.vacuous)
 
 
 def _formula(e) -> Inline:
