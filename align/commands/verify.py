@@ -109,7 +109,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                                      (result.synthesis is not None and not result.synthesis.found)):
                     result = replace(result, confirmation=confirm(result, args.confirm_samples))
                 results.append(result)
-            file = FileResult(path, loaded.source, verified=tuple(results))
+            file = FileResult(path, loaded.source, loaded.diagnostics, verified=tuple(results))
         renderer.verified_file(file)
         files.append(file)
     code = VerifyReport(tuple(files), accept_bounded).exit_code
