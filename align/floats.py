@@ -666,6 +666,6 @@ def qualify(mech: ResolvedMechanism, verdicts: Sequence[Verdict]) -> tuple[Verdi
 
 def _accepted(f: FloatSensitive) -> str:
     assert f.acceptance is not None, "only an accepted finding has a note"
-    why = f": {f.acceptance.reason}" if f.acceptance.reason else ""
-    return (f"accepted (`# {DIRECTIVE}`, line {f.acceptance.line}{why}): {f.what} at line {f.span.line} is "
-            "decided in exact arithmetic here, in doubles by the interpreter")
+    comment = f"# {DIRECTIVE}" + (f" {f.acceptance.reason}" if f.acceptance.reason else "")
+    return (f"{f.what} at line {f.span.line} is float-sensitive, accepted by the comment `{comment}` (line "
+            f"{f.acceptance.line}): it is decided in exact arithmetic here, in doubles by the interpreter")

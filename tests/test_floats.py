@@ -173,9 +173,9 @@ def test_an_accepted_comparison_keeps_the_proof_and_says_so():
     assert result.status == Status.PROVED
     for v in result.verdicts:
         if v.scope != "by construction":
-            assert ("accepted (`# align: accept-float-sensitive`, line 7: I checked it): the comparison "
-                    "`q * 3 / 3 == q` at line 7 is decided in exact arithmetic here, in doubles by the interpreter"
-                    in v.notes), v.notes
+            assert ("the comparison `q * 3 / 3 == q` at line 7 is float-sensitive, accepted by the comment "
+                    "`# align: accept-float-sensitive I checked it` (line 7): it is decided in exact arithmetic "
+                    "here, in doubles by the interpreter" in v.notes), v.notes
 
 
 def test_refutations_stay_refuted():
@@ -212,7 +212,7 @@ def test_check_warns_at_the_comparison_and_still_succeeds(tmp_path: Path, monkey
     assert (warning["span"]["line"], warning["span"]["column"]) == (7, 6)
     spec.write_text(_leak("if 0.1 + 0.2 == 0.3 {  # align: accept-float-sensitive"))
     code, out, err = _run("verify", str(spec))
-    assert code == 0 and err == "" and "accepted (`# align: accept-float-sensitive`, line 7)" in out
+    assert code == 0 and err == "" and "accepted by the comment `# align: accept-float-sensitive` (line 7)" in out
 
 
 def test_printed_files_keep_their_acceptances():
