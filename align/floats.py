@@ -55,10 +55,13 @@ DIRECTIVE = n.Acceptance.DIRECTIVE
 
 # ------------------------------------------------------------------------------------------ abstract values
 
-Atom = tuple[str, bool]
-"""A noise variable (its site's name) and whether the atom is a list position's *own* member of the family: the
-member drawn in the iteration that wrote that position. Two positions of such a list hold different members;
-anywhere else the members of a family are one atom (`Form.merged`), since two reads may be the same member."""
+NOISE, CURRENT, OWN = "noise", "current", "own"
+Atom = tuple[str, str]
+"""A noise variable (its site's name) and its kind. NOISE: a scalar noise variable, or any members of a family,
+counted as one variable (two reads may be one member). CURRENT: the member of a family drawn in the iteration
+being evaluated, read as the family's name in its loop; it lives only within one expression (stored in a
+variable, it is a NOISE atom). OWN: in a list entry written at its loop's index (`noisy[i] = q[i] + eta`), the
+member drawn in the iteration that wrote that entry, which no other entry holds."""
 
 
 @dataclass(frozen=True)
@@ -86,12 +89,17 @@ class Form:
         return Form.of({a: None if c is None or factor is None else c * factor for a, c in self.terms})
 
     def merged(self) -> Form:
-        """Each family as one atom (a position's own member counted as a member like any other)."""
-        return ZERO.plus(Form(tuple(((site, False), c) for (site, _), c in self.terms)))
+        """Each family as one atom (a current or own member counted as a member like any other)."""
+        return ZERO.plus(Form(tuple(((site, NOISE), c) for (site, _), c in self.terms)))
 
     def owned(self, families: frozenset[str]) -> Form:
-        """The current members of these families made the own members of the list position being written."""
-        return Form.of({(site, own or site in families): c for (site, own), c in self.terms})
+        """The form stored in the entry that the iteration of the loop drawing `families` writes at its own
+        index: the current member of such a family becomes the entry's own, unless the value also holds the
+        family otherwise (a member read from a variable or another entry, which may be this one); anything
+        else is stored as NOISE."""
+        held = {site for (site, kind), _ in self.terms if kind != CURRENT}
+        return ZERO.plus(Form(tuple(((site, OWN if kind == CURRENT and site in families and site not in held
+                                      else NOISE), c) for (site, kind), c in self.terms)))
 
 
 ZERO = Form()
@@ -185,7 +193,8 @@ def _map_forms(v: Value, f: Callable[[Form], Form]) -> Value:
 
 
 def _read(v: Value) -> Value:
-    """An entry read at some index: own members become plain members (two reads may be one position)."""
+    """An entry read at some index, or a value stored in a variable: every atom a NOISE atom (two reads may be
+    one entry; a variable may hold an earlier iteration's member)."""
     return _map_forms(v, Form.merged)
 
 
@@ -299,11 +308,13 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
         return None
 
     def owned_entries(self, elem: Value) -> bool:
-        """Whether every entry that a list may hold is decided by its own member of a continuous family."""
+        """Whether every entry that a list may hold is decided by its own member of a continuous family that no
+        entry holds otherwise: ties between entries then fix that member to a point (probability 0)."""
         if not isinstance(elem, Num) or elem.forms is None:
             return False
-        return all(any(own and c is not None and site in self.continuous for (site, own), c in f.terms)
-                   for f in elem.forms)
+        shared = {site for f in elem.forms for (site, kind), _ in f.terms if kind != OWN}
+        return all(any(kind == OWN and c is not None and site in self.continuous and site not in shared
+                       for (site, kind), c in f.terms) for f in elem.forms)
 
     def check_ranking(self, e: n.Expr, values: n.Expr) -> Value:
         """A ranking of the list `values`: exact, or each entry its own noise; the list's value."""
@@ -460,7 +471,8 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
         return found if found is not None else bottom(self.mech.variables.get(e.id, INT))
 
     def visit_noise_ref(self, e: n.NoiseRef, ctx: None = None) -> Value:
-        return Num(True, frozenset({Form((((e.id, False), Fraction(1)),))}))
+        kind = CURRENT if self.mech.noise_site(e.id).family else NOISE
+        return Num(True, frozenset({Form((((e.id, kind), Fraction(1)),))}))
 
     def visit_local_ref(self, e: n.LocalRef, ctx: None = None) -> Value:
         return DISCRETE
@@ -482,6 +494,7 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
             s.accept(self, None)
 
     def assign(self, name: str, v: Value) -> None:
+        """Join v into the variable's value (flow-insensitive: everything ever assigned to it)."""
         old = self.env.get(name)
         new = v if old is None else join(old, v)
         if new != old:
@@ -491,15 +504,17 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
     def visit_assign(self, s: n.Assign, ctx: None = None) -> None:
         v = self.value(s.value)
         if s.index is None:
-            self.assign(s.target, v)
+            self.assign(s.target, _read(v))
             return
         self.value(s.index)
         loop = next((x for x in reversed(self.loops) if isinstance(s.index, n.LocalRef) and x.var == s.index.id),
                     None)
-        if loop is not None:  # x[i] = ... in the loop over i: position i holds the members drawn in iteration i
-            families = self.families.get(id(loop), frozenset())
-            v = _map_forms(v, lambda f: f.owned(families))
-        self.assign(s.target, Seq(v))
+        if loop is None:
+            self.assign(s.target, Seq(_read(v)))
+            return
+        # x[i] = ... in the loop over i: entry i is written in iteration i only, with that iteration's members
+        families = self.families.get(id(loop), frozenset())
+        self.assign(s.target, Seq(_map_forms(v, lambda f: f.owned(families))))
 
     def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
         for a in s.args:

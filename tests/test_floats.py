@@ -49,6 +49,11 @@ SENSITIVE = {
     "a ranking of rounded values": "output argmax([q * 3 / 3, q])",
     "a ranking of entries written away from their own position": (
         "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n v[0] = r[i] + eta\n }\n output argmax(v)"),
+    "a ranking of entries that share a member": (
+        "first = 0.0\n for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n if i == 0 { first = eta }\n"
+        " v[i] = r[i] * 3 + first\n }\n output argmax(v)"),
+    "a ranking of entries whose own member cancels": (
+        "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n x = -eta\n v[i] = r[i] * 3 + eta + x\n }\n output argmax(v)"),
     "a comprehension ranking rounded values": "output argmax(l in 0 .. len(r): r[l] / 3)",
     "a filter of a comprehension": "output count(l in 0 .. len(r): r[l] * 2 > T + 0.1)",
     "a tuple with a rounded part": "if (1, q + 1) == (1, T) { output 1 } else { output 0 }",
