@@ -11,16 +11,18 @@ same branch at a comparison when
    overflow), and what -x, abs, min, max, `?:`, indexing, tuples and tags make of those; or
 2. the difference of its two sides is a + c·η for a noise variable η with a density and a number c != 0 (a
    family counted as one variable: the coefficients of its members summed), with nothing else of η in it.
-   Then exact and floating-point evaluation disagree only when η falls within rounding of the boundary — as
-   unlikely as a tie (design.md: events of probability 0 under continuous noise are excluded) once the noise
-   is taken to be real-valued, which is how the proof and the paper take it (docs/language.md, "Exact and
-   floating-point arithmetic").
+   Then exact and floating-point evaluation disagree only when η falls within rounding of the boundary: a band
+   of a few units in the last place, whose probability is of the order of the rounding error relative to the
+   noise's scale. The proof, like the paper, takes the noise to be real-valued and does not count it (as it
+   does not count the floating-point sampling of the noise itself); design.md excludes ties, events of
+   probability 0, on the same footing (docs/language.md, "Exact and floating-point arithmetic").
 
 Every other comparison in the mechanism's body is *float-sensitive*: on some input the two may decide it
 differently, and a proof that rests on its exact outcome says nothing about the program the interpreter runs.
 A ranking (`argmax`, `argmin`, `top_k`, `top_k_with_gaps`, and the comprehension forms) is float-sensitive
 unless its values are exact, or each is decided by a member of a noise family that belongs to it alone
-(`noisy[i] = q[i] + eta` in the loop that draws `eta`): ties and near-ties then have probability 0.
+(`noisy[i] = q[i] + eta` in the loop that draws `eta`): a tie then has probability 0, and a near-tie that
+rounding decides is as unlikely as in rule 2.
 
 The analysis is an abstract interpretation of the body (`_Analysis`, a typed visitor): each expression gets a
 `Value` that says whether it is exact and how noise enters it (`Form`: a sum of c·η, the rest free of noise).
