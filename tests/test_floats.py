@@ -235,7 +235,7 @@ def test_printed_files_keep_their_acceptances():
 
 
 @pytest.mark.parametrize("name", ["float_literal_sum", "float_tautology_exact_only", "float_tautology_histogram",
-                                  "float_ordering_absorbed"])
+                                  "float_ordering_absorbed", "float_noise_cancels"])
 def test_the_attackers_specs_are_float_sensitive_at_their_test(name: str):
     path = SPECS / "incorrect" / f"{name}.dp"
     (found,) = float_sensitive(load_text(path.read_text(), str(path)).mechanisms[0])
