@@ -140,6 +140,16 @@ CODES: Mapping[str, Code] = _registry(
     Code("continuous-output-read",
          "{who} reads {what}, a continuous part of the output (Lemma 1, condition 5)",
          "Local alignments may depend on the output only through its discrete parts (tags, indices, booleans), so that there are countably many of them."),
+    # -- exact and floating-point arithmetic (a warning: align/floats.py) ----------------------------------
+    Code("float-sensitive", "{what} can be decided differently in floating point than in exact arithmetic: {reason}",
+         "align proves a mechanism in exact arithmetic (0.1 is 1/10); the interpreter, like any implementation in "
+         "doubles, rounds. A comparison or ranking in the mechanism's body may then go another way on some input "
+         "(`0.1 + 0.2 == 0.3` is true exactly and false in doubles), unless its sides are computed without "
+         "rounding (inputs, noise values, literals that are doubles, integers, and -x, abs, min, max of those) or "
+         "noise with a density decides it (the difference of its sides is a + c·η with a number c != 0). The "
+         "obligations that follow the program's branches are then unknown, not proved, unless a comment "
+         "`# align: accept-float-sensitive` on the comparison's line (or alone on the line above) accepts it; "
+         "`align verify` reports the acceptance (docs/language.md, \"Exact and floating-point arithmetic\")."),
     # -- alignments -------------------------------------------------------------------------------------
     Code("unknown-noise", "`{name}` is not a noise variable of mechanism `{mechanism}`{hint}",
          "A shift names a variable drawn with `~` in the mechanism."),

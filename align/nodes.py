@@ -601,6 +601,31 @@ class Example:
 
 
 @dataclass(frozen=True)
+class Acceptance:
+    """A comment `# align: accept-float-sensitive [reason]`: the user accepts that the comparisons (and
+    rankings) it marks are decided in exact arithmetic by the proof and in doubles by the interpreter
+    (docs/language.md, "Exact and floating-point arithmetic"). It marks what starts on its own line, or, on a
+    line of its own, what starts on the next line."""
+
+    alone: bool
+    """Whether the comment is the only thing on its line."""
+    reason: str
+    """The text after the directive ('' when none), shown where the acceptance is reported."""
+    span: Span
+    """The comment."""
+
+    DIRECTIVE: ClassVar[str] = "align: accept-float-sensitive"
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    def marks(self, span: Span) -> bool:
+        """Whether this comment accepts the comparison or ranking at `span`."""
+        return span.line <= self.line <= span.end_line or (self.alone and self.line == span.line - 1)
+
+
+@dataclass(frozen=True)
 class Mechanism:
     name: str
     name_span: Span
@@ -613,6 +638,13 @@ class Mechanism:
     span: Span
     examples: tuple[Example, ...] = ()
     """The `example` clause: values of public parameters and lengths of private lists for `align run`/`test`."""
+    acceptances: tuple[Acceptance, ...] = ()
+    """The `# align: accept-float-sensitive` comments within the mechanism's lines (comments are not otherwise
+    part of the tree: the parser reads these from the text)."""
+
+    def acceptance(self, span: Span) -> Acceptance | None:
+        """The comment that accepts the float-sensitive comparison or ranking at `span`, if any."""
+        return next((a for a in self.acceptances if a.marks(span)), None)
 
 
 # ------------------------------------------------------------------------------------------- alignment

@@ -15,6 +15,7 @@ any exact arithmetic (`exact_number`); and arithmetic on literals alone is evalu
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -854,11 +855,30 @@ def _syntax_diagnostic(error: UnexpectedInput, source: Source) -> Diagnostic:
 def parse_source(source: Source) -> n.SpecFile:
     """Parse one file. Raises `SpecError` with located diagnostics on any syntax problem or broken limit."""
     items = _items(source)
-    mechanisms = tuple(i for i in items if isinstance(i, n.Mechanism))
+    mechanisms = tuple(dataclasses.replace(i, acceptances=_acceptances(source, i))
+                       for i in items if isinstance(i, n.Mechanism))
     alignments = tuple(i for i in items if isinstance(i, n.Alignment))
     if not mechanisms:
         raise SpecError([diag("no-mechanism", Span(source.path, 1, 1, 1, 2))])
     return n.SpecFile(source, mechanisms, alignments)
+
+
+_ACCEPTANCE = re.compile(r"#[ \t]*align:[ \t]*accept-float-sensitive(?![\w-])[ \t]*(?P<reason>.*)$")
+"""`# align: accept-float-sensitive [reason]` (`n.Acceptance`); a comment runs from the first `#` of a line, since
+the language has no strings."""
+
+
+def _acceptances(source: Source, mech: n.Mechanism) -> tuple[n.Acceptance, ...]:
+    """The acceptance comments on the mechanism's lines (comments are not part of the grammar's tree)."""
+    found = []
+    for number in range(mech.span.line, mech.span.end_line + 1):
+        text = source.line(number)
+        start = text.find("#")
+        match = _ACCEPTANCE.match(text, start) if start >= 0 else None
+        if match is not None:
+            found.append(n.Acceptance(not text[:start].strip(), match.group("reason").strip(),
+                                      Span(source.path, number, start + 1, number, len(text) + 1)))
+    return tuple(found)
 
 
 def parse_alignments(source: Source) -> tuple[n.Alignment, ...]:

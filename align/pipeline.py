@@ -52,23 +52,27 @@ def load_text(text: str, path: str = "<string>") -> ResolvedSpec:
 
 @dataclass(frozen=True)
 class Loaded:
-    """A file after loading: its source (when it could be read) and either its resolved spec or the
-    diagnostics that stopped it."""
+    """A file after loading: its source (when it could be read) and either its resolved spec, with its
+    warnings, or the diagnostics that stopped it."""
 
     path: str
     source: Source | None
     spec: ResolvedSpec | None
     diagnostics: tuple[Diagnostic, ...] = ()
+    """The errors that stopped it (no spec), or the warnings of the spec (`float-sensitive`)."""
 
 
 def load_file(path: str) -> Loaded:
     """Like `load`, but a spec error is returned (with the source, for carets), not raised."""
+    from .floats import diagnostics
+
     source: Source | None = None
     try:
         source = read(path)
-        return Loaded(path, source, resolve_source(source))
+        spec = resolve_source(source)
     except SpecError as error:
         return Loaded(path, source, None, tuple(error.diagnostics))
+    return Loaded(path, source, spec, tuple(d for m in spec.mechanisms for d in diagnostics(m)))
 
 
 def select(spec: ResolvedSpec, name: str | None, path: str) -> ResolvedMechanism:
@@ -105,13 +109,25 @@ def verify(mech: ResolvedMechanism, options: Options | None = None, *, source: S
     verdicts = verify_mechanism(mech, options)
     result = MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))
     # A vacuous verdict (no two distinct neighbours) is about the relation, not the alignment: no search helps.
-    if source is None or not isinstance(rule_for(mech), Lemma1) or result.vacuous:
+    if source is not None and isinstance(rule_for(mech), Lemma1) and not result.vacuous:
+        if mech.alignment is None or (synthesise and result.status != Status.PROVED):
+            result = _synthesised(result, source, options)
+        elif synthesise:
+            result = replace(result, synthesis=_smaller_claim(mech, source, options))
+    return _in_floating_point(result)
+
+
+def _in_floating_point(result: MechanismVerdict) -> MechanismVerdict:
+    """The verdicts as they hold for the program the interpreter runs in doubles: a proof in exact arithmetic
+    that rests on a float-sensitive comparison is not a proof of it (align/floats.py)."""
+    from .checker.verify import overall_scope, overall_status
+    from .floats import qualify
+
+    verdicts = qualify(result.mechanism, result.verdicts)
+    if verdicts == result.verdicts:
         return result
-    if mech.alignment is None or (synthesise and result.status != Status.PROVED):
-        return _synthesised(result, source, options)
-    if synthesise:
-        return replace(result, synthesis=_smaller_claim(mech, source, options))
-    return result
+    return replace(result, verdicts=verdicts, status=overall_status(list(verdicts)),
+                   scope=overall_scope(list(verdicts)))
 
 
 def _counts(found: Synthesis) -> str:

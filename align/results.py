@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .diagnostics import Diagnostic, ExitCode
+from .diagnostics import Diagnostic, ExitCode, Severity
 from .status import Status
 
 if TYPE_CHECKING:
@@ -163,7 +163,8 @@ def exit_code(status: Status, accept_bounded: bool) -> ExitCode:
 
 @dataclass(frozen=True)
 class FileResult:
-    """One input file of `check` or `verify`: its diagnostics (it did not load) or its mechanisms' results."""
+    """One input file of `check` or `verify`: the errors that stopped it, or its mechanisms' results and their
+    warnings."""
 
     path: str
     source: Source | None
@@ -175,7 +176,8 @@ class FileResult:
 
     @property
     def ok(self) -> bool:
-        return not self.diagnostics
+        """No error (warnings, such as `float-sensitive`, leave a file ok)."""
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
 @dataclass(frozen=True)

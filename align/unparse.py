@@ -184,44 +184,86 @@ def _bound(e: n.Expr) -> str:
     return _wrap(e, _SUM, exact_number)
 
 
-def unparse_statements(body: tuple[n.Stmt, ...], depth: int = 1) -> list[str]:
-    """The lines of a statement block, indented `depth` levels (the braces belong to the caller)."""
+def unparse_statements(body: tuple[n.Stmt, ...], depth: int = 1,
+                       acceptances: tuple[n.Acceptance, ...] = ()) -> list[str]:
+    """The lines of a statement block, indented `depth` levels (the braces belong to the caller). A line whose
+    comparison or ranking one of `acceptances` marks (by its span) ends with that acceptance comment."""
     lines: list[str] = []
     pad = _INDENT * depth
+
+    def block(statements: tuple[n.Stmt, ...]) -> list[str]:
+        return unparse_statements(statements, depth + 1, acceptances)
+
+    def accepted(*exprs: n.Expr) -> str:
+        """The acceptance comment of a statement's line, at its end; one on a line of its own goes above."""
+        found = next((a for e in exprs for x in _subexpressions(e) if isinstance(x, _ACCEPTED)
+                      for a in acceptances if a.marks(x.span)), None)
+        if found is None:
+            return ""
+        comment = f"# {n.Acceptance.DIRECTIVE}" + (f" {found.reason}" if found.reason else "")
+        if found.alone:
+            lines.append(pad + comment)
+            return ""
+        return "  " + comment
+
     for s in body:
         if isinstance(s, n.Assign):
             target = s.target if s.index is None else f"{s.target}[{unparse_source(s.index)}]"
-            lines.append(f"{pad}{target} = {unparse_source(s.value)}")
+            extra = accepted(s.value) if s.index is None else accepted(s.index, s.value)
+            lines.append(f"{pad}{target} = {unparse_source(s.value)}{extra}")
         elif isinstance(s, n.Sample):
-            lines.append(f"{pad}{s.var} ~ {s.dist}({', '.join(unparse_source(a) for a in s.args)})")
+            extra = accepted(*s.args)
+            lines.append(f"{pad}{s.var} ~ {s.dist}({', '.join(unparse_source(a) for a in s.args)}){extra}")
         elif isinstance(s, n.If):
-            lines.append(f"{pad}if {unparse_source(s.condition)} {{")
-            lines += unparse_statements(s.then, depth + 1)
+            extra = accepted(s.condition)
+            lines.append(f"{pad}if {unparse_source(s.condition)} {{{extra}")
+            lines += block(s.then)
             branch = s
             # `else if` chains print flat, as they are usually written (the parser builds the same tree).
             while len(branch.orelse) == 1 and isinstance(branch.orelse[0], n.If):
                 branch = branch.orelse[0]
-                lines.append(f"{pad}}} else if {unparse_source(branch.condition)} {{")
-                lines += unparse_statements(branch.then, depth + 1)
+                extra = accepted(branch.condition)
+                lines.append(f"{pad}}} else if {unparse_source(branch.condition)} {{{extra}")
+                lines += block(branch.then)
             if branch.orelse:
                 lines.append(f"{pad}}} else {{")
-                lines += unparse_statements(branch.orelse, depth + 1)
+                lines += block(branch.orelse)
             lines.append(f"{pad}}}")
         elif isinstance(s, n.For):
-            lines.append(f"{pad}for {s.var} in {_bound(s.lo)} .. {_bound(s.hi)} {{")
-            lines += unparse_statements(s.body, depth + 1)
+            extra = accepted(s.lo, s.hi)
+            lines.append(f"{pad}for {s.var} in {_bound(s.lo)} .. {_bound(s.hi)} {{{extra}")
+            lines += block(s.body)
             lines.append(f"{pad}}}")
         elif isinstance(s, n.While):
             lines.append(f"{pad}while {unparse_source(s.condition)} {{")
-            lines += unparse_statements(s.body, depth + 1)
+            lines += block(s.body)
             lines.append(f"{pad}}}")
         elif isinstance(s, n.Break):
             lines.append(f"{pad}break")
         elif isinstance(s, n.Output):
-            lines.append(f"{pad}output {unparse_source(s.value)}")
+            extra = accepted(s.value)
+            lines.append(f"{pad}output {unparse_source(s.value)}{extra}")
         else:
             raise TypeError(f"unparse: unexpected statement {type(s).__name__} (this is probably a bug in align)")
     return lines
+
+
+_ACCEPTED = (n.Compare, n.Call, n.Comprehension)
+"""The nodes an acceptance comment marks (a comparison, a ranking: align/floats.py)."""
+
+
+def _subexpressions(e: n.Expr) -> list[n.Expr]:
+    """e and every expression inside it."""
+    found = [e]
+    for name in getattr(e, "__dataclass_fields__", {}):
+        value = getattr(e, name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, _EXPRESSIONS):
+                found += _subexpressions(item)
+    return found
+
+
+_EXPRESSIONS = tuple(n.Expr.__args__)
 
 
 def unparse_adjacency(a: n.Adjacency) -> str:
@@ -249,7 +291,7 @@ def unparse_mechanism(m: n.Mechanism) -> str:
     if m.examples:
         lines.append(f"{_INDENT}example " + ", ".join(unparse_example(x) for x in m.examples))
     lines.append("{")
-    lines += unparse_statements(m.body)
+    lines += unparse_statements(m.body, acceptances=m.acceptances)
     lines.append("}")
     return "\n".join(lines)
 
@@ -280,8 +322,10 @@ def unparse_alignment(a: n.Alignment) -> str:
 def unparse_spec(spec: n.SpecFile, header: str = "") -> str:
     """A whole `.dp` file: every mechanism, then every alignment block, in their order in `spec`.
 
-    Comments are not part of the tree, so they are lost; `header` (lines without their `# `) is written at the
-    top as comments, e.g. a spec's `# expect:` lines or what a mutation changed.
+    Comments are not part of the tree, so they are lost, but for the acceptances of float-sensitive comparisons
+    (`# align: accept-float-sensitive`, kept with the mechanism and written at the end of the line of what they
+    accept); `header` (lines without their `# `) is written at the top as comments, e.g. a spec's `# expect:`
+    lines or what a mutation changed.
     """
     parts = ["\n".join(f"# {line}".rstrip() for line in header.splitlines())] if header else []
     parts += [unparse_mechanism(m) for m in spec.mechanisms]

@@ -615,6 +615,24 @@ def drop_noise_use(spec: n.SpecFile) -> Iterator[Mutation]:
 
 
 @operator
+def float_dead_noise(spec: n.SpecFile) -> Iterator[Mutation]:
+    """Guard one read of a noise variable in the mechanism body by a test that exact arithmetic and doubles
+    decide differently: eta -> (0.1 + 0.2 == 0.3 ? eta : 0.0). Exactly, the test holds and nothing changes; in
+    doubles (0.1 + 0.2 is 0.30000000000000004) it fails, and the mechanism the interpreter runs is
+    drop_noise_use's, whose noise no longer hides the data. A checker that decides the test in exact arithmetic
+    proves a mechanism that is not the one that runs (issue 35; docs/language.md, "Exact and floating-point
+    arithmetic")."""
+    exactly = compare("==", binary("+", num(Fraction(1, 10)), num(Fraction(2, 10))), num(Fraction(3, 10)))
+    for mpath in _mechanism_paths(spec):
+        mech = get_at(spec, mpath)
+        noise = _noise_names(mech)
+        for path, node in walk(mech.body, (*mpath, "body")):
+            if isinstance(node, n.Name) and node.id in noise and not node.primed:
+                guarded = n.Conditional(exactly, node, num(0, False), _SPAN)
+                yield f"line {node.span.line}: {node.id} -> ({unparse(guarded)})", replace_at(spec, path, guarded)
+
+
+@operator
 def widen_adjacency(spec: n.SpecFile) -> Iterator[Mutation]:
     """Weaken the neighbouring relation: double one adjacency bound, or drop a `monotone` clause (the claim
     was made for the narrower relation)."""

@@ -114,11 +114,27 @@ def test_operators_make_the_intended_change():
 
 
 @pytest.mark.parametrize("operator", ["halve_noise", "halve_claim", "widen_adjacency", "noise_reads_private",
-                                      "scale_adds_private", "implicit_flow_scale"])
+                                      "scale_adds_private", "implicit_flow_scale", "float_dead_noise"])
 def test_a_non_private_mutant_of_the_laplace_mechanism_is_not_proved(tmp_path, operator: str):
     # The private-scale mutants were proved before obligation C0 (same density in both runs) existed.
     m = _mutant("freegap/example1_laplace.dp", operator)
     assert _verified(tmp_path, m).status not in ("proved", "bounded")
+
+
+def test_a_test_only_doubles_fail_was_proved_and_is_unsound_without_the_float_rule(tmp_path, monkeypatch):
+    # Issue 35: exact arithmetic keeps the guarded noise (0.1 + 0.2 == 0.3 holds of the reals), the interpreter's
+    # doubles drop it. The checker proved the mutant before the float-sensitivity rule (align/floats.py) existed;
+    # with the rule taken out again, the harness's own checks find the violation.
+    import align.floats
+
+    m = _mutant("freegap/example1_laplace.dp", "float_dead_noise")
+    assert "output q + (0.1 + 0.2 == 0.3 ? eta : 0.0)" in m.text
+    assert _verified(tmp_path, m).status == "unknown"
+    monkeypatch.setattr(align.floats, "qualify", lambda mech, verdicts: tuple(verdicts))
+    verdict = _verified(tmp_path, m)
+    assert verdict.status == "proved"
+    _, outcome = _checked(tmp_path, m, verdict)
+    assert outcome.unsound and "violation" in {f.check for f in outcome.findings}
 
 
 def test_the_empirical_checks_refute_a_private_noise_scale(tmp_path):

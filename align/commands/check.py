@@ -29,5 +29,5 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             status = ExitCode.ERROR
             renderer.checked_file(FileResult(path, loaded.source, loaded.diagnostics))
         else:
-            renderer.checked_file(FileResult(path, loaded.source, checked=loaded.spec.mechanisms))
+            renderer.checked_file(FileResult(path, loaded.source, loaded.diagnostics, checked=loaded.spec.mechanisms))
     return status

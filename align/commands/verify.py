@@ -153,7 +153,7 @@ def verify_file(path: str, job: Job) -> FileResult:
             result = replace(result, confirmation=confirm(result, job.confirm_samples))
         accepted, why = judge(result, accepts)
         results.append(replace(result, accepted=accepted, acceptance=why))
-    return FileResult(path, loaded.source, verified=tuple(results))
+    return FileResult(path, loaded.source, loaded.diagnostics, verified=tuple(results))  # its warnings
 
 
 def spec_files(args: argparse.Namespace) -> list[str]:

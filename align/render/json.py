@@ -181,7 +181,8 @@ class JsonRenderer(Renderer):
             self.files.append({"path": file.path, "ok": False, "mechanisms": [],
                                "diagnostics": [diagnostic_json(d) for d in file.diagnostics]})
         else:
-            self.files.append({"path": file.path, "ok": True, "diagnostics": [], "mechanisms": mechanisms})
+            warnings = [diagnostic_json(d) for d in file.diagnostics]  # `float-sensitive`
+            self.files.append({"path": file.path, "ok": True, "diagnostics": warnings, "mechanisms": mechanisms})
 
     def checked_file(self, file: FileResult) -> None:
         self._file(file, [mechanism_json(m) for m in file.checked])
