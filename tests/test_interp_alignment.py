@@ -145,6 +145,12 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/fixed_entries_adjacency_reads_length.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [3, 0, 0]})],
     "incorrect/fixed_entries_long_input_too_little_noise.dp": [({"w": [0, 0, 0, 0, 0, 0], "eps": 1},
                                                                  {"w": [0, 0, 0, 0, 0, 1]})],
+    # float-sensitive comparisons: proved in exact arithmetic only (align/floats.py); the doubles take the other branch
+    "incorrect/float_literal_sum.dp": [({"q": 0.1, "eps": 1}, {"q": 1.1})],
+    "incorrect/float_noise_cancels.dp": [({"q": 0.1, "eps": 1}, {"q": 0.7})],
+    "incorrect/float_ordering_absorbed.dp": [({"q": 0.1, "eps": 1}, {"q": 0.7})],
+    "incorrect/float_tautology_exact_only.dp": [({"q": 0.1, "eps": 1}, {"q": 0.2})],
+    "incorrect/float_tautology_histogram.dp": [({"q": [0.1, 0.3, 0.7], "eps": 1}, {"q": [0.2, 0.3, 0.7]})],
     # no two distinct neighbours: D = D' is the only pair (the verdict is vacuous, ADJ)
     "incorrect/identity_adjacency_both_sides.dp": [({"q": [1, 2, 3], "eps": 1}, {"q": [1, 2, 3]})],
     # parts in sequence with a released value (adaptive composition), and its guard

@@ -554,7 +554,7 @@ NUMERIC_OPTIONS = {  # every numeric option of every command, with values just p
              "--seed": ["-1"], "--jobs": ["0", "100000"]},
     "verify": {"--max-length": ["0", str(MAX_BOUNDED_LENGTH + 1)],
                "--timeout": ["inf", "1e308", "nan", "-1", "0", str(MAX_TIMEOUT_S + 1)],
-               "--confirm-samples": ["0", str(10**21)]},
+               "--confirm-samples": ["0", str(10**21)], "--jobs": ["0", "100000"]},
     "report": {"--max-length": ["0"], "--timeout": ["inf", "nan"], "--confirm-samples": ["0"]},
 }
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from align.checker.synthesis import synthesise
-from align.checker.verify import overall_scope
+from align.checker.verify import overall_scope, overall_status
 from align.expectations import read_expectations
+from align.floats import qualify
 from align.interp.values import example_arguments
 from align.parse import parse_source, read_source
 from align.resolve import resolve
@@ -37,9 +38,13 @@ def test_synthesis_agrees_with_the_expected_verdict(path: Path):
     mech = resolve(parse_source(source)).mechanisms[0]
     found = synthesise(mech, source, example_arguments(mech.node))
     name = str(path.relative_to(SPECS))
+    status = found.status
+    if found.mechanism is not None and found.verdicts:  # as `align verify` says it: for the program in doubles
+        status = overall_status(list(qualify(found.mechanism, found.verdicts)))
     if "violation" in kinds:
-        assert found.status not in (Status.PROVED, Status.BOUNDED), found.alignment
-        assert found.alignment is None
+        assert status not in (Status.PROVED, Status.BOUNDED), found.alignment
+        # (an alignment proved in exact arithmetic only is found, and `align verify` says unknown: align/floats.py)
+        assert found.alignment is None or status != found.status
     elif "proved" in kinds and name not in OUTSIDE_THE_SPACE:
         assert found.status == Status.PROVED, (found.notes, found.candidates, found.iterations)
         assert overall_scope(found.verdicts) in ("for every input length", "for all inputs")
