@@ -29,6 +29,7 @@ import z3
 
 from .. import nodes as n
 from ..counterexample import Counterexample
+from ..interp.values import format_value
 from ..obligations import Obligation, ObligationId, cost_coefficient
 from ..resolve import ResolvedMechanism, walk
 from ..results import Verdict
@@ -765,7 +766,8 @@ def _first_difference(model: z3.ModelRef, a: OutputSeq, b: OutputSeq) -> str:
         return f"the output on D has {len(out_a)} item(s), the aligned run on D' has {len(out_b)}"
     for k, (x, y) in enumerate(zip(out_a, out_b)):
         if x != y:
-            return f"output {k} differs: {x} on D, {y} on D' with the aligned noise"
+            return (f"output {k} differs: {format_value(x, digits=None)} on D, {format_value(y, digits=None)} on D' "
+                    "with the aligned noise")
     return "the outputs differ"
 
 

@@ -324,7 +324,7 @@ def _mixture(mix: Verdict, claim: Inline) -> list:
 
 
 def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexample, steps) -> list:
-    from ..render.text import counterexample_lines, plain_value
+    from ..render.text import counterexample_lines
 
     mech = result.mechanism
     blocks: list = [Paragraph(inlines(Code(refuted.obligation.name), " fails: ", refuted.reason or "", "."),
@@ -334,7 +334,8 @@ def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexam
     for p in mech.params:
         on_d = data.get("args", {}).get(p.name)
         on_d2 = data.get("neighbour", {}).get(p.name, on_d)
-        rows.append(row(cell(Code(p.name)), cell(Code(plain_value(on_d))), cell(Code(plain_value(on_d2))),
+        rows.append(row(cell(Code(p.name)), cell(Code(format_value(on_d, digits=None))),
+                        cell(Code(format_value(on_d2, digits=None))),
                         marked=on_d != on_d2))
     blocks.append(Table("inputs", ("parameter", "on D", "on D'"), tuple(rows), "The neighbouring inputs."))
     if steps is None:
