@@ -134,9 +134,24 @@ def verdict_summary(status: str, scope: str, mech: ResolvedMechanism | None = No
     """The verdict line's text: it names one scope, the one the whole verdict has, and for a one-sided
     neighbouring relation, the side the bound is for."""
     text = _SUMMARY[str(status)].format(scope=scope)
+    if str(status) == "refuted" and mech is not None:
+        text = text.replace("this alignment", refuted_subject(mech), 1)
     if mech is not None and mech.one_sided and str(status) in ("proved", "bounded"):
         text += f"; one-sided: for neighbours with {one_sided_text(mech)} only (the reverse bound is not claimed)"
     return text
+
+
+def refuted_subject(mech: ResolvedMechanism) -> str:
+    """What a refuted verdict says does not prove the claim: the written alignment, or, with none written,
+    shifting no noise (Lemma 1 reads a missing alignment so) or the proof rule that needs none (R²DP)."""
+    if mech.alignment is not None:
+        return "this alignment"
+    from ..rules import Lemma1, rule_for
+
+    rule = rule_for(mech)
+    if isinstance(rule, Lemma1):
+        return "shifting no noise (no alignment was written)"
+    return f"the proof rule ({rule.name})"
 
 
 def one_sided_text(mech: ResolvedMechanism) -> str:
