@@ -24,7 +24,7 @@ from ..span import visible
 from ..status import Status
 from ..symbolic import NotSymbolic, simplify, to_sympy
 from ..unparse import unparse
-from .costs import CostSum, analyse, expand_constants
+from .costs import CostSum, analyse, expand_constants, without_bound
 from .document import (
     Cell,
     Code,
@@ -315,8 +315,8 @@ def _cost_sum(mech: ResolvedMechanism, costs: CostSum, c4c: Verdict | None) -> l
     blocks: list = []
     cost = sympy.Symbol("cost", real=True)
     if costs.total is None:
-        blocks.append(Paragraph(inlines("Some cost term has no closed form in this analysis (a shift that reads "
-                                        "the aligned run, or is not affine in the differences of the inputs).")))
+        blocks.append(Paragraph(inlines("Some cost term has no closed form in this analysis: "
+                                        + "; ".join(without_bound(costs)) + ".")))
     else:
         chain: list[sympy.Basic] = [cost, costs.total]
         relations = ["<="]
