@@ -347,9 +347,9 @@ def _cost_sum(mech: ResolvedMechanism, costs: CostSum, c4c: Verdict | None) -> l
             blocks.append(Paragraph(inlines("The sum of these bounds is at most the claim, but C4c is not proved: "
                                             "the checker decides it on the exact cost, path by path (below).")))
         else:
-            blocks.append(Paragraph(inlines("These per-term bounds are sound but need not be tight (the terms "
-                                            "cannot all be largest at once, or the neighbouring relation is "
-                                            "one-sided); C4c below is decided on the exact cost, path by path.")))
+            blocks.append(Paragraph(inlines("These per-term bounds are sound, but sympy does not show their sum to "
+                                            "be at most the claim (it may not be: the terms need not all be largest "
+                                            "at once); C4c below is decided on the exact cost, path by path.")))
     if c4c is not None:
         blocks.append(Paragraph(inlines("C4c: ", Text(str(c4c.status), _tone(c4c.status), strong=True), " ",
                                         c4c.scope or c4c.reason)))
