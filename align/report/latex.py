@@ -245,7 +245,8 @@ class LatexWriter(Writer):
             prefix = "\\rowcolor{alignMark}" if r.marked else ""
             rows.append(prefix + " & ".join(cells) + " \\\\ \\hline")
         caption = f"\n\\emph{{{escape(b.caption)}}}" if b.caption else ""
-        return (f"{{\\small\\setlength{{\\LTleft}}{{0pt}}\\begin{{longtable}}{{{spec}}}\n\\hline\n{head}\n"
+        # \\endhead: the header row again at the top of every page the table runs onto
+        return (f"{{\\small\\setlength{{\\LTleft}}{{0pt}}\\begin{{longtable}}{{{spec}}}\n\\hline\n{head}\n\\endhead\n"
                 + "\n".join(rows)
                 + "\n\\end{longtable}}" + caption)
 
