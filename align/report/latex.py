@@ -34,6 +34,7 @@ fit (`\\alignfit`), never cut. tests/test_words.py compiles every corpus report 
 
 from __future__ import annotations
 
+import math
 import re
 
 from ..span import visible
@@ -132,7 +133,8 @@ def _words(parts) -> tuple[str, list[str]]:
 
 def _widths(header: tuple[str, ...], rows) -> list[float]:
     """Each column's share of the line (at most 1 in all): a column whose contents fit in an equal share of what
-    is left gets what they need, and the others share the rest in proportion to their contents, each at least as
+    is left gets what they need, and the others share the rest in proportion to the square root of their
+    contents (a long column of reasons would otherwise squeeze its neighbours to a word a line), each at least as
     wide as its longest word."""
     natural, least = [], []
     for k, h in enumerate(header):
@@ -149,11 +151,11 @@ def _widths(header: tuple[str, ...], rows) -> list[float]:
         # the columns that need no more than an equal share, or that an equal share of the rest would make
         # narrower than their longest word, get what they need; then the next round shares what is left
         fair = left / len(open_)
-        total = sum(natural[k] for k in open_)
-        fixed = {k for k in open_ if natural[k] <= fair or least[k] >= left * natural[k] / total}
+        total = sum(math.sqrt(natural[k]) for k in open_)
+        fixed = {k for k in open_ if natural[k] <= fair or least[k] >= left * math.sqrt(natural[k]) / total}
         if not fixed:
             for k in open_:
-                widths[k] = left * natural[k] / total
+                widths[k] = left * math.sqrt(natural[k]) / total
             break
         for k in fixed:
             widths[k] = natural[k] if natural[k] <= fair else least[k]
