@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from . import nodes as n
 from .builtins import implemented
 from .diagnostics import Diagnostic, Severity
+from .results import Note
 from .span import Span
 from .status import Status
 from .types import BOOL, INT, ListType, TagType, TupleType, Type
@@ -677,7 +678,7 @@ def qualify(mech: ResolvedMechanism, verdicts: Sequence[Verdict]) -> tuple[Verdi
                       f"is float-sensitive ({first.reason}){more}; a comment `# {DIRECTIVE}` on its line accepts it")
             result.append(replace(v, status=Status.UNKNOWN, scope="", reason=reason))
         else:
-            result.append(replace(v, notes=(*v.notes, *(_accepted(f) for f in found))))
+            result.append(replace(v, remarks=(*v.remarks, *(Note(_accepted(f)) for f in found))))
     return tuple(result)
 
 

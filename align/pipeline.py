@@ -135,11 +135,11 @@ def _counts(found: Synthesis) -> str:
             f"example(s); {found.iterations} checker call(s), {found.seconds:.1f} s")
 
 
-def _outcome(found: Synthesis, text: str) -> SynthesisOutcome:
+def _outcome(found: Synthesis, text: str, role: str = "none") -> SynthesisOutcome:
     from .results import SynthesisOutcome
 
     return SynthesisOutcome(found.alignment is not None, found.alignment, found.candidates, found.examples,
-                            found.iterations, found.seconds, found.space, text)
+                            found.iterations, found.seconds, found.space, text, role)
 
 
 def _synthesised(result: MechanismVerdict, source: Source, options: Options) -> MechanismVerdict:
@@ -160,7 +160,8 @@ def _synthesised(result: MechanismVerdict, source: Source, options: Options) -> 
         what = "proved" if proved.status == Status.PROVED else f"{proved.status.value} ({proved.scope})"
         written = "the written alignment is not proved; " if mech.alignment is not None else ""
         text = f"{written}a synthesised alignment is {what} ({_counts(found)}); paste it into the spec:"
-        return replace(proved, synthesis=_outcome(found, text), source=result.source)
+        role = "replaces" if mech.alignment is not None else "adopted"
+        return replace(proved, synthesis=_outcome(found, text, role), source=result.source)
     why = ("no instance of the template is an alignment: each breaks an obligation on one of the examples"
            if found.exhausted else "no alignment found in the template space")
     notes = "".join("; " + note for note in found.notes)
@@ -201,4 +202,4 @@ def _smaller_claim(mech: ResolvedMechanism, source: Source, options: Options) ->
                                f"({claim}) ({_counts(found)})")
     factor, found = best
     return _outcome(found, f"a better alignment exists: it proves the smaller claim {factor} * ({claim}) "
-                           f"({_counts(found)}); paste it into the spec with that claim:")
+                           f"({_counts(found)}); paste it into the spec with that claim:", "suggested")

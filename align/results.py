@@ -25,6 +25,39 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A remark on one obligation's verdict, which speaks of some of its statuses only: "confirmed by replaying
+    the counterexample" of a refutation, "for every length: a loop invariant ..." of a proof. A verdict shows a
+    note only while its status is one of them (`Verdict.notes`), so a verdict whose status changes later (a
+    refutation of no written alignment becomes unknown, a proof is downgraded) never says what it no longer is."""
+
+    text: str
+    about: frozenset[Status] = frozenset(Status)
+    """The statuses of which the note is true (every status: a fact about the check, whatever it decided)."""
+
+
+@dataclass(frozen=True)
+class Conjunct:
+    """One conjunct of a loop invariant that an induction proved: a relation in the spec's names and the proof's
+    (`aligned_cost`: the cost Σ cᵢ·|ψᵢ| of the alignment so far; `claim`: ε; a primed name: its value in the run
+    on D'), with the formulas it names as formulas, so that a report prints them as mathematics."""
+
+    text: str
+    """The relation as program text; a letter of `where` (`b`) stands for its formula."""
+    where: tuple[tuple[str, Any], ...] = ()
+    """(letter, sympy formula of the parameters) for each formula `text` names."""
+
+    def __str__(self) -> str:
+        from .symbolic import show
+
+        return self.text + "".join(f", {name} = {show(formula)}" for name, formula in self.where)
+
+    def within(self, label: str) -> Conjunct:
+        """The conjunct of one part of a program run part by part (`lines 20–23 (claim eps1)`)."""
+        return Conjunct(f"{label}: {self.text}", self.where)
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The outcome for one obligation."""
 
@@ -37,14 +70,20 @@ class Verdict:
     reason: str = ""
     """For refuted and unknown: why."""
     counterexample: Counterexample | None = None
-    notes: tuple[str, ...] = ()
+    remarks: tuple[Note, ...] = ()
+    """Every note the checker made, each with the statuses it speaks of; `notes` are those true of `status`."""
     value: Any = None
     """MIX: the rule's ε (a sympy expression of the parameters)."""
-    invariant: tuple[str, ...] = ()
+    invariant: tuple[Conjunct, ...] = ()
     """C4a, C4c proved by induction: the conjuncts of the loop invariant (also in `notes`, as one line)."""
     vacuous: bool = False
     """For an obligation proved by a model (`ObligationKind.witness`, ADJ): unknown because none exists where it was
     searched, so every other obligation's proof is about no pair of distinct neighbours: the verdict is vacuous."""
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The notes that speak of this verdict's status, in the order they were made."""
+        return tuple(note.text for note in self.remarks if self.status in note.about)
 
 
 def vacuous(verdicts: Iterable[Verdict]) -> bool:
@@ -96,6 +135,10 @@ class SynthesisOutcome:
     """Size of the template space."""
     text: str
     """One sentence for the reports."""
+    role: str = "none"
+    """What the verdicts are about: "adopted" (none was written: the verdicts are the synthesised alignment's),
+    "replaces" (the written one is not proved: the verdicts are the synthesised one's), "suggested" (the verdicts
+    are the written alignment's; the synthesised one proves a smaller claim), "none" (nothing was found)."""
 
     def to_json(self) -> dict[str, Any]:
         keys = ("found", "alignment", "candidates", "examples", "iterations", "seconds", "space", "text")

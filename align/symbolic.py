@@ -187,3 +187,86 @@ def to_z3(expr: sympy.Expr, lookup, function):
         raise NotSymbolic(str(e))
 
     return go(expr)
+
+
+def from_z3(term) -> sympy.Expr:
+    """A z3 term of the encoding as a sympy formula (to print it as math, or in the spec's notation): numbers,
+    names, arithmetic, `ToReal` (dropped: the spec's ints are reals in a formula), if-then-else (as Piecewise),
+    comparisons and the connectives; `exp` and `ln` (uninterpreted in z3) as the functions. Raises `NotSymbolic`
+    for anything else (arrays, other uninterpreted functions)."""
+    import z3
+
+    def go(t):
+        if z3.is_int_value(t):
+            return sympy.Integer(t.as_long())
+        if z3.is_rational_value(t):
+            return sympy.Rational(t.numerator_as_long(), t.denominator_as_long())
+        if z3.is_true(t):
+            return sympy.true
+        if z3.is_false(t):
+            return sympy.false
+        if not z3.is_app(t):
+            raise NotSymbolic(str(t))
+        kind = t.decl().kind()
+        args = t.children()
+        if kind == z3.Z3_OP_UNINTERPRETED:
+            name = t.decl().name()
+            if not args:
+                return symbol(name)
+            if len(args) == 1 and name in ("exp", "ln"):
+                return (sympy.exp if name == "exp" else sympy.log)(go(args[0]))
+            raise NotSymbolic(str(t))
+        if kind in (z3.Z3_OP_TO_REAL, z3.Z3_OP_TO_INT) and len(args) == 1:
+            inner = go(args[0])
+            return inner if kind == z3.Z3_OP_TO_REAL else sympy.floor(inner)
+        parts = [go(a) for a in args]
+        if kind == z3.Z3_OP_ADD:
+            return sympy.Add(*parts)
+        if kind == z3.Z3_OP_SUB:
+            return parts[0] - sympy.Add(*parts[1:])
+        if kind == z3.Z3_OP_UMINUS:
+            return -parts[0]
+        if kind == z3.Z3_OP_MUL:
+            return sympy.Mul(*parts)
+        if kind == z3.Z3_OP_DIV:
+            return parts[0] / parts[1]
+        if kind == z3.Z3_OP_POWER:
+            return parts[0] ** parts[1]
+        if kind == z3.Z3_OP_ITE:
+            return sympy.Piecewise((parts[1], parts[0]), (parts[2], True))
+        relations = {z3.Z3_OP_LE: sympy.Le, z3.Z3_OP_LT: sympy.Lt, z3.Z3_OP_GE: sympy.Ge, z3.Z3_OP_GT: sympy.Gt,
+                     z3.Z3_OP_EQ: sympy.Eq, z3.Z3_OP_DISTINCT: sympy.Ne}
+        if kind in relations and len(parts) == 2:
+            return relations[kind](*parts)
+        connectives = {z3.Z3_OP_AND: sympy.And, z3.Z3_OP_OR: sympy.Or, z3.Z3_OP_NOT: sympy.Not}
+        if kind in connectives:
+            return connectives[kind](*parts)
+        raise NotSymbolic(str(t))
+
+    return go(term)
+
+
+def z3_text(term) -> str:
+    """A z3 term in the spec language's notation, simplified by sympy (`eps/c`, not z3's
+    `1/2*eps*(1/ToReal(c))`); a term with no sympy counterpart here is printed by z3 without its `ToReal`s."""
+    import re
+
+    try:
+        return show(sympy.simplify(from_z3(term)))
+    except NotSymbolic:
+        text, previous = " ".join(str(term).split()), None
+        while text != previous:
+            previous, text = text, re.sub(r"ToReal\(([^()]*)\)", r"\1", text)
+        return text
+
+
+class TermText:
+    """`template` with z3 terms in its `{}`s, printed by `z3_text` only when the text is shown (sympy's simplify
+    takes milliseconds, and most such texts describe a condition that holds)."""
+
+    def __init__(self, template: str, *terms):
+        self.template = template
+        self.terms = terms
+
+    def __str__(self) -> str:
+        return self.template.format(*(z3_text(t) for t in self.terms))

@@ -133,7 +133,7 @@ def test_a_proof_has_lemma_1s_structure(svt):
     md, figures = render(svt, "md")
     assert figures == {}
     assert _sections(md) == ["The mechanism", "Parameters and neighbouring inputs", "The proof rule",
-                             "Noise sites and the alignment", "The cost sum", "The alignment is acyclic",
+                             "Noise sites and the alignment", "The cost sum", "Acyclicity (C4b)",
                              "The loop invariant", "The obligations", "Conclusion"]
     assert "  5  mechanism svt_gap(" in md and " 30    xi[i]' = xi[i] +" in md  # numbered listing, alignment too
     assert "Lemma 1 (Free Gap, Section 4)" in md

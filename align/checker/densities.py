@@ -29,6 +29,7 @@ from typing import Any
 
 import z3
 
+from ..symbolic import TermText
 from . import terms as zt
 from .encode import Draw, Encoding
 
@@ -42,7 +43,7 @@ class DensityCondition:
     same: z3.BoolRef
     """The parameters are equal in both runs."""
     well_formed: z3.BoolRef
-    defined: list[tuple[z3.BoolRef, str]]
+    defined: list[tuple[z3.BoolRef, TermText]]
     """(condition, what it says) for each partial operation in the parameters."""
     aligned_args: tuple
 
@@ -70,11 +71,11 @@ def _real(x: Any) -> Any:
     return z3.ToReal(x) if z3.is_expr(x) and z3.is_int(x) else x
 
 
-def partial_operations(enc: Encoding, terms: tuple) -> list[tuple[z3.BoolRef, str]]:
+def partial_operations(enc: Encoding, terms: tuple) -> list[tuple[z3.BoolRef, TermText]]:
     """Definedness of every partial operation inside the terms, each guarded by the branch of the
     if-then-else terms it sits in (a division in a branch not taken is not evaluated)."""
     roots = {s.get_id(): x for s, x, _ in enc.roots}
-    found: list[tuple[z3.BoolRef, str]] = []
+    found: list[tuple[z3.BoolRef, TermText]] = []
     seen: set[tuple[int, int]] = set()
 
     def visit(t: z3.ExprRef, path: z3.BoolRef) -> None:
@@ -92,16 +93,16 @@ def partial_operations(enc: Encoding, terms: tuple) -> list[tuple[z3.BoolRef, st
                 return
             if kind in (z3.Z3_OP_DIV, z3.Z3_OP_IDIV, z3.Z3_OP_MOD):
                 denominator = t.children()[1]
-                found.append((z3.Implies(path, denominator != 0), f"division by {denominator} = 0"))
+                found.append((z3.Implies(path, denominator != 0), TermText("division by {} = 0", denominator)))
             elif kind == z3.Z3_OP_POWER:
                 base, exponent = t.children()
                 if not z3.is_int_value(z3.simplify(exponent)):
-                    found.append((z3.Implies(path, base > 0), f"power of {base} <= 0"))
+                    found.append((z3.Implies(path, base > 0), TermText("power of {} <= 0", base)))
             elif kind == z3.Z3_OP_UNINTERPRETED and t.num_args() == 1 and t.decl().name() == "ln":
-                found.append((z3.Implies(path, t.children()[0] > 0), f"ln of {t.children()[0]} <= 0"))
+                found.append((z3.Implies(path, t.children()[0] > 0), TermText("ln of {} <= 0", t.children()[0])))
             elif kind == z3.Z3_OP_UNINTERPRETED and t.num_args() == 0 and t.get_id() in roots:
                 x = roots[t.get_id()]
-                found.append((z3.Implies(path, x >= 0), f"sqrt of {x} < 0"))
+                found.append((z3.Implies(path, x >= 0), TermText("sqrt of {} < 0", x)))
                 visit(x, path)
         for child in t.children():
             visit(child, path)

@@ -39,6 +39,7 @@ from typing import Any
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
+from ..results import Note
 from ..status import Status
 from ..types import ListType
 from .induction import Inductive, NotInductive
@@ -88,9 +89,9 @@ def prove(mech: ResolvedMechanism, limits: Limits, cost_term: Any = None, suppor
             # A counterexample at a length the bounded check of --max-length may not reach: it is the verdict.
             length = v.counterexample.length
             where = f"length {length}" if isinstance(length, int) else "these inputs"
-            result.refuted[v.obligation.key] = replace(v, notes=(
+            result.refuted[v.obligation.key] = replace(v, remarks=(Note(
                 f"{NAME}: refuted at {where}, by the check of every length <= {t} that the proof for every length "
-                "runs whatever --max-length is", *v.notes))
+                "runs whatever --max-length is", frozenset({Status.REFUTED})), *v.remarks))
     return result
 
 

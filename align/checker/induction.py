@@ -36,7 +36,8 @@ import z3
 from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
 from ..resolve import ResolvedMechanism, children, statement_exprs, walk, walk_statements
-from ..results import Verdict
+from ..results import Conjunct, Verdict
+from ..symbolic import NotSymbolic, from_z3, simplify, z3_text
 from ..types import INT, ListType
 from ..unparse import unparse
 from . import terms as zt
@@ -77,7 +78,7 @@ class Inductive:
     """What the induction proved: obligation ids mapped to None (proved) or the reason it could not."""
 
     proved: dict[ObligationKey, str | None] = field(default_factory=dict)
-    invariant: list[str] = field(default_factory=list)
+    invariant: list[Conjunct] = field(default_factory=list)
     notes: dict[ObligationId, list[str]] = field(default_factory=dict)
     """The lemmas and encodings each obligation's proof relied on (shown with its verdict)."""
     assumptions: set[str] = field(default_factory=set)
@@ -85,6 +86,25 @@ class Inductive:
     refuted: dict[ObligationKey, Verdict] = field(default_factory=dict)
     """Refutations the strategy found at concrete inputs, with their counterexamples (the fixed-entries proof runs the
     bounded check at lengths beyond --max-length): the verdict of those obligations, whatever the others are."""
+
+
+@dataclass(frozen=True)
+class _Naming:
+    """An invariant's text that names a formula (`b`, a z3 term of the parameters), made a `Conjunct` only if the
+    invariant keeps it (sympy's simplify takes milliseconds)."""
+
+    text: str
+    name: str
+    term: z3.ExprRef
+
+
+def _conjunct(text: str | _Naming) -> Conjunct:
+    if isinstance(text, str):
+        return Conjunct(text)
+    try:
+        return Conjunct(text.text, ((text.name, simplify(from_z3(text.term))),))
+    except NotSymbolic:
+        return Conjunct(f"{text.text}, {text.name} = {z3_text(text.term)}")
 
 
 def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
@@ -554,24 +574,26 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                {w: x.after(product.i) for w, x in windows.items()})
     step = _iteration_cost_bound(mech, product, cost_term)
     # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
-    candidates: list[tuple[str, Callable[..., z3.BoolRef]]] = []
+    candidates: list[tuple[str | _Naming, Callable[..., z3.BoolRef]]] = []
     for x in carried:
         if not z3.is_expr(pre1.vars[x]) or z3.is_bool(pre1.vars[x]):
             continue
         candidates.append((f"{x}' = {x}", lambda s, x=x: s["s2"][x] == s["s1"][x]))
         distance = z3.simplify(_real(pre2.vars[x]) - _real(pre1.vars[x]))
         if not (z3.is_rational_value(distance) and distance.as_fraction() == 0):
-            candidates.append((f"{x}' - {x} = {distance}",
+            candidates.append((f"{x}' - {x} = {z3_text(distance)}",
                                lambda s, x=x, d=distance: _real(s["s2"][x]) - _real(s["s1"][x]) == d))
         candidates.append((f"aligned_cost <= {x}", lambda s, x=x: s["acost"] <= _real(s["s1"][x])))
         if z3.is_int(pre1.vars[x]) and step is not None:
-            step_text = " ".join(str(z3.simplify(step)).split())
-            candidates.append((f"aligned_cost <= (its value at entry) + ({x} - {x} at entry)·b, b = {step_text}",
+            candidates.append((_Naming(f"aligned_cost <= (its value at entry) + ({x} - {x} at entry)·b", "b", step),
                                lambda s, x=x: s["acost"] <= entry_cost + _real(s["s1"][x] - pre1.vars[x]) * step))
         if z3.is_int(pre1.vars[x]):
             for t in product.ghost_head:
                 offset = z3.simplify(pre1.vars[x] - entry_ghosts[t])
-                candidates.append((f"{x} = (number of {t} outputs so far) + {offset}",
+                so_far = f"number of {t} outputs so far"
+                shown = so_far if z3.is_int_value(offset) and offset.as_long() == 0 else \
+                    f"({so_far}) + {z3_text(offset)}"
+                candidates.append((f"{x} = {shown}",
                                    lambda s, x=x, t=t, o=offset: s["s1"][x] == s["g"][t] + o))
                 candidates.append((f"number of {t} outputs so far <= {x}", lambda s, x=x, t=t: s["g"][t] <= s["s1"][x]))
     candidates.append(("aligned_cost <= claim", lambda s: s["acost"] <= claim))
@@ -600,7 +622,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                                    lambda s, x=x, w=w: _real(s["s2"][x]) - _real(s["s1"][x]) == s["w"][w]))
         for q, (_, _, bound, bound_text) in product.used.items():
             for c in coefficients.values():
-                c_text = " ".join(str(z3.simplify(c)).split())
+                c_text = z3_text(c)
                 candidates.append((
                     f"aligned_cost + {c_text}·|{product.windows[w].so_far}| <= (its value at entry) + "
                     f"(claim - its value at entry)·{_share(bound_text)}, d = {q} so far",
@@ -627,7 +649,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 alive.remove(c)
                 changed = True
                 break
-    result.invariant = [text for text, _ in alive]
+    result.invariant = [_conjunct(text) for text, _ in alive]
     inv = [c[1](head) for c in alive]
     base = [enc.requires(), *base[1:]]
     assume = base + inv

@@ -23,6 +23,7 @@ from .. import nodes as n
 from ..adjacency import AdjacencyKind
 from ..counterexample import ABSENT, Counterexample
 from ..distributions import Mixing
+from ..interp.values import format_values
 from ..obligations import Obligation, ObligationId
 from ..resolve import NoiseSite, ResolvedMechanism
 from ..results import Verdict
@@ -319,10 +320,10 @@ def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
         verdict.fail(Status.UNKNOWN, f"the R²DP rule does not apply: {problem}")
         verdict.seconds = time.perf_counter() - start
         return verdict.freeze()
-    verdict.notes.append(f"rule: R²DP Theorem 4.1{' / Corollary 4.2' if len(mix.mixing) > 1 else ''}, "
-                         f"u = 1/scale = {show(mix.u)}, Δ = {show(mix.delta)}")
+    verdict.note(f"rule: R²DP Theorem 4.1{' / Corollary 4.2' if len(mix.mixing) > 1 else ''}, "
+                 f"u = 1/scale = {show(mix.u)}, Δ = {show(mix.delta)}")
     rule_text = f"{float(rule.evalf(30)):.12g}" if rule.is_number else show(rule)
-    verdict.notes.append(f"ε of the rule = {rule_text}")
+    verdict.note(f"ε of the rule = {rule_text}")
     points = _sample_parameters(mech, 6)
     exact = _identical(claim, rule)
     difference = claim - rule
@@ -334,7 +335,7 @@ def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
         slack = float(difference)
         if slack >= 0:
             verdict.scope = "for the given parameters"
-            verdict.notes.append(f"the claim is valid but loose by {slack:.6g}")
+            verdict.note(f"the claim is valid but loose by {slack:.6g}", Status.PROVED)
         else:
             verdict.fail(Status.REFUTED, f"the claim is {-slack:.6g} below the rule's ε = "
                                          f"{f'{float(rule):.10g}' if rule.is_number else show(rule)}",
@@ -348,20 +349,20 @@ def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
             try:
                 values.append((_at(difference, subs, 40), point, subs))
             except ValueError as error:
-                unevaluable = f"claim − ε cannot be evaluated at {point}: {error}"
+                unevaluable = f"claim − ε cannot be evaluated at {format_values(point, digits=None)}: {error}"
                 break
         below = [(v, p, subs) for v, p, subs in values if v < -1e-12]
         if unevaluable:
             verdict.fail(Status.UNKNOWN, unevaluable)
         elif below:
             v, p, subs = below[0]
-            verdict.fail(Status.REFUTED, f"at {p} the claim is {-v:.6g} below the rule's ε",
+            verdict.fail(Status.REFUTED, f"at {format_values(p, digits=None)} the claim is {-v:.6g} below the rule's ε",
                          Counterexample(mech.node.span.path, mech.name, ObligationId.MIX, p, {}, {},
                                         claim=_at(claim, subs, 30), epsilon=_at(rule, subs, 30)))
         elif all(abs(v) < 1e-20 for v, _, _ in values) and values:
             verdict.scope = "exactly (the claim and the rule's ε agree to 20 digits at every sampled point)"
-            verdict.notes.append("sympy did not reduce claim - ε to 0; equality checked numerically at "
-                                 f"{len(values)} parameter points")
+            verdict.note("sympy did not reduce claim - ε to 0; equality checked numerically at "
+                         f"{len(values)} parameter points")
             verdict.fail(Status.UNKNOWN, "the claim equals the rule's ε numerically but sympy could not prove it")
         else:
             verdict.fail(Status.UNKNOWN, "sympy cannot decide whether the claim is at least the rule's ε; "
@@ -376,9 +377,9 @@ def verify(mech: ResolvedMechanism, obligation: Obligation) -> Verdict:
                 symbolic = _at(rule, subs, 20)
             agree = _agree(numeric, symbolic)
         except (ValueError, ZeroDivisionError, OverflowError) as error:
-            verdict.notes.append(f"numerical cross-check failed at {point}: {error}")
+            verdict.note(f"numerical cross-check failed at {format_values(point, digits=None)}: {error}")
             continue
-        verdict.notes.append(
+        verdict.note(
             f"cross-check at {', '.join(f'{k}={v:.4g}' for k, v in point.items())}: sup_x ln density ratio = "
             f"{numeric:.8g}, rule = {symbolic:.8g}" + ("" if agree else "  (DISAGREE)"))
         if not agree:

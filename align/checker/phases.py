@@ -288,7 +288,7 @@ def _whole(parts: list[ResolvedMechanism], bodies: tuple[tuple[n.Stmt, ...], ...
         for obligation, notes in result.notes.items():
             whole.notes.setdefault(obligation, []).extend(f"{label}: {note}" for note in notes)
         # each part's invariant is about its own claim
-        whole.invariant += [f"{label} (claim {unparse(part.claim)}): {text}" for text in result.invariant]
+        whole.invariant += [c.within(f"{label} (claim {unparse(part.claim)})") for c in result.invariant]
         whole.assumptions |= result.assumptions
     split = " and ".join(f"{label} with claim {unparse(part.claim)}" for label, part in zip(labels, parts))
     for obligation in (ObligationId.C4A, ObligationId.C4C):

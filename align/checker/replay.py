@@ -27,6 +27,7 @@ def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
     """Whether the interpreter's replay of a checker counterexample breaks the obligation it refutes."""
     from ..interp.replay import DENSITY_CODES
     from ..interp.replay import replay as replay_run
+    from ..interp.values import format_value
 
     obligation = ObligationId(cex.obligation)
     if not KINDS[obligation].replayed:
@@ -56,13 +57,17 @@ def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
             assert result.aligned_error is not None
             return Confirmation(confirmed, "the aligned run on D' stops: " + result.aligned_error.message)
         what = "on D' with the same noise" if mech.alignment is None else "aligned run on D'"
-        return Confirmation(confirmed, f"output on D {result.run.out!r}, {what} {result.aligned_run.out!r}")
+        return Confirmation(confirmed, f"output on D {format_value(result.run.out, digits=None)}, {what} "
+                                       f"{format_value(result.aligned_run.out, digits=None)}")
     if obligation == ObligationId.C4C:
-        return Confirmation(confirmed, f"cost {alignment.cost!r} vs claim {alignment.claim!r}")
+        return Confirmation(confirmed, f"cost {format_value(alignment.cost, digits=None)} vs claim "
+                                       f"{format_value(alignment.claim, digits=None)}")
     if obligation == ObligationId.C4D:
         bad = [d for d in alignment.draws if not d.in_support or not d.whole]
-        return Confirmation(confirmed, "; ".join(f"{d.draw.display}' = {d.aligned!r}" for d in bad) or "all in support")
+        return Confirmation(confirmed, "; ".join(f"{d.draw.display}' = {format_value(d.aligned, digits=None)}"
+                                                 for d in bad) or "all in support")
     if obligation == ObligationId.C3:
         bad = [d for d in alignment.draws if d.coefficient is None and d.shift != 0]
-        return Confirmation(confirmed, "; ".join(f"{d.draw.display} shifted by {d.shift!r}" for d in bad) or "no shift")
+        return Confirmation(confirmed, "; ".join(f"{d.draw.display} shifted by {format_value(d.shift, digits=None)}"
+                                                 for d in bad) or "no shift")
     return Confirmation(confirmed, ", ".join(result.failures) or "no obligation fails on this run")

@@ -29,6 +29,7 @@ import z3
 
 from .. import nodes as n
 from ..counterexample import Counterexample
+from ..interp.values import format_value
 from ..limits import MAX_BOUNDED_LENGTH
 from ..obligations import KINDS, Obligation, ObligationId, cost_coefficient
 from ..resolve import ResolvedMechanism, walk
@@ -203,13 +204,13 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
         if found is not None:
             v = verdicts[id(o)]
             v.fail(Status.REFUTED, found.reason, found.counterexample)
-            v.notes += found.notes
+            v.notes += found.remarks
     remaining = [o for o in checked if unbounded.get(o.key, "") is not None and o.key not in proof.refuted]
     if len(remaining) < len(checked):
         assumptions |= proof.assumptions
     if extended is not None:
         for o in remaining:
-            verdicts[id(o)].notes.append(extended[1])
+            verdicts[id(o)].note(extended[1])
     stopped: tuple[int, Obligation] | None = None
     """(the longest length checked, the refuted obligation) when a refutation ended the bounded check early."""
     if remaining:
@@ -245,22 +246,24 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                                            "found to check")
             elif unbounded.get(o.key, "") is None:
                 v.scope = "for every input length"
-                v.notes += [f"for every length: {note}" for note in proof.notes.get(o.id, [])]
+                for note in proof.notes.get(o.id, []):
+                    v.note(f"for every length: {note}", Status.PROVED)
             else:
                 v.status = Status.BOUNDED
                 v.scope = cover.text() if stopped is None else replace(cover, max_length=stopped[0]).text()
                 if stopped is not None:
-                    v.notes.append(f"checked no further: {stopped[1].name} is refuted at that length, so the "
-                                   "verdict is refuted whatever this obligation is (`align verify "
-                                   "--every-obligation` checks it up to --max-length)")
+                    v.note(f"checked no further: {stopped[1].name} is refuted at that length, so the "
+                           "verdict is refuted whatever this obligation is (`align verify "
+                           "--every-obligation` checks it up to --max-length)", Status.BOUNDED, Status.UNKNOWN)
                 if unbounded.get(o.key):
-                    v.notes.append(f"no proof for every length: {unbounded[o.key]}")
+                    v.note(f"no proof for every length: {unbounded[o.key]}", Status.BOUNDED, Status.UNKNOWN)
                 if not tried:
                     searched = f" ({reach.searched})" if reach is not None else ""
                     v.fail(Status.UNKNOWN, "no pair of inputs that `requires` and the adjacency clauses allow was "
                                            f"found to check{searched}")
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
-            v.notes += sorted(assumptions)
+            for assumption in sorted(assumptions):
+                v.note(assumption)
     decided = {id(o): decision for o in obs if (decision := rule.decide(mech, o)) is not None}
     # Shifting noise that has no cost coefficient has no finite cost: C4c cannot hold where C3 fails.
     c3_failed = [o.site for o in obs
@@ -301,7 +304,7 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     for o in checked:
         verdicts[id(o)].seconds += share
         if o.id in ("C4a", "C4c") and result.invariant and result.proved.get(o.key, "") is None:
-            verdicts[id(o)].notes.append("loop invariant: " + "; ".join(result.invariant))
+            verdicts[id(o)].note("loop invariant: " + "; ".join(map(str, result.invariant)), Status.PROVED)
             verdicts[id(o)].invariant = tuple(result.invariant)
     return result
 
@@ -357,6 +360,10 @@ def prove_for_every_length(mech: ResolvedMechanism, limits: Limits) -> tuple[Ind
     return result, reasons
 
 
+_UNINTERPRETED = "the refutation involves "
+"""The start of the note on a refutation that rests on functions z3 leaves uninterpreted (exp, ln)."""
+
+
 def _confirm(mech: ResolvedMechanism, verdicts: list[PendingVerdict]) -> None:
     """Replay each refutation in the interpreter; one that rests on uninterpreted functions and does not
     reproduce there is not a refutation of the real mechanism, so it becomes unknown."""
@@ -367,13 +374,17 @@ def _confirm(mech: ResolvedMechanism, verdicts: list[PendingVerdict]) -> None:
             continue
         result = replay(mech, v.counterexample)
         v.counterexample = replace(v.counterexample, replay={"confirmed": result.confirmed, "detail": result.detail})
+        uninterpreted = [note for note in v.notes if note.text.startswith(_UNINTERPRETED)]
         if result.confirmed:
-            v.notes.append("confirmed by replaying the counterexample in the interpreter: " + result.detail)
-        elif any("uninterpreted" in note for note in v.notes):
+            v.notes = [note for note in v.notes if note not in uninterpreted]  # it asked for this replay
+            v.note("confirmed by replaying the counterexample in the interpreter" + (
+                " (which evaluates the functions z3 left uninterpreted)" if uninterpreted else "") + ": "
+                + result.detail, Status.REFUTED)
+        elif uninterpreted:
             v.status, v.reason = Status.UNKNOWN, f"a z3 model that the interpreter does not reproduce ({result.detail})"
         else:
-            v.notes.append("the floating-point replay does not reproduce this exact-arithmetic counterexample: "
-                           + result.detail)
+            v.note("the floating-point replay does not reproduce this exact-arithmetic counterexample: "
+                   + result.detail, Status.REFUTED)
 
 
 def _feasible(enc: Encoding, limits: Limits) -> bool:
@@ -568,7 +579,9 @@ def _check_c4a(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Des
 
 def _check_c4b(q: _Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     answer, describe, note = acyclic.check(q.mech, q.enc, q.run1, q.align, q.assumptions(), q.limits)
-    v.notes = [x for x in v.notes if not x.startswith("an order")] + ([note] if note else [])
+    v.notes = [x for x in v.notes if not x.text.startswith("an order")]
+    if note:
+        v.note(note, Status.PROVED, Status.BOUNDED)
     return answer, describe
 
 
@@ -704,7 +717,7 @@ def _witness_verdict(mech: ResolvedMechanism, v: PendingVerdict, reach: Reach, c
         else:
             why = (f"no two distinct inputs D ≠ D' satisfy `requires` and the adjacency clauses ({reach.searched}): "
                    "every other obligation holds of D = D' alone")
-        v.fail(Status.UNKNOWN, f"vacuous: {why}, so nothing is proved about privacy")
+        v.fail(Status.UNKNOWN, f"vacuous: {why}, so the proofs say nothing about privacy")
         v.vacuous = True
 
 
@@ -744,8 +757,8 @@ def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligati
                 cex = replace(cex, parameters=parameters)
             cex = replace(cex, why=why)
             if enc.uninterpreted:
-                v.notes.append("the refutation involves " + ", ".join(sorted(enc.uninterpreted)) +
-                               " as uninterpreted functions; replay it to confirm")
+                v.note(_UNINTERPRETED + ", ".join(sorted(enc.uninterpreted)) +
+                       " as uninterpreted functions; replay it to confirm", Status.REFUTED)
             v.fail(Status.REFUTED, why, cex)
         elif answer.status == Validity.UNKNOWN:
             v.fail(Status.UNKNOWN, f"{_where(enc)}: z3 says {answer.reason}")
@@ -936,7 +949,8 @@ def _first_difference(model: z3.ModelRef, a: OutputSeq, b: OutputSeq) -> str:
         return f"the output on D has {len(out_a)} item(s), the aligned run on D' has {len(out_b)}"
     for k, (x, y) in enumerate(zip(out_a, out_b)):
         if x != y:
-            return f"output {k} differs: {x} on D, {y} on D' with the aligned noise"
+            return (f"output {k} differs: {format_value(x, digits=None)} on D, {format_value(y, digits=None)} on D' "
+                    "with the aligned noise")
     return "the outputs differ"
 
 

@@ -175,7 +175,7 @@ def _first(*values: T | None) -> T:
 def confirm(result: MechanismVerdict, samples: int) -> Confirmation:
     """`align verify --confirm`: run the likelihood-ratio test on a refuted obligation's counterexample pair, or,
     when no alignment was found by synthesis, on StatDP's patterns with the spec's example values."""
-    from ..interp.values import example_arguments, example_length
+    from ..interp.values import example_arguments, example_length, format_values
     from ..results import Confirmation
     from ..stats.lrtest import counterexample_pair, search
 
@@ -198,7 +198,7 @@ def confirm(result: MechanismVerdict, samples: int) -> Confirmation:
     # the witness decided (its bound >= its claim, the same exact test as adjusted p <= alpha); the strongest
     # bound is over the findings that reject, so it is >= the claim too (align/stats/lrtest.py, Result)
     best = found.witness
-    args_text = ", ".join(f"{k} = {v}" for k, v in public.items())
+    args_text = format_values(public)
     if found.violation and best is not None:
         strongest = found.strongest
         assert strongest is not None, "a violation has a finding that rejects"

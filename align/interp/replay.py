@@ -15,6 +15,7 @@ from ..obligations import ObligationId, close, cost_within_claim
 from ..resolve import ResolvedMechanism
 from ..results import Replay
 from .errors import RunError
+from .values import format_value
 
 DENSITY_CODES = frozenset({"invalid-distribution-parameter", "division-by-zero", "math-domain"})
 """A run that stops with one of these drew from something that is not a density: C0 (`interp.scalar`)."""
@@ -68,8 +69,8 @@ def different_density(run: Any, aligned: Any) -> str | None:
         other = there.get(d.display)
         if other is not None and not same_output(list(d.params), list(other), 0.0):
             name = d.site.distribution.name
-            return (f"{d.display} ~ {name}({', '.join(map(repr, d.params))}) on D, "
-                    f"{name}({', '.join(map(repr, other))}) in the aligned run on D'")
+            return (f"{d.display} ~ {name}({', '.join(format_value(p, digits=None) for p in d.params)}) on D, "
+                    f"{name}({', '.join(format_value(p, digits=None) for p in other)}) in the aligned run on D'")
     return None
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -46,33 +47,61 @@ class Tag:
     payload: tuple = ()
 
     def __str__(self) -> str:
-        return self.name + (f"({', '.join(format_value(p) for p in self.payload)})" if self.payload else "")
+        return format_value(self)
 
 
 # ------------------------------------------------------------------------------------------------ printing
 
 
-def format_number(x: float | bool) -> str:
+def format_number(x: Any, digits: int | None = 6) -> str:
+    """A number as the language writes it: `true`, `3`, `-3/4` (an exact rational), a real to `digits`
+    significant digits (None: the shortest text that reads back as the same double)."""
+    if type(x).__module__ == "numpy":
+        x = x.item()  # a numpy scalar: its Python value
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
         return str(x)
-    return f"{x:.6g}"
+    if isinstance(x, Fraction):
+        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    x = float(x)
+    if digits is None:
+        text = repr(x)
+        return text[:-2] if text.endswith(".0") else text
+    return f"{x:.{digits}g}"
 
 
-def format_value(v: Any) -> str:
-    """Short text for traces and summaries (reals to 6 significant digits)."""
+def format_value(v: Any, digits: int | None = 6) -> str:
+    """A value in the language's own syntax, for every text meant for a person (traces, summaries, reasons,
+    counterexamples, reports): `TOP(0.5)`, `[1, 2/3]`, `true`. It takes the interpreter's values (`Tag`, lists,
+    tuples, index sets), their JSON data form (a tag as {"tag": name, "payload": [...]}, a rational as "p/q"),
+    exact `Fraction`s and numpy scalars and arrays; `None` (a noise value that was not drawn) is `-`. Reals have
+    `digits` significant digits (None: as many as the double needs to read back)."""
     if isinstance(v, Tag):
-        return str(v)
+        return v.name + (f"({', '.join(format_value(p, digits) for p in v.payload)})" if v.payload else "")
+    if isinstance(v, dict) and "tag" in v:
+        payload = v.get("payload") or ()
+        return str(v["tag"]) + (f"({', '.join(format_value(p, digits) for p in payload)})" if payload else "")
+    if isinstance(v, dict):
+        return format_values(v, digits=digits)
+    if type(v).__module__ == "numpy":
+        v = v.tolist()  # a numpy scalar or array: its Python value (lists for arrays)
     if isinstance(v, tuple):
-        return "(" + ", ".join(format_value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        return "(" + ", ".join(format_value(x, digits) for x in v) + ("," if len(v) == 1 else "") + ")"
     if isinstance(v, list):
-        return "[" + ", ".join(format_value(x) for x in v) + "]"
-    if isinstance(v, frozenset):
-        return "{" + ", ".join(str(x) for x in sorted(v)) + "}"
-    if isinstance(v, (int, float, bool)):
-        return format_number(v)
+        return "[" + ", ".join(format_value(x, digits) for x in v) + "]"
+    if isinstance(v, (frozenset, set)):
+        return "{" + ", ".join(format_value(x, digits) for x in sorted(v)) + "}"
+    if v is None:
+        return "-"
+    if isinstance(v, (int, float, bool, Fraction)):
+        return format_number(v, digits)
     return str(v)
+
+
+def format_values(values: Mapping[str, Any], prime: str = "", digits: int | None = 6) -> str:
+    """Named values as the language writes them: `q = [1, 2], eps = 1/2` (`prime`: `q' = ...`)."""
+    return ", ".join(f"{name}{prime} = {format_value(value, digits)}" for name, value in values.items())
 
 
 def to_json(v: Any) -> Any:

@@ -128,7 +128,7 @@ _SUMMARY = {
                "for a violation)",
     "unknown": "some obligation could not be decided",
     "vacuous": "vacuous: no two distinct neighbours D ≠ D' satisfy the assumptions where the proof looked, so "
-               "nothing is proved about privacy (see ADJ)",
+               "the proofs say nothing about privacy (see ADJ)",
 }
 
 
@@ -137,9 +137,24 @@ def verdict_summary(status: str, scope: str, mech: ResolvedMechanism | None = No
     neighbouring relation, the side the bound is for. `vacuous` (`results.vacuous`): an unknown verdict whose
     neighbouring relation admits no two distinct inputs says so."""
     text = _SUMMARY["vacuous" if vacuous and str(status) == "unknown" else str(status)].format(scope=scope)
+    if str(status) == "refuted" and mech is not None:
+        text = text.replace("this alignment", refuted_subject(mech), 1)
     if mech is not None and mech.one_sided and str(status) in ("proved", "bounded"):
         text += f"; one-sided: for neighbours with {one_sided_text(mech)} only (the reverse bound is not claimed)"
     return text
+
+
+def refuted_subject(mech: ResolvedMechanism) -> str:
+    """What a refuted verdict says does not prove the claim: the written alignment, or, with none written,
+    shifting no noise (Lemma 1 reads a missing alignment so) or the proof rule that needs none (R²DP)."""
+    if mech.alignment is not None:
+        return "this alignment"
+    from ..rules import Lemma1, rule_for
+
+    rule = rule_for(mech)
+    if isinstance(rule, Lemma1):
+        return "shifting no noise (no alignment was written)"
+    return f"the proof rule ({rule.name})"
 
 
 def one_sided_text(mech: ResolvedMechanism) -> str:

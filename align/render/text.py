@@ -107,6 +107,8 @@ def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
 
 
 def counterexample_lines(counterexample: Counterexample) -> list[str]:
+    from ..interp.values import format_value, format_values
+
     cex = counterexample.to_json()  # the values as the file and the JSON report write them
     lines = [f"counterexample ({cex.get('why', '')})"]
     if cex.get("lengths"):
@@ -117,24 +119,12 @@ def counterexample_lines(counterexample: Counterexample) -> list[str]:
         values = cex.get(key) or {}
         if values:
             prime = "'" if key == "neighbour" else ""
-            lines.append(f"  {key}: " + ", ".join(f"{name}{prime} = {plain_value(value)}"
-                                                  for name, value in values.items()))
+            lines.append(f"  {key}: " + format_values(values, prime, digits=None))
     if "output" in cex:
-        lines.append(f"  output on D: {plain_value(cex['output'])}")
+        lines.append(f"  output on D: {format_value(cex['output'], digits=None)}")
     if "aligned_output" in cex and cex.get("obligation") == "C4a":
-        lines.append(f"  output on D' with aligned noise: {plain_value(cex['aligned_output'])}")
+        lines.append(f"  output on D' with aligned noise: {format_value(cex['aligned_output'], digits=None)}")
     return lines
-
-
-def plain_value(value) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(plain_value(v) for v in value) + "]"
-    if isinstance(value, dict) and "tag" in value:
-        payload = value.get("payload")
-        return value["tag"] + ("(" + ", ".join(plain_value(p) for p in payload) + ")" if payload else "")
-    if value is None:
-        return "-"
-    return str(value)
 
 
 
@@ -268,9 +258,9 @@ def tested_text(report: TestReport) -> str:
 
 
 def arguments_text(values: dict) -> str:
-    from ..interp.values import format_value
+    from ..interp.values import format_values
 
-    return ", ".join(f"{k} = {format_value(v)}" for k, v in values.items())
+    return format_values(values)
 
 
 def _trace_lines(trace: Sequence[Any]) -> list[str]:
@@ -279,7 +269,7 @@ def _trace_lines(trace: Sequence[Any]) -> list[str]:
 
 def replay_lines(r: Replay) -> list[str]:
     """The trace of a replayed run and, when aligned, the alignment's table and the neighbour's trace."""
-    from ..interp.values import format_value
+    from ..interp.values import format_value, format_values
 
     lines = ["run on D: " + arguments_text(r.args)]
     lines += _trace_lines(r.run.trace)
@@ -290,7 +280,7 @@ def replay_lines(r: Replay) -> list[str]:
         return lines
     alignment = r.alignment
     lines.append("")
-    lines.append("alignment φ(H), neighbour " + ", ".join(f"{k}' = {format_value(v)}" for k, v in r.neighbour.items()))
+    lines.append("alignment φ(H), neighbour " + format_values(r.neighbour, "'"))
     for name, value in alignment.lets.items():
         lines.append(f"  let {name} = {format_value(value)}")
     rows = [("noise", "value", "shift ψ", "aligned", "c", "c·|ψ|")]

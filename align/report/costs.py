@@ -126,6 +126,31 @@ def analyse(mech: ResolvedMechanism) -> CostSum:
     return CostSum(sites, total, tuple(counts), claim, equal_at=equal_at, expanded=expanded, within=within)
 
 
+def without_bound(costs: CostSum) -> list[str]:
+    """Why the sum has no closed form: for each shifted site's case without a bound, the reason (its cost
+    coefficient is not a formula of the parameters, its shift is not one here, or the shift is not affine in
+    the differences of the inputs: it reads the aligned run or a private value of unbounded difference)."""
+    reasons = []
+    for sc in costs.sites:
+        if not sc.shifted:
+            continue
+        where = f"`{sc.site.display}`"
+        if sc.coefficient is None:
+            reasons.append(f"the cost coefficient of {where} is not a formula of the parameters here (not "
+                           "Lipschitz, or its scale reads more than the parameters)")
+            continue
+        for case in sc.cases:
+            if case.bound is not None:
+                continue
+            on = f" where `{case.condition}`" if case.condition else ""
+            if case.shift is None:
+                reasons.append(f"the shift of {where}{on} is not a formula here")
+            else:
+                reasons.append(f"the shift of {where}{on} is not affine in the differences of the inputs (it "
+                               "reads the aligned run, or a value whose difference has no bound here)")
+    return reasons
+
+
 def expand_constants(mech: ResolvedMechanism, value: sympy.Expr) -> sympy.Expr | None:
     """`value` with the program's parameter-derived constants (eps0 = theta*eps ...) written out; None when
     it has none of them."""

@@ -24,7 +24,7 @@ from ..span import visible
 from ..status import Status
 from ..symbolic import NotSymbolic, simplify, to_sympy
 from ..unparse import unparse
-from .costs import CostSum, analyse, expand_constants
+from .costs import CostSum, analyse, expand_constants, without_bound
 from .document import (
     Cell,
     Code,
@@ -56,19 +56,6 @@ if TYPE_CHECKING:
 STATUS_TONES = {Status.PROVED: Tone.GOOD, Status.BOUNDED: Tone.WARN, Status.UNKNOWN: Tone.WARN,
                 Status.REFUTED: Tone.BAD}
 
-_CONCLUSION = {
-    Status.PROVED: "Every obligation holds {scope}, so by the rule above the mechanism is ε-differentially "
-                   "private with ε = {claim}.",
-    Status.BOUNDED: "No obligation is refuted, but some are proved only {scope}: this is not a proof of "
-                    "ε-differential privacy for longer inputs (`align verify --accept-bounded` accepts it).",
-    Status.UNKNOWN: "Some obligation could not be decided: nothing is proved and nothing refuted.",
-    Status.REFUTED: "The alignment does not prove the claim: an obligation fails (see the obligations and the "
-                    "counterexample). The mechanism may still be private with another alignment: a refuted "
-                    "alignment is not a privacy violation until a test confirms one (align test, or align report "
-                    "--confirm).",
-}
-
-
 def build(result: MechanismVerdict, source: Source | None, path: str) -> Document:
     mech = result.mechanism
     doc = Document(f"Proof report: {mech.name}")
@@ -84,24 +71,31 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
             Paragraph(inlines(Text(f"Verdict: {result.status}", _tone(result.status), strong=True), " — ",
                               _summary(result)), _tone(result.status)))
     verdicts = {v.obligation.id: v for v in result.verdicts}
-    refuted = next((v for v in result.verdicts if v.status == Status.REFUTED), None)
     cex = result.counterexample
+    # the refutation the counterexample section is about: the one whose counterexample it shows
+    refuted = next((v for v in result.verdicts if v.status == Status.REFUTED and cex is not None
+                    and v.counterexample is cex), None) or \
+        next((v for v in result.verdicts if v.status == Status.REFUTED), None)
     steps = side_by_side(mech, cex) if cex is not None else None
     marked: set[int] = set()
+    marks: list[str] = []
     if refuted is not None:
         marked.add(refuted.obligation.span.line)
-        if refuted.obligation.id == ObligationId.C4B:
+        marks.append("the refuted obligation's line")
+        if refuted.obligation.id == ObligationId.C4B and _shifts_reading_noise(mech):
             marked |= _shifts_reading_noise(mech)  # where the cycle runs
+            marks.append("the shifts that read noise (the cycle runs through them)")
     if steps is not None and steps.divergence is not None:
         marked |= {steps.steps[steps.divergence].line, steps.steps[steps.divergence].line_d_prime}
+        marks.append("the first line where the two runs part")
 
     doc.add(section("The mechanism", "mechanism"))
     if source is not None:
-        doc.add(_listing(result, source, frozenset(marked)))
+        doc.add(_listing(result, source, frozenset(marked), marks))
     doc.add(section("Parameters and neighbouring inputs", "parameters"), _parameters(result))
     if mech.requires:
-        doc.add(Paragraph(inlines("Requires: ", *_joined([_formula(r) for r in mech.requires]), ". The "
-                                  "proof holds for every value of the public parameters that satisfies this.")))
+        doc.add(Paragraph(inlines("Requires: ", *_joined([_formula(r) for r in mech.requires]), ". ",
+                                  _REQUIRES[result.status])))
 
     rule = rule_for(mech)
     doc.add(section("The proof rule", "rule"), Paragraph(inlines(Text(rule.name, strong=True), ". ",
@@ -112,38 +106,118 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
         costs = analyse(mech)
         doc.add(section("Noise sites and the alignment", "sites"))
         if result.synthesis is not None and result.synthesis.alignment is not None:
-            block = result.synthesis.alignment.splitlines()
-            found = result.synthesis
-            doc.add(Paragraph(inlines("No alignment was written: ", Code("align verify"), " synthesised this one "
-                                      f"({found.candidates} candidates, {found.examples} examples, "
-                                      f"{found.iterations} checker calls; docs/synthesis.md), and the proof below is "
-                                      "about it. Paste it into the spec to keep it.")),
-                    Listing(tuple(enumerate(block, 1)), caption="the synthesised alignment"))
+            doc.add(*_synthesised(result))
         doc.add(*_sites(result, costs))
         doc.add(section("The cost sum", "cost"), *_cost_sum(mech, costs, verdicts.get(ObligationId.C4C)))
         if ObligationId.C4B in verdicts:
-            doc.add(section("The alignment is acyclic", "acyclic"), *_acyclic(verdicts[ObligationId.C4B]))
-        invariant = next((v.invariant for v in result.verdicts if v.invariant), ())
-        if invariant:
-            doc.add(section("The loop invariant", "invariant"),
-                    Paragraph(inlines("The checker proved every length by induction over the main loop: the "
-                                      "invariant below holds of both runs and the aligned cost at the loop head "
-                                      "before the first iteration, and each iteration preserves it, so C4a and "
-                                      "C4c hold at every length (a primed name such as ", Code("cost'"),
-                                      " is the value in the run on D'; ", Code("aligned_cost"), " is the cost "
-                                      "Σ cᵢ·|ψᵢ| of the alignment so far; ", Code("claim"), " is ε).")),
-                    Items(tuple(inlines(Code(conjunct)) for conjunct in invariant)))
+            doc.add(section("Acyclicity (C4b)", "acyclic"), *_acyclic(verdicts[ObligationId.C4B]))
+        if any(v.invariant for v in result.verdicts):
+            doc.add(section("The loop invariant", "invariant"), *_invariant(result))
     doc.add(section("The obligations", "obligations"), _obligations(result))
     if cex is not None and refuted is not None:
         doc.add(section("The counterexample", "counterexample"), *_counterexample(result, refuted, cex, steps))
     if result.confirmation is not None:
         doc.add(section("Empirical check", "confirm"), *_confirmation(result.confirmation, mech.name))
-    conclusion = _CONCLUSION[result.status].format(scope=result.scope or "", claim=unparse(mech.claim))
-    if result.confirmation is not None and result.confirmation.violation:
-        conclusion += (" Here the test confirms a violation: the mechanism itself is not ε-differentially private "
-                       "for the claimed ε.")
-    doc.add(Heading(2, "Conclusion", "conclusion"), Paragraph(inlines(conclusion), _tone(result.status)))
+    doc.add(Heading(2, "Conclusion", "conclusion"), Paragraph(inlines(_conclusion(result)), _tone(result.status)))
     return doc
+
+
+_REQUIRES = {
+    Status.PROVED: "The proof holds for every value of the public parameters that satisfies this.",
+    Status.BOUNDED: "The obligations are checked for the values of the public parameters that satisfy this, within "
+                    "the scope of each (below).",
+    Status.UNKNOWN: "The obligations are checked for every value of the public parameters that satisfies this.",
+    Status.REFUTED: "The obligations are checked for every value of the public parameters that satisfies this; a "
+                    "counterexample satisfies it.",
+}
+"""What the `requires` clause means for the verdict: a proof holds for every value it admits; otherwise it is
+the condition under which the obligations were checked."""
+
+
+def _names(verdicts) -> str:
+    names = [v.obligation.name for v in verdicts]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _conclusion(result: MechanismVerdict) -> str:
+    """The last paragraph, from the verdicts: each sentence holds for the status it is written for."""
+    from ..render.common import refuted_subject
+
+    mech = result.mechanism
+    lemma1 = mech.alignment is not None or not any(v.obligation.id == ObligationId.MIX for v in result.verdicts)
+    what = refuted_subject(mech)
+    open_ = [v for v in result.verdicts if v.status == result.status]
+    if result.status == Status.PROVED:
+        text = (f"Every obligation holds {result.scope}, so by the rule above the mechanism is ε-differentially "
+                f"private with ε = {unparse(mech.claim)}.")
+    elif result.status == Status.BOUNDED:
+        text = (f"No obligation is refuted, but {_names(open_)} {'is' if len(open_) == 1 else 'are'} proved only "
+                f"{result.scope or open_[0].scope}: this is not a proof of ε-differential privacy for inputs beyond "
+                "that (`align verify --accept-bounded` accepts it).")
+    elif result.status == Status.UNKNOWN:
+        text = (f"No obligation is refuted, but {_names(open_)} could not be decided (see the obligations): the claim "
+                "is neither proved nor refuted.")
+    else:
+        see = " and the counterexample" if result.counterexample is not None else ""
+        text = (f"{what[0].upper()}{what[1:]} does not prove the claim: {_names(open_)} "
+                f"{'fails' if len(open_) == 1 else 'fail'} (see the obligations{see}). The mechanism may still be "
+                "private, " + ("with another alignment: " if lemma1 else "by another argument: ")
+                + "a refuted obligation is not a privacy violation until a test confirms one (align test, or align "
+                "report --confirm).")
+    conf = result.confirmation
+    if conf is not None and conf.violation:
+        text += (" Here the test confirms a violation: the mechanism itself is not ε-differentially private for the "
+                 "claimed ε.")
+    elif conf is not None and conf.violation is False:
+        text += " Here the test found no violation, which proves nothing either way."
+    return text
+
+
+def _synthesised(result: MechanismVerdict) -> list:
+    """The synthesised alignment, and what the verdicts below are about."""
+    found = result.synthesis
+    assert found is not None and found.alignment is not None
+    counts = (f"{found.candidates} candidates, {found.examples} examples, {found.iterations} checker calls; "
+              "docs/synthesis.md")
+    about = "the proof below is about it" if result.status == Status.PROVED else "the verdicts below are about it"
+    if found.role == "suggested":
+        head = inlines("The verdicts below are about the written alignment. ", Code("align verify --synthesise"),
+                       f" also found this one ({counts}): {found.text}")
+    elif found.role == "replaces":
+        head = inlines("The written alignment is not proved: ", Code("align verify --synthesise"),
+                       f" found this one ({counts}), and {about}. Paste it into the spec to keep it.")
+    else:
+        head = inlines("No alignment was written: ", Code("align verify"), f" synthesised this one ({counts}), "
+                       f"and {about}. Paste it into the spec to keep it.")
+    return [Paragraph(head), Listing(tuple(enumerate(found.alignment.splitlines(), 1)),
+                                     caption="the synthesised alignment")]
+
+
+def _invariant(result: MechanismVerdict) -> list:
+    """The loop invariant, and the obligations it proves for every length: only those whose verdict is that."""
+    proved = [v for v in result.verdicts if v.invariant and v.status == Status.PROVED
+              and v.scope == "for every input length"]
+    invariant = (proved or [v for v in result.verdicts if v.invariant])[0].invariant
+    legend = inlines(" (a primed name such as ", Code("cost'"), " is the value in the run on D'; ",
+                     Code("aligned_cost"), " is the cost Σ cᵢ·|ψᵢ| of the alignment so far; ", Code("claim"),
+                     " is ε).")
+    if proved:
+        head = inlines(f"The checker proved {_names(proved)} for every input length by induction over the main loop: "
+                       "the invariant below holds of both runs and the aligned cost at the loop head before the "
+                       "first iteration, and each iteration preserves it", *legend)
+    else:
+        head = inlines("The induction over the main loop found the invariant below (it holds at the loop head before "
+                       "the first iteration, and each iteration preserves it), but it proves no obligation here: "
+                       + "; ".join(f"{v.obligation.name} is {v.status}" for v in result.verdicts if v.invariant)
+                       + ".", *legend)
+    items = []
+    for conjunct in invariant:
+        parts: list[Inline | str] = [Code(conjunct.text)]
+        for k, (name, formula) in enumerate(conjunct.where):
+            parts += [", where " if k == 0 else " and ", Formula(sympy.Eq(sympy.Symbol(name), formula,
+                                                                         evaluate=False))]
+        items.append(inlines(*parts))
+    return [Paragraph(head), Items(tuple(items))]
 
 
 def _shifts_reading_noise(mech: ResolvedMechanism) -> set[int]:
@@ -180,15 +254,14 @@ def _joined(parts: list[Inline]) -> list[Inline]:
     return out
 
 
-def _listing(result: MechanismVerdict, source: Source, marked: frozenset[int]) -> Listing:
+def _listing(result: MechanismVerdict, source: Source, marked: frozenset[int], marks: list[str]) -> Listing:
     mech = result.mechanism
     first = mech.node.span.line
     last = mech.node.span.end_line
     if mech.alignment is not None:
         last = max(last, mech.alignment.node.span.end_line)
     shown = tuple((i, visible(source.line(i), tab="    ")) for i in range(first, last + 1))  # a comment may hold ESC
-    caption = ("Marked: the refuted obligation's line, and the first line where the two runs part (or the shifts "
-               "that read noise, for a cycle)." if marked else "")
+    caption = f"Marked: {', '.join(marks[:-1]) + ' and ' + marks[-1] if len(marks) > 1 else marks[0]}." if marks else ""
     return Listing(shown, marked, caption)
 
 
@@ -242,8 +315,8 @@ def _cost_sum(mech: ResolvedMechanism, costs: CostSum, c4c: Verdict | None) -> l
     blocks: list = []
     cost = sympy.Symbol("cost", real=True)
     if costs.total is None:
-        blocks.append(Paragraph(inlines("Some cost term has no closed form in this analysis (a shift that reads "
-                                        "the aligned run, or is not affine in the differences of the inputs).")))
+        blocks.append(Paragraph(inlines("Some cost term has no closed form in this analysis: "
+                                        + "; ".join(without_bound(costs)) + ".")))
     else:
         chain: list[sympy.Basic] = [cost, costs.total]
         relations = ["<="]
@@ -267,13 +340,16 @@ def _cost_sum(mech: ResolvedMechanism, costs: CostSum, c4c: Verdict | None) -> l
             blocks.append(Paragraph(inlines("The bound equals ε at ", *parts, ". Whether every run keeps ",
                                             Formula(n_symbol), " that small (the loop's own bookkeeping) is what "
                                             "the checker decides in C4c:")))
-        elif costs.within is not None:
+        elif costs.within is not None and c4c is not None and c4c.status == Status.PROVED:
             blocks.append(Paragraph(inlines("The bound is at most the claim: the cost is at most ε for every pair "
                                             "of neighbouring inputs and every noise value.")))
+        elif costs.within is not None:
+            blocks.append(Paragraph(inlines("The sum of these bounds is at most the claim, but C4c is not proved: "
+                                            "the checker decides it on the exact cost, path by path (below).")))
         else:
-            blocks.append(Paragraph(inlines("These per-term bounds are sound but need not be tight (the terms "
-                                            "cannot all be largest at once, or the neighbouring relation is "
-                                            "one-sided); C4c below is decided on the exact cost, path by path.")))
+            blocks.append(Paragraph(inlines("These per-term bounds are sound, but sympy does not show their sum to "
+                                            "be at most the claim (it may not be: the terms need not all be largest "
+                                            "at once); C4c below is decided on the exact cost, path by path.")))
     if c4c is not None:
         blocks.append(Paragraph(inlines("C4c: ", Text(str(c4c.status), _tone(c4c.status), strong=True), " ",
                                         c4c.scope or c4c.reason)))
@@ -292,13 +368,13 @@ def _acyclic(c4b: Verdict) -> list:
 def _obligations(result: MechanismVerdict) -> Table:
     rows = []
     for v in result.verdicts:
+        # the scope (proved, bounded) or the reason (refuted, unknown), then the verdict's own notes: each speaks
+        # of this status (results.Note), and a proof for every length says there how it covers every length
         why = v.scope if v.status in (Status.PROVED, Status.BOUNDED) else v.reason
-        how = v.obligation.kind.induction if v.scope == "for every input length" else ""
-        detail: list[Inline | str] = [why]
-        if how:
-            detail.append(f"; at every length: {how}")
+        detail = "; ".join(part for part in (why, *v.notes) if part)
         rows.append(Row((cell(Code(v.obligation.name)), cell(v.obligation.title),
-                         cell(str(v.status), tone=_tone(v.status)), cell(*detail), cell(str(v.obligation.span.line))),
+                         cell(str(v.status), tone=_tone(v.status)), cell(detail),
+                         cell(str(v.obligation.span.line))),
                         marked=v.status == Status.REFUTED))
     return Table("obligations", ("obligation", "what it requires", "status", "why", "line"), tuple(rows))
 
@@ -324,7 +400,7 @@ def _mixture(mix: Verdict, claim: Inline) -> list:
 
 
 def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexample, steps) -> list:
-    from ..render.text import counterexample_lines, plain_value
+    from ..render.text import counterexample_lines
 
     mech = result.mechanism
     blocks: list = [Paragraph(inlines(Code(refuted.obligation.name), " fails: ", refuted.reason or "", "."),
@@ -334,7 +410,8 @@ def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexam
     for p in mech.params:
         on_d = data.get("args", {}).get(p.name)
         on_d2 = data.get("neighbour", {}).get(p.name, on_d)
-        rows.append(row(cell(Code(p.name)), cell(Code(plain_value(on_d))), cell(Code(plain_value(on_d2))),
+        rows.append(row(cell(Code(p.name)), cell(Code(format_value(on_d, digits=None))),
+                        cell(Code(format_value(on_d2, digits=None))),
                         marked=on_d != on_d2))
     blocks.append(Table("inputs", ("parameter", "on D", "on D'"), tuple(rows), "The neighbouring inputs."))
     if steps is None:
@@ -368,14 +445,28 @@ def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexam
         trace_rows.append(Row((cell(str(i + 1)), cell(line), cell(Code(indent + s.on_d)),
                                cell(Code(indent + s.on_d_prime), tone=Tone.BAD if s.diverges else Tone.PLAIN)),
                               marked=s.diverges))
-    caption = ("The two runs step by step: on D with H, and on D' with φ(H). "
-               + (f"They part at step {steps.divergence + 1} (marked)." if steps.divergence is not None
-                  else "They never part: the failure is in the cost or the support above."))
+    caption = "The two runs step by step: on D with H, and on D' with φ(H). " + _parting(steps)
     blocks.append(Table("trace", ("step", "line", "run on D", "run on D' with φ(H)"), tuple(trace_rows), caption))
     if steps.replay.failures:
         blocks.append(Paragraph(inlines("The interpreter's replay breaks: ",
                                         ", ".join(str(f) for f in steps.replay.failures), ".")))
     return blocks
+
+
+def _parting(steps) -> str:
+    """Where the two runs part, or, when they do not, what the replay found broken instead."""
+    if steps.divergence is not None:
+        return f"They part at step {steps.divergence + 1} (marked)."
+    replay = steps.replay
+    broken = []
+    if replay.alignment is not None and not replay.cost_ok:
+        broken.append("the cost above is more than the claim")
+    if replay.alignment is not None and any(not (d.in_support and d.whole) for d in replay.alignment.draws):
+        broken.append("aligned noise above is outside its support")
+    if broken:
+        return "They never part: " + " and ".join(broken) + "."
+    return ("They never part in the interpreter's floating-point replay: the refutation is the checker's, in exact "
+            "arithmetic (its reason is above).")
 
 
 def _confirmation(conf: Confirmation, result_name: str) -> list:

@@ -60,9 +60,9 @@ def build(report: TestReport) -> Document:
 
 
 def _values(values) -> str:
-    from ..interp.values import format_value
+    from ..interp.values import format_values
 
-    return ", ".join(f"{k} = {format_value(v)}" for k, v in values.items())
+    return format_values(values)
 
 
 def _bound(f: Finding) -> str:
