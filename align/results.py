@@ -199,6 +199,21 @@ class TestReport:
         return bool(self.result.violation) or (self.computed is not None and self.computed.violation)
 
     @property
+    def lengths(self) -> list[int]:
+        """The lengths searched, sampled or computed, in order (the search escalates from the first)."""
+        return sorted(set(self.result.lengths) | set(self.computed.lengths if self.computed is not None else ()))
+
+    @property
+    def length(self) -> int | None:
+        """The length of the patterns whose pair shows the violation; None without one, or when that pair was
+        not generated (the checker's, a counterexample file's, the user's: its lists are shown)."""
+        if self.result.violation and self.result.witness is not None:
+            return self.result.witness.pair.length
+        if self.computed is not None and self.computed.violation and self.computed.strongest is not None:
+            return self.computed.strongest.pair.length
+        return None
+
+    @property
     def exit_code(self) -> ExitCode:
         return ExitCode.REFUTED if self.violation else ExitCode.OK
 

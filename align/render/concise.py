@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Code, Diagnostic
 from ..span import Source, shown_path
@@ -37,6 +37,17 @@ def verdicts_concise(mech: ResolvedMechanism, verdicts: list, status: str, scope
 def _where(path: str, mech: ResolvedMechanism) -> str:
     return f"{mech.node.name_span}: mechanism {mech.name}" if mech.node.name_span.path == path else \
         f"{shown_path(path)}: mechanism {mech.name}"
+
+
+def _lengths(lengths: Sequence[int], length: int | None) -> str:
+    """`; at length 24 (lengths 6, 12, 24)` for the length that decided, or the lengths searched."""
+    searched = ", ".join(map(str, lengths))
+    return f"; at length {length} (lengths {searched})" if length is not None else f"; lengths {searched}"
+
+
+def _skipped(skipped: Sequence[Any]) -> str:
+    """`; 1 input pair(s) skipped (<the first error>)`, or nothing."""
+    return f"; {len(skipped)} input pair(s) skipped ({skipped[0].diagnostic.message})" if skipped else ""
 
 
 class ConciseRenderer(Renderer):
@@ -101,14 +112,19 @@ class ConciseRenderer(Renderer):
             bound = "none" if c.strongest is None else \
                 ("inf" if c.strongest.epsilon == math.inf else f"{c.strongest.epsilon:.4g}")
             verdict += f"; computed: {'privacy violation' if c.violation else 'no violation'} (eps >= {bound})"
+        verdict += _lengths(report.lengths, report.length)
+        verdict += _skipped(list(r.skipped) + [k for k in (c.skipped if c is not None else ())
+                                               if k.pair not in [j.pair for j in r.skipped]])
         self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict}; {r.samples} samples\n")
 
     def computed(self, report: ExactReport) -> None:
         r, s = report.result, report.result.strongest
         bound = "none" if s is None else ("inf" if s.epsilon == math.inf else f"{s.epsilon:.4g}")
         verdict = "privacy violation" if r.violation else "no violation"
+        length = s.pair.length if r.violation and s is not None else None
         self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict} (computed eps >= {bound}, claimed "
-                          f"{r.claimed_epsilon:g}); {r.paths} paths\n")
+                          f"{r.claimed_epsilon:g}){_lengths(r.lengths, length)}{_skipped(r.skipped)}; "
+                          f"{r.paths} paths\n")
 
     def explained(self, code: Code) -> None:
         self.stdout.write(f"{code.name}: {code.explain()}\n")
