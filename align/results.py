@@ -192,6 +192,8 @@ class TestReport:
     in that class."""
     not_computed: str | None = None
     """Why it was not computed (a program outside the class), when the sampling found no violation."""
+    computed_lengths: tuple[int, ...] = ()
+    """The lengths computed from the paths (also when a longer length sampled afterwards shows the violation)."""
 
     @property
     def violation(self) -> bool:
@@ -201,7 +203,7 @@ class TestReport:
     @property
     def lengths(self) -> list[int]:
         """The lengths searched, sampled or computed, in order (the search escalates from the first)."""
-        return sorted(set(self.result.lengths) | set(self.computed.lengths if self.computed is not None else ()))
+        return sorted(set(self.result.lengths) | set(self.computed_lengths))
 
     @property
     def length(self) -> int | None:

@@ -557,6 +557,11 @@ def test_the_plot_has_one_row_per_input_pair_even_when_two_share_a_name():
     assert bounds_per_pair(result) == [("counterexample (C0) (1)", 0.2), ("one above", -math.inf),
                                        ("counterexample (C0) (2)", 1.5)]
     assert pairs_rejecting(result) == {2}
+    # the patterns of a longer length the search escalated to are labelled with it
+    escalated = SimpleNamespace(pairs=[Pair("one above", {"q": [0]}, {"q": [1]}, 5),
+                                       Pair("one above", {"q": [0, 0]}, {"q": [1, 0]}, 10)],
+                                findings=[], lengths=[5, 10])
+    assert [name for name, _ in bounds_per_pair(escalated)] == ["one above", "one above (length 10)"]
 
 
 # A pair the program cannot run: the mean of the records is undefined on the empty dataset, and the checker's

@@ -290,12 +290,14 @@ class Computed:
         search ended before asking)."""
         from ..results import TestReport
 
+        lengths = tuple(self.result.lengths) if self.result is not None else ()
         if sampled.violation:
-            return TestReport(path, self.mech, sampled, seconds, dict(self.public))
+            return TestReport(path, self.mech, sampled, seconds, dict(self.public), computed_lengths=lengths)
         started = time.perf_counter()
         self.at(self.length)
+        lengths = tuple(self.result.lengths) if self.result is not None else ()
         return TestReport(path, self.mech, sampled, seconds + time.perf_counter() - started, dict(self.public),
-                          self.result, self.outside)
+                          self.result, self.outside, lengths)
 
 
 def compute_lengths(mech: ResolvedMechanism, public: Mapping[str, Any], lengths: Sequence[int],

@@ -285,8 +285,7 @@ def tested_text(report: TestReport) -> str:
                  "\n".join(computed_lines(c, "  ", report.result.skipped)))
     elif report.not_computed is not None:
         text += f"\nnot computed from the paths: {report.not_computed}"
-    computed = report.computed.lengths if report.computed is not None else []
-    return text + "\n" + lengths_text(report.lengths, report.length, report.result.lengths, computed)
+    return text + "\n" + lengths_text(report.lengths, report.length, report.result.lengths, report.computed_lengths)
 
 
 # --------------------------------------------------------------------------------------------------- align run

@@ -735,7 +735,7 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
                 return
 
     sample_stage(stages[0])
-    if len(skipped) == len(stages[0].pairs):  # no pair of the first length runs: the program's own error
+    if result.skipped and not result.samples:  # no pair of the first length runs: the program's own error
         raise SpecError([result.skipped[0].diagnostic])
     decided = False  # a violation computed from the paths
     for stage in stages:
