@@ -237,11 +237,9 @@ class Computed:
     command's TestReport."""
 
     def __init__(self, mech: ResolvedMechanism, public: Mapping[str, Any], length: int,
-                 extra_pairs: Sequence[Pair], patterns: bool, checker: bool, enabled: bool = True,
-                 limit: int = AFTER_SAMPLING_PATHS):
+                 extra_pairs: Sequence[Pair], patterns: bool, checker: bool, enabled: bool = True):
         self.mech, self.public, self.length = mech, public, length
         self.extra_pairs, self.patterns, self.checker, self.enabled = extra_pairs, patterns, checker, enabled
-        self.limit = limit
         self.result: ExactResult | None = None
         """Every length computed, in one result."""
         self.outside: str | None = None
@@ -269,7 +267,7 @@ class Computed:
             self.progress(f"computing the events' probabilities from the program's paths{where}")
         try:
             computed = compute(self.mech, self.public, length, self.extra_pairs if first else (), self.patterns,
-                               self.checker and first, limit=self.limit)
+                               self.checker and first, limit=AFTER_SAMPLING_PATHS)
         except SpecError as error:
             reason = error.diagnostics[0].message
             if first:
@@ -290,14 +288,14 @@ class Computed:
         search ended before asking)."""
         from ..results import TestReport
 
+        started = time.perf_counter()
+        if not sampled.violation:
+            self.at(self.length)
+        seconds += time.perf_counter() - started
         lengths = tuple(self.result.lengths) if self.result is not None else ()
         if sampled.violation:
             return TestReport(path, self.mech, sampled, seconds, dict(self.public), computed_lengths=lengths)
-        started = time.perf_counter()
-        self.at(self.length)
-        lengths = tuple(self.result.lengths) if self.result is not None else ()
-        return TestReport(path, self.mech, sampled, seconds + time.perf_counter() - started, dict(self.public),
-                          self.result, self.outside, lengths)
+        return TestReport(path, self.mech, sampled, seconds, dict(self.public), self.result, self.outside, lengths)
 
 
 def compute_lengths(mech: ResolvedMechanism, public: Mapping[str, Any], lengths: Sequence[int],
@@ -305,14 +303,12 @@ def compute_lengths(mech: ResolvedMechanism, public: Mapping[str, Any], lengths:
     """`align test --exact`: the computation at `lengths[0]` (a program outside the class raises SpecError,
     `exact-outside`), then at each longer length in turn, with its patterns, while none shows a violation and the
     program stays in the class (`ExactResult.outside` says where it left it)."""
-    stage = Computed(mech, public, lengths[0], extra_pairs, patterns, checker, limit=PATH_LIMIT)
     result = compute(mech, public, lengths[0], extra_pairs, patterns, checker)
+    stage = Computed(mech, public, lengths[0], extra_pairs, patterns, checker)
     stage.result, stage.verdicts[lengths[0]] = result, result.violation
-    stage.limit = AFTER_SAMPLING_PATHS
     for length in lengths[1:]:
-        if result.violation or result.outside:
+        if result.violation or stage.at(length) is None:
             break
-        stage.at(length)
     return result
 
 
