@@ -325,7 +325,8 @@ def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
     eps = claimed_epsilon(mech, prepare_arguments(mech, {**public, **pairs[0].d}))
     with _without_cycle_collection():
         result = _compute(mech, public, pairs, eps, limit)
-    result.lengths.append(length)
+    if any(p.length is not None for p in pairs):  # a length the patterns generated (a list's)
+        result.lengths.append(length)
     return result
 
 

@@ -40,8 +40,11 @@ def _where(path: str, mech: ResolvedMechanism) -> str:
 
 
 def _lengths(lengths: Sequence[int], length: int | None) -> str:
-    """`; at length 24 (lengths 6, 12, 24)` for the length that decided, or the lengths searched."""
+    """`; at length 24 (lengths 6, 12, 24)` for the length that decided, or the lengths searched (nothing when no
+    list was generated)."""
     searched = ", ".join(map(str, lengths))
+    if not lengths:  # no list generated: nothing has a length
+        return ""
     return f"; at length {length} (lengths {searched})" if length is not None else f"; lengths {searched}"
 
 

@@ -243,7 +243,8 @@ def computed_text(report: ExactReport) -> str:
     lines.append(f"paths: {r.paths} on {len(r.pairs)} input pair(s), {len(r.findings)} events, "
                  f"{report.seconds:.2f} s")
     length = r.strongest.pair.length if r.violation and r.strongest is not None else None
-    lines.append(lengths_text(r.lengths, length, (), r.lengths))
+    if r.lengths:
+        lines.append(lengths_text(r.lengths, length, (), r.lengths))
     return "\n".join(lines)
 
 
@@ -285,6 +286,8 @@ def tested_text(report: TestReport) -> str:
                  "\n".join(computed_lines(c, "  ", report.result.skipped)))
     elif report.not_computed is not None:
         text += f"\nnot computed from the paths: {report.not_computed}"
+    if not report.lengths:  # no list generated: nothing has a length
+        return text
     return text + "\n" + lengths_text(report.lengths, report.length, report.result.lengths, report.computed_lengths)
 
 

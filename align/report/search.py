@@ -43,7 +43,8 @@ def build(report: TestReport) -> Document:
     doc.add(verdict, Paragraph(inlines(
         f"{result.samples:,} samples in {report.seconds:.1f} s; {len(result.pairs)} input pairs, {result.tests} "
         f"tests (Bonferroni), level α = {result.alpha:g}, seed {result.seed}; claimed ε = "
-        f"{result.claimed_epsilon:.4g}; lengths searched: {', '.join(map(str, report.lengths))}.")))
+        f"{result.claimed_epsilon:.4g}" + (f"; lengths searched: {', '.join(map(str, report.lengths))}"
+                                           if report.lengths else "") + ".")))
     if result.findings:
         doc.add(Heading(2, "Strongest findings"), _findings(result))
     witness = result.witness

@@ -172,7 +172,7 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
         for p in private:
             row = next((r for r in per_param[p.name] if r[0] == name), per_param[p.name][0])
             d[p.name], d2[p.name] = row[1], row[2]
-        pairs.append(Pair(name, d, d2, length))
+        pairs.append(Pair(name, d, d2, length if any(isinstance(p.type, ListType) for p in private) else None))
     return pairs
 
 
@@ -561,7 +561,7 @@ class Result:
     promising (pair, event)."""
     lengths: list[int] = field(default_factory=list)
     """The lengths whose patterns were sampled, in order (the first, then those the search escalated to that the
-    computed stage did not cover)."""
+    computed stage did not cover); none when no pattern generates a list (scalars, or only given pairs)."""
     skipped: list[Skipped] = field(default_factory=list)
     """The pairs the program stopped on, left out from then on."""
 
@@ -704,7 +704,8 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
     def sample_stage(stage: _Stage) -> None:
         first = len(result.pairs)
         result.pairs.extend(stage.pairs)
-        result.lengths.append(stage.length)
+        if any(p.length is not None for p in stage.pairs):  # a length the patterns generated (a list's)
+            result.lengths.append(stage.length)
         arguments.extend((prepare_arguments(mech, {**public, **p.d}), prepare_arguments(mech, {**public, **p.d_prime}))
                          for p in stage.pairs)
         largest.extend([stage.sizes[-1]] * len(stage.pairs))
