@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .obligations import Obligation, ObligationId
     from .resolve import ResolvedMechanism
     from .span import Source
-    from .stats.lrtest import Result
+    from .stats.lrtest import Result, Skipped
 
 
 @dataclass(frozen=True)
@@ -211,9 +211,14 @@ class TestReport:
         not generated (the checker's, a counterexample file's, the user's: its lists are shown)."""
         if self.result.violation and self.result.witness is not None:
             return self.result.witness.pair.length
-        if self.computed is not None and self.computed.violation and self.computed.strongest is not None:
-            return self.computed.strongest.pair.length
-        return None
+        return self.computed.length if self.computed is not None else None
+
+    @property
+    def skipped(self) -> list[Skipped]:
+        """The pairs the program stopped on, each once: the sampling's, then those only the computation met."""
+        more = [k for k in self.computed.skipped if k.pair not in [j.pair for j in self.result.skipped]] \
+            if self.computed is not None else []
+        return list(self.result.skipped) + more
 
     @property
     def exit_code(self) -> ExitCode:

@@ -128,6 +128,12 @@ class ExactResult:
         s = self.strongest
         return s is not None and s.epsilon >= self.claimed_epsilon
 
+    @property
+    def length(self) -> int | None:
+        """The length of the patterns whose pair shows the violation (None: no violation, or a pair given)."""
+        s = self.strongest
+        return s.pair.length if self.violation and s is not None else None
+
 
 @dataclass
 class _Side:

@@ -115,18 +115,15 @@ class ConciseRenderer(Renderer):
             bound = "none" if c.strongest is None else \
                 ("inf" if c.strongest.epsilon == math.inf else f"{c.strongest.epsilon:.4g}")
             verdict += f"; computed: {'privacy violation' if c.violation else 'no violation'} (eps >= {bound})"
-        verdict += _lengths(report.lengths, report.length)
-        verdict += _skipped(list(r.skipped) + [k for k in (c.skipped if c is not None else ())
-                                               if k.pair not in [j.pair for j in r.skipped]])
+        verdict += _lengths(report.lengths, report.length) + _skipped(report.skipped)
         self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict}; {r.samples} samples\n")
 
     def computed(self, report: ExactReport) -> None:
         r, s = report.result, report.result.strongest
         bound = "none" if s is None else ("inf" if s.epsilon == math.inf else f"{s.epsilon:.4g}")
         verdict = "privacy violation" if r.violation else "no violation"
-        length = s.pair.length if r.violation and s is not None else None
         self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict} (computed eps >= {bound}, claimed "
-                          f"{r.claimed_epsilon:g}){_lengths(r.lengths, length)}{_skipped(r.skipped)}; "
+                          f"{r.claimed_epsilon:g}){_lengths(r.lengths, r.length)}{_skipped(r.skipped)}; "
                           f"{r.paths} paths\n")
 
     def explained(self, code: Code) -> None:

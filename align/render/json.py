@@ -143,7 +143,7 @@ def exact_json(r: ExactResult) -> dict[str, Any]:
     return {"claimed_epsilon": r.claimed_epsilon, "violation": r.violation, "paths": r.paths,
             "pairs": len(r.pairs), "pair_names": [p.name for p in r.pairs], "events": len(r.findings),
             "strongest": finding(s) if s is not None else None, "lengths": list(r.lengths),
-            "length": s.pair.length if r.violation and s is not None else None,
+            "length": r.length,
             "skipped_pairs": skipped_json(r.skipped), "outside": r.outside}
 
 

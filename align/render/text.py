@@ -242,15 +242,14 @@ def computed_text(report: ExactReport) -> str:
     lines += computed_lines(r)
     lines.append(f"paths: {r.paths} on {len(r.pairs)} input pair(s), {len(r.findings)} events, "
                  f"{report.seconds:.2f} s")
-    length = r.strongest.pair.length if r.violation and r.strongest is not None else None
     if r.lengths:
-        lines.append(lengths_text(r.lengths, length, (), r.lengths))
+        lines.append(lengths_text(r.lengths, r.length, (), r.lengths))
     return "\n".join(lines)
 
 
-def computed_lines(r: ExactResult, indent: str = "", shown: Sequence[Any] = ()) -> list[str]:
+def computed_lines(r: ExactResult, indent: str = "", skipped: Sequence[Any] | None = None) -> list[str]:
     """The verdict of a computed search, its strongest event and the brackets behind its bound, the pairs the
-    program stopped on (but those `shown` already) and the length where it left the class."""
+    program stopped on (`skipped`, by default the computation's) and the length where it left the class."""
     s = r.strongest
     if s is None:
         return [f"{indent}no violation: no event has positive probability on both sides of a pair"]
@@ -270,7 +269,7 @@ def computed_lines(r: ExactResult, indent: str = "", shown: Sequence[Any] = ()) 
     lines.append(f"{indent}  M(D'):  P in [{s.p_prime.lower:.6g}, {s.p_prime.upper:.6g}]{zero}")
     lines.append(f"{indent}  eps >= ln({s.p.lower:.6g} / {s.p_prime.upper:.6g}) = {bound}" if s.p_prime.upper > 0
                  else f"{indent}  eps = inf: the event is impossible on D'")
-    lines += skipped_lines([k for k in r.skipped if k.pair not in [j.pair for j in shown]], indent)
+    lines += skipped_lines(r.skipped if skipped is None else skipped, indent)
     if r.outside:
         lines.append(f"{indent}not computed from the paths {r.outside}")
     return lines
@@ -283,7 +282,7 @@ def tested_text(report: TestReport) -> str:
         c = report.computed
         text += (f"\nthe sampling found no violation; computed from the program's paths ({c.paths} paths, "
                  f"{len(c.findings)} events; align test --exact):\n" +
-                 "\n".join(computed_lines(c, "  ", report.result.skipped)))
+                 "\n".join(computed_lines(c, "  ", report.skipped[len(report.result.skipped):])))
     elif report.not_computed is not None:
         text += f"\nnot computed from the paths: {report.not_computed}"
     if not report.lengths:  # no list generated: nothing has a length
