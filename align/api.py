@@ -131,23 +131,28 @@ def replay(spec: str | os.PathLike[str], args: Mapping[str, Any], noise: Mapping
 @_api
 def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
          length: int = 5, samples: int = 64_000, alpha: float = 0.05, seed: int = 0,
-         executor: Executor | None = None, checker: bool = True, exact: bool = True) -> TestReport:
+         executor: Executor | None = None, checker: bool = True, exact: bool = True,
+         max_length: int | None = None) -> TestReport:
     """Search for a privacy violation (`align test`): `args` are the public parameters; input pairs come from
     the checker's counterexamples and StatDP's patterns. The result does not depend on the executor. With
     `exact`, when the sampling finds no violation, the loss is also computed from the paths where the program
-    allows it (`report.computed`)."""
+    allows it (`report.computed`). When nothing is found at `length`, the patterns of longer lengths are tried,
+    doubling up to `max_length` (default 4 times `length`; `report.lengths`, `report.length`)."""
     import time
 
     from .exact.search import Computed
-    from .stats.lrtest import search
+    from .stats.lrtest import default_max_length, search
 
     _check_ranges(length=(length, limits.TEST_LENGTH), samples=(samples, limits.TEST_SAMPLES),
                   alpha=(alpha, limits.ALPHA), seed=(seed, limits.SEED))
+    if max_length is not None:
+        _check_ranges(max_length=(max_length, limits.Range(length, limits.MAX_TEST_LENGTH)))
     path, mech = _path_and_mechanism(spec, mechanism)
     started = time.perf_counter()
     computed = Computed(mech, dict(args), length, (), True, checker, enabled=exact)
     result = search(mech, dict(args), length=length, samples=samples, alpha=alpha, seed=seed, executor=executor,
-                    checker=checker, decided=computed.violation)
+                    checker=checker, max_length=default_max_length(length) if max_length is None else max_length,
+                    computed=computed.at)
     return computed.report(path, result, time.perf_counter() - started)
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .obligations import Obligation, ObligationId
     from .resolve import ResolvedMechanism
     from .span import Source
-    from .stats.lrtest import Result
+    from .stats.lrtest import Result, Skipped
 
 
 @dataclass(frozen=True)
@@ -259,11 +259,33 @@ class TestReport:
     in that class."""
     not_computed: str | None = None
     """Why it was not computed (a program outside the class), when the sampling found no violation."""
+    computed_lengths: tuple[int, ...] = ()
+    """The lengths computed from the paths (also when a longer length sampled afterwards shows the violation)."""
 
     @property
     def violation(self) -> bool:
         """Confirmed by the sampling, or computed after it."""
         return bool(self.result.violation) or (self.computed is not None and self.computed.violation)
+
+    @property
+    def lengths(self) -> list[int]:
+        """The lengths searched, sampled or computed, in order (the search escalates from the first)."""
+        return sorted(set(self.result.lengths) | set(self.computed_lengths))
+
+    @property
+    def length(self) -> int | None:
+        """The length of the patterns whose pair shows the violation; None without one, or when that pair was
+        not generated (the checker's, a counterexample file's, the user's: its lists are shown)."""
+        if self.result.violation and self.result.witness is not None:
+            return self.result.witness.pair.length
+        return self.computed.length if self.computed is not None else None
+
+    @property
+    def skipped(self) -> list[Skipped]:
+        """The pairs the program stopped on, each once: the sampling's, then those only the computation met."""
+        more = [k for k in self.computed.skipped if k.pair not in [j.pair for j in self.result.skipped]] \
+            if self.computed is not None else []
+        return list(self.result.skipped) + more
 
     @property
     def exit_code(self) -> ExitCode:

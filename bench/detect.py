@@ -5,7 +5,9 @@
 
 One row per spec of specs/incorrect/ with `# expect: violation`, searched as `align test` does by default
 (the checker's counterexample pairs first, then StatDP's patterns; when the sampling rounds find nothing, the
-probabilities computed from the paths, align/exact/): samples drawn (selection and test, D and D'),
+probabilities computed from the paths, align/exact/, then the longer lengths up to 4 times the example's, each
+computed where the program allows it and sampled otherwise; the verdict says when a longer length decided):
+samples drawn (selection and test, D and D'),
 seconds, the Bonferroni-adjusted p-value of the witness, the claim it was tested against, its epsilon lower bound
 and the strongest of the search (the exact test inverted, 95% simultaneous: align/stats/bounds.py; `inf` when
 P[M(D') in E] = 0 is proved, with the sampling bound in the verdict), then the line `detected: X/Y median s: T`.
@@ -51,7 +53,7 @@ from align.interp.values import example_arguments, example_length
 from align.parse import read_source
 from align.pipeline import load_mechanism
 from align.stats.executors import executor_problem, open_executor
-from align.stats.lrtest import Finding, Result, search
+from align.stats.lrtest import Finding, Result, default_max_length, search
 
 
 def _violations() -> dict[str, tuple[dict, int]]:
@@ -200,7 +202,7 @@ def detect(options: argparse.Namespace, executor) -> None:
         mech = _ref(name)
         stage = Computed(mech, public, length, (), True, True)
         r = search(mech, public, length=length, samples=options.samples, seed=options.seed,
-                   executor=executor, checker=True, decided=stage.violation)
+                   executor=executor, checker=True, max_length=default_max_length(length), computed=stage.at)
         report = stage.report(name, r, 0.0)
         seconds = time.perf_counter() - start
         times.append(seconds)
@@ -211,6 +213,8 @@ def detect(options: argparse.Namespace, executor) -> None:
             c = report.computed.strongest
             verdict += f"; computed: {'confirmed' if report.computed.violation else 'not found'} (eps >= " \
                        f"{'inf' if c.epsilon == float('inf') else f'{c.epsilon:.3f}'})"
+        if report.violation and report.length is not None and report.length != length:
+            verdict += f" at length {report.length} (escalated from {length})"
         print(f"{name:40} {r.samples:>10} {seconds:>8.2f} {w.adjusted_p:>10.3g} {w.eps:>6.3g} {_bound(w):>8} "
               f"{_bound(_found(r.strongest)):>9}  {verdict}", flush=True)
     if options.compare:

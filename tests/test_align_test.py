@@ -15,6 +15,7 @@ import re
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ from align.interp.values import example_arguments, example_length
 from align.parse import read_source
 from align.pipeline import load_mechanism
 from align.render.text import result_text
-from align.stats.lrtest import input_pairs, round_sizes, search
+from align.stats.lrtest import default_max_length, input_pairs, round_sizes, search
 
 pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
@@ -46,8 +47,9 @@ VIOLATIONS = {p.stem: _test_arguments(p) for p in sorted(INCORRECT.glob("*.dp"))
               if any(e.kind == "violation" for e in read_expectations(read_source(str(p))))}
 
 
-COMPUTED = {"adaptive_svt_checkdp_top_branch_noisy_query"}
-"""Violations that the sampling misses and `align test` confirms by computing (its header says why)."""
+COMPUTED = {"adaptive_svt_checkdp_top_branch_noisy_query", "sparse_threshold_noise_ignores_c"}
+"""Violations that the sampling misses and `align test` confirms by computing (their headers say why; the second
+only at a longer length than its example's, which the search escalates to)."""
 CHECKER_PAIRS = {"noise_per_record"}
 """Violations whose witness is the checker's counterexample pair (q = [] against one record: a length the
 patterns do not generate); `align test` tries those pairs by default, this test otherwise leaves them out."""
@@ -90,13 +92,15 @@ def _assert_one_test(result) -> None:
 @pytest.mark.parametrize("name", sorted(VIOLATIONS))
 def test_violation_is_confirmed(name):
     """As `align test` does by default: the sampling, and when its rounds find nothing, the computed
-    probabilities (align/exact/) before the confirmation tests. The specs in COMPUTED need the second (the
-    sampling alone misses them at any usual budget); the others may be decided by either."""
+    probabilities (align/exact/) before the confirmation tests, at the example's length and then at longer ones.
+    The specs in COMPUTED need the second (the sampling alone misses them at any usual budget); the others may be
+    decided by either."""
     public, length = VIOLATIONS[name]
     mech = _ref(INCORRECT / f"{name}.dp")
     checker = name in CHECKER_PAIRS
     stage = Computed(mech, public, length, (), True, checker=checker)
-    result = search(mech, public, length=length, seed=1, decided=stage.violation, checker=checker)
+    result = search(mech, public, length=length, seed=1, computed=stage.at, checker=checker,
+                    max_length=default_max_length(length))
     if name in COMPUTED or not result.violation:
         assert not result.violation and stage.result is not None and stage.result.violation
         assert stage.result.strongest is not None and stage.result.strongest.epsilon >= stage.result.claimed_epsilon
@@ -168,7 +172,11 @@ def test_false_alarms_on_correct_specs_are_consistent_with_alpha(path):
     ref = _ref(ROOT / "specs" / path)
     alarms = 0
     for s in range(SEEDS):
-        result = search(ref, public, length=length, samples=2000, base=2000, seed=s)
+        # with the longer lengths sampled (the computed stage, which covers them where it can, is deterministic)
+        result = search(ref, public, length=length, samples=2000, base=2000, seed=s,
+                        max_length=default_max_length(length))
+        assert result.lengths == ([] if path == "freegap/example1_laplace.dp" else  # q is one real: no length
+                                  [length, 2 * length, 4 * length])
         _assert_one_test(result)
         alarms += result.violation
     assert alarms <= FALSE_ALARMS_ALLOWED
@@ -538,8 +546,6 @@ def test_progress_goes_to_a_terminal_stderr_only():
 def test_the_plot_has_one_row_per_input_pair_even_when_two_share_a_name():
     """Two refuted obligations of one kind give two checker pairs named alike: each keeps its own bar and its own
     colour (a finding is tied to its pair by index, never by name)."""
-    from types import SimpleNamespace
-
     from align.stats.lrtest import Pair
     from align.stats.plot import bounds_per_pair, pairs_rejecting
 
@@ -551,3 +557,130 @@ def test_the_plot_has_one_row_per_input_pair_even_when_two_share_a_name():
     assert bounds_per_pair(result) == [("counterexample (C0) (1)", 0.2), ("one above", -math.inf),
                                        ("counterexample (C0) (2)", 1.5)]
     assert pairs_rejecting(result) == {2}
+    # the patterns of a longer length the search escalated to are labelled with it
+    escalated = SimpleNamespace(pairs=[Pair("one above", {"q": [0]}, {"q": [1]}, 5),
+                                       Pair("one above", {"q": [0, 0]}, {"q": [1, 0]}, 10)],
+                                findings=[], lengths=[5, 10])
+    assert [name for name, _ in bounds_per_pair(escalated)] == ["one above", "one above (length 10)"]
+
+
+# A pair the program cannot run: the mean of the records is undefined on the empty dataset, and the checker's
+# counterexample to C4a is q = [] against one record (docs/testing.md, "Input pairs").
+MEAN = """# a test spec: the noisy mean of records clipped to [0, 1], undefined on the empty dataset
+# expect: not-proved C4a
+mechanism noisy_mean(q: real[], eps: real{divisor})
+  adjacent len(q') = len(q) ± 1
+  requires eps > 0
+  privacy eps
+  example eps = 1, len(q) = 3
+{{
+  eta ~ Lap(1 / eps)
+  output sum(l in 0 .. len(q): min(max(q[l], 0), 1)) / {denominator} + eta
+}}
+
+alignment noisy_mean {{
+  eta' = eta
+}}
+"""
+
+
+def test_a_pair_the_program_cannot_run_is_skipped_with_a_note(tmp_path):
+    """A pair on which the program stops (here a division by zero on q = []) is left out with a note in every
+    format, and the search goes on with the others, in the sampling, in the computed stage and with --exact;
+    only when no pair runs is it an error (the program's own diagnostic, exit 2)."""
+    from align.render.concise import ConciseRenderer
+
+    spec = tmp_path / "mean.dp"
+    spec.write_text(MEAN.format(divisor="", denominator="len(q)"))
+    code, out, err = _run("test", str(spec), "--samples", "2000", "--confirm", "0", "--format", "json")
+    assert code == 0 and err == "", err
+    doc = json.loads(out)
+    empty = [s for s in doc["skipped_pairs"] if [] in (s["d"]["q"], s["d_prime"]["q"])]
+    assert empty and all(s["code"] == "division-by-zero" and "division by zero" in s["reason"] for s in empty)
+    assert all(s["pattern"].startswith("counterexample") for s in doc["skipped_pairs"])
+    assert doc["pairs"] > len(doc["skipped_pairs"]) and doc["witness"] is not None
+    assert doc["computed"] is not None and doc["computed"]["skipped_pairs"]  # the same pair, left out there too
+    code, out, err = _run("test", str(spec), "--samples", "2000", "--confirm", "0")
+    assert code == 0 and err == "" and "skipped input pair counterexample (C" in out and "division by zero" in out
+    code, out, err = _run("test", str(spec), "--samples", "2000", "--confirm", "0", "--output-format", "concise")
+    assert code == 0 and "input pair(s) skipped" in out and "division by zero" in out
+    assert ConciseRenderer  # the renderer of the line above
+    code, out, err = _run("test", str(spec), "--exact")
+    assert code == 0 and err == "" and "skipped input pair counterexample (C" in out
+    code, out, _ = _run("test", str(spec), "--exact", "--format", "json")
+    assert code == 0 and json.loads(out)["skipped_pairs"]
+    # every pair divides by zero: the error it always was
+    spec.write_text(MEAN.format(divisor=", z: real", denominator="z").replace("eps = 1,", "eps = 1, z = 0,"))
+    code, out, err = _run("test", str(spec), "--samples", "2000")
+    assert code == 2 and out == "" and "error[division-by-zero]" in err
+    code, out, err = _run("test", str(spec), "--exact")
+    assert code == 2 and out == "" and "error[division-by-zero]" in err
+
+
+SPARSE_IGNORES_C = INCORRECT / "sparse_threshold_noise_ignores_c.dp"
+
+
+def test_the_search_escalates_the_length_until_the_violation_shows():
+    """Sparse with thresholds c times too little noisy leaks only on long inputs (its header): at the example's
+    length 6 neither the sampling nor the computed probabilities show it; the search doubles the length, and the
+    computed stage finds it at 24 (from --length 16: at 32). Every format says which length decided."""
+    import align
+    from align.render.concise import ConciseRenderer
+    from align.render.json import JsonRenderer
+    from align.render.text import TextRenderer
+    from align.report.markdown import MarkdownWriter
+    from align.report.search import build
+
+    public, length = VIOLATIONS[SPARSE_IGNORES_C.stem]
+    assert length == 6
+    report = align.test(SPARSE_IGNORES_C, public, length=length, samples=4000)
+    assert report.violation and not report.result.violation and report.computed is not None
+    assert report.lengths == [6, 12, 24] and report.length == 24
+    assert report.computed.strongest.pair.length == 24
+    texts = {}
+    for renderer in (TextRenderer, ConciseRenderer, JsonRenderer):
+        out = io.StringIO()
+        renderer("test", out, io.StringIO()).tested(report)
+        texts[renderer.name] = out.getvalue()
+    doc = json.loads(texts["json"])
+    assert doc["violation"] and doc["length"] == 24 and doc["lengths"] == [6, 12, 24]
+    assert doc["computed"]["strongest"]["length"] == 24 and doc["computed"]["lengths"] == [6, 12, 24]
+    assert "found at length 24 (lengths searched: 6, 12, 24)" in texts["text"]
+    assert "at length 24" in texts["concise"]
+    assert "at length 24" in MarkdownWriter().write(build(report))
+    code, out, _ = _run("test", str(SPARSE_IGNORES_C), "--samples", "4000", "--length", "16", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["length"] == 32 and doc["lengths"] == [16, 32]
+    # --max-length L: only the length L, as before: no violation found
+    code, out, _ = _run("test", str(SPARSE_IGNORES_C), "--samples", "4000", "--max-length", "6", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["lengths"] == [6] and doc["length"] is None
+
+
+def test_every_length_searched_is_in_the_bonferroni_factor():
+    """The tests of the longer lengths are counted from the start (a search that stops early, or computes a length
+    instead of sampling it, only spends less than it counted): every p-value is adjusted by the same factor, and
+    the first length's counts are those of a search without escalation (the same seeds)."""
+    ref = _ref(ROOT / "specs" / "dworkroth" / "above_threshold.dp")
+    kwargs = {"public": {"T": 1, "eps": 1}, "length": 3, "samples": 4000, "seed": 2}
+    alone = search(ref, confirm=0, **kwargs)
+    result = search(ref, max_length=12, confirm=0, **kwargs)
+    assert not result.violation and result.lengths == [3, 6, 12]
+    sizes = round_sizes(2000, 4000)
+    by_length = {n: [p for p in result.pairs if p.length == n] for n in (3, 6, 12)}
+    assert by_length[3] == alone.pairs and len(result.pairs) == sum(len(p) for p in by_length.values())
+    assert result.tests == (len(sizes) * len(by_length[3]) + len(by_length[6]) + len(by_length[12])) * 3
+    assert all(f.adjusted_p == min(1.0, f.p_value * result.tests) for f in result.findings)
+    assert {result.pairs[f.pair_index].length for f in result.findings} == {3, 6, 12}
+    first = [f for f in result.findings if result.pairs[f.pair_index].length == 3]
+    assert _counts(SimpleNamespace(findings=first)) == _counts(alone)
+    # the confirmation tests are counted once, over every length
+    confirmed = search(ref, max_length=12, confirm=2, **kwargs)
+    assert confirmed.tests == result.tests + 2
+    # a length the computed stage covers is not sampled, and the factor does not change
+    computed = search(ref, max_length=12, confirm=0, computed=lambda n: False if n == 6 else None, **kwargs)
+    assert computed.tests == result.tests and computed.lengths == [3, 12]
+    assert {computed.pairs[f.pair_index].length for f in computed.findings} == {3, 12}
+    # a violation computed at a length ends the search there
+    stopped = search(ref, max_length=12, confirm=2, computed=lambda n: n == 6, **kwargs)
+    assert stopped.tests == confirmed.tests and stopped.lengths == [3] and stopped.confirmations == 0

@@ -550,6 +550,7 @@ NUMERIC_OPTIONS = {  # every numeric option of every command, with values just p
     "run": {"--samples": ["-1", str(MAX_SAMPLES + 1), str(10**21)], "--seed": ["-1", str(2**128)],
             "--chunk-size": ["0", str(MAX_CHUNK_SIZE + 1)]},
     "test": {"--length": ["0", str(MAX_TEST_LENGTH + 1), "100000000"], "--samples": ["0", str(10**21)],
+             "--max-length": ["0", str(MAX_TEST_LENGTH + 1)],
              "--confirm": ["-1", str(MAX_CONFIRM_TESTS + 1)], "--alpha": ["0", "1", "nan", "inf", "-0.5"],
              "--seed": ["-1"], "--jobs": ["0", "100000"]},
     "verify": {"--max-length": ["0", str(MAX_BOUNDED_LENGTH + 1)],

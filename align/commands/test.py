@@ -51,6 +51,10 @@ def add_arguments(test: Any) -> None:
     test.add_argument("--length", type=options.TEST_LENGTH, default=None, metavar="L",
                       help="length of the generated private lists (default: the longest `len(q) = N` of the "
                            "spec's `example` clause, else 5)")
+    test.add_argument("--max-length", type=options.TEST_LENGTH, default=None, metavar="M",
+                      help="when nothing is found at --length, search the patterns at longer lengths, doubling up to "
+                           "M: each computed from the program's paths where it allows, else sampled (default 4 "
+                           "times --length, at most 100; --max-length equal to --length: that length only)")
     test.add_argument("--samples", type=options.TEST_SAMPLES, default=64_000, metavar="N",
                       help="largest number of samples per input and round (default 64000; rounds double from "
                            "2000)")
@@ -90,7 +94,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..interp.values import example_arguments, example_length
     from ..pipeline import read, resolve_source, select
     from ..stats.executors import executor_problem, open_executor
-    from ..stats.lrtest import Pair, counterexample_pair, search
+    from ..stats.lrtest import Pair, counterexample_pair, default_max_length, escalation, search
     from .run import read_pairs
 
     problem = None if args.executor is None else executor_problem(args.executor)
@@ -107,6 +111,10 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
         private = {p.name for p in mech.params if not p.public}
         public = {**example_arguments(mech.node), **{k: v for k, v in given.items() if k not in private}}
         length = args.length if args.length is not None else example_length(mech.node)
+        max_length = args.max_length if args.max_length is not None else default_max_length(length)
+        if max_length < length:
+            raise UsageError(f"--max-length {max_length} is below the length searched first ({length}): give at "
+                             "least that, or --length")
         d = {k: v for k, v in given.items() if k in private}
         extra: list[Pair] = []
         if d or neighbour:
@@ -127,10 +135,11 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             if plot is not None or args.executor is not None or args.sharpen or args.no_exact:
                 raise UsageError("--exact computes instead of sampling: leave out --plot, --executor, --sharpen "
                                  "and --no-exact")
-            from ..exact.search import compute
+            from ..exact.search import compute_lengths
             from ..results import ExactReport
 
-            exact = compute(mech, public, length=length, extra_pairs=extra, patterns=patterns, checker=checker)
+            lengths = escalation(mech, length, max_length) if patterns else [length]
+            exact = compute_lengths(mech, public, lengths, extra_pairs=extra, patterns=patterns, checker=checker)
             computed = ExactReport(args.file, mech, exact, time.perf_counter() - started, dict(public))
             renderer.computed(computed)
             return computed.exit_code
@@ -140,7 +149,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             result = search(mech, public, length=length, samples=args.samples,
                             alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
                             patterns=patterns, progress=progress, confirm=args.confirm,
-                            sharpen=args.sharpen, checker=checker, decided=stage.violation)
+                            sharpen=args.sharpen, checker=checker, max_length=max_length, computed=stage.at)
             report = stage.report(args.file, result, time.perf_counter() - started)
         write_error: SpecError | None = None
         if plot is not None:

@@ -29,7 +29,7 @@ import numpy as np
 from ..diagnostics import SpecError, diag
 from ..interp.values import format_value
 from ..resolve import ResolvedMechanism
-from ..stats.lrtest import Pair, Result, claim_reads_output, claimed_epsilon, search_pairs
+from ..stats.lrtest import Pair, Result, Skipped, claim_reads_output, claimed_epsilon, search_pairs
 from .integrate import ZERO, Bracket, Family, Integrator
 from .linear import Constraint, Linear
 from .paths import PATH_LIMIT, Outside, Path, paths, shape
@@ -104,6 +104,20 @@ class ExactResult:
     findings: list[ExactFinding] = field(default_factory=list)
     paths: int = 0
     """Paths enumerated, all distinct inputs together."""
+    skipped: list[Skipped] = field(default_factory=list)
+    """The pairs the program stops on (a runtime error on D or D'), left out."""
+    lengths: list[int] = field(default_factory=list)
+    """The lengths computed, in order (`Computed`: the first, then the longer ones the search escalated to)."""
+    outside: str | None = None
+    """Why the next length was not computed (outside the class there, with the length), when it was not."""
+
+    def extend(self, other: ExactResult) -> None:
+        """Add the computation of another length (the same claim)."""
+        self.pairs += other.pairs
+        self.findings += other.findings
+        self.paths += other.paths
+        self.skipped += other.skipped
+        self.lengths += other.lengths
 
     @property
     def strongest(self) -> ExactFinding | None:
@@ -113,6 +127,12 @@ class ExactResult:
     def violation(self) -> bool:
         s = self.strongest
         return s is not None and s.epsilon >= self.claimed_epsilon
+
+    @property
+    def length(self) -> int | None:
+        """The length of the patterns whose pair shows the violation (None: no violation, or a pair given)."""
+        s = self.strongest
+        return s.pair.length if self.violation and s is not None else None
 
 
 @dataclass
@@ -218,45 +238,84 @@ def _pair_findings(pair: Pair, d: _Side, d2: _Side, both_directions: bool) -> li
 class Computed:
     """`align test`'s computed stage: when the sampling's rounds find no violation, the same pairs are computed
     (at most `AFTER_SAMPLING_PATHS` paths per input) before the confirmation tests, which a computed violation
-    makes unnecessary; `report` joins both into the command's TestReport."""
+    makes unnecessary; at each longer length the search escalates to, the patterns of that length are computed
+    first (`at`), and sampled only where the program is outside the class. `report` joins both into the
+    command's TestReport."""
 
     def __init__(self, mech: ResolvedMechanism, public: Mapping[str, Any], length: int,
                  extra_pairs: Sequence[Pair], patterns: bool, checker: bool, enabled: bool = True):
         self.mech, self.public, self.length = mech, public, length
         self.extra_pairs, self.patterns, self.checker, self.enabled = extra_pairs, patterns, checker, enabled
         self.result: ExactResult | None = None
+        """Every length computed, in one result."""
         self.outside: str | None = None
-        self.ran = False
+        """Why the first length was not computed (then no length is)."""
+        self.verdicts: dict[int, bool | None] = {}
         self.progress: Callable[[str], None] | None = None
 
-    def run(self) -> None:
-        if self.ran or not self.enabled:
-            return
-        self.ran = True
-        if self.progress is not None:
-            self.progress("computing the events' probabilities from the program's paths")
-        try:
-            self.result = compute(self.mech, self.public, self.length, self.extra_pairs, self.patterns,
-                                  self.checker, limit=AFTER_SAMPLING_PATHS)
-        except SpecError as error:
-            self.outside = error.diagnostics[0].message
+    def at(self, length: int) -> bool | None:
+        """Compute at this length (once): True when a violation is computed, False when none is, None when the
+        length is not computed (disabled; outside the class, here or at a shorter length, which the longer ones
+        are then taken to be too; no pattern valid there; a claim that differs from the first length's). The
+        first length computes the command's pairs (the user's, the checker's and the patterns), a longer one its
+        patterns. Nothing is raised: why the first length was not computed is `outside`, why a longer one was not
+        is `result.outside`."""
+        if length not in self.verdicts:
+            self.verdicts[length] = self._at(length)
+        return self.verdicts[length]
 
-    def violation(self) -> bool:
-        """Computed (once), and a violation?"""
-        self.run()
-        return self.result is not None and self.result.violation
+    def _at(self, length: int) -> bool | None:
+        first = length == self.length
+        if not self.enabled or self.outside is not None or (self.result is not None and self.result.outside):
+            return None
+        if self.progress is not None:
+            where = "" if first else f" at length {length}"
+            self.progress(f"computing the events' probabilities from the program's paths{where}")
+        try:
+            computed = compute(self.mech, self.public, length, self.extra_pairs if first else (), self.patterns,
+                               self.checker and first, limit=AFTER_SAMPLING_PATHS)
+        except SpecError as error:
+            reason = error.diagnostics[0].message
+            if first:
+                self.outside = reason
+            elif self.result is not None and error.diagnostics[0].code == "exact-outside":
+                self.result.outside = f"at length {length}: {reason}"
+            return None
+        if self.result is None:
+            self.result = computed
+        elif computed.claimed_epsilon == self.result.claimed_epsilon:
+            self.result.extend(computed)
+        else:
+            return None
+        return computed.violation
 
     def report(self, path: str, sampled: Result, seconds: float) -> TestReport:
         """The sampling's result, with the computed one when the sampling found no violation (computed now if the
-        search ended before asking: no confirmation tests)."""
+        search ended before asking)."""
         from ..results import TestReport
 
-        if sampled.violation:
-            return TestReport(path, self.mech, sampled, seconds, dict(self.public))
         started = time.perf_counter()
-        self.run()
-        return TestReport(path, self.mech, sampled, seconds + time.perf_counter() - started, dict(self.public),
-                          self.result, self.outside)
+        if not sampled.violation:
+            self.at(self.length)
+        seconds += time.perf_counter() - started
+        lengths = tuple(self.result.lengths) if self.result is not None else ()
+        if sampled.violation:
+            return TestReport(path, self.mech, sampled, seconds, dict(self.public), computed_lengths=lengths)
+        return TestReport(path, self.mech, sampled, seconds, dict(self.public), self.result, self.outside, lengths)
+
+
+def compute_lengths(mech: ResolvedMechanism, public: Mapping[str, Any], lengths: Sequence[int],
+                    extra_pairs: Sequence[Pair] = (), patterns: bool = True, checker: bool = False) -> ExactResult:
+    """`align test --exact`: the computation at `lengths[0]` (a program outside the class raises SpecError,
+    `exact-outside`), then at each longer length in turn, with its patterns, while none shows a violation and the
+    program stays in the class (`ExactResult.outside` says where it left it)."""
+    result = compute(mech, public, lengths[0], extra_pairs, patterns, checker)
+    stage = Computed(mech, public, lengths[0], extra_pairs, patterns, checker)
+    stage.result, stage.verdicts[lengths[0]] = result, result.violation
+    for length in lengths[1:]:
+        if result.violation or stage.at(length) is None:
+            break
+    return result
 
 
 def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
@@ -271,7 +330,10 @@ def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
     public, pairs = search_pairs(mech, public, length, extra_pairs, patterns, checker)
     eps = claimed_epsilon(mech, prepare_arguments(mech, {**public, **pairs[0].d}))
     with _without_cycle_collection():
-        return _compute(mech, public, pairs, eps, limit)
+        result = _compute(mech, public, pairs, eps, limit)
+    if any(p.length is not None for p in pairs):  # a length the patterns generated (a list's)
+        result.lengths.append(length)
+    return result
 
 
 @contextmanager
@@ -303,16 +365,24 @@ def _compute(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: list[Pai
             result.paths += count
         return known[key]
 
+    computed: list[Pair] = []
     try:
         for pair in pairs:
-            d, d2 = side(pair.d), side(pair.d_prime)
+            try:
+                d, d2 = side(pair.d), side(pair.d_prime)
+            except SpecError as error:  # the program stops on this pair (a division by zero on q = [])
+                result.skipped.append(Skipped(pair, error.diagnostics[0]))
+                continue
+            computed.append(pair)
             sides.append((d, d2))
             result.findings.extend(_pair_findings(pair, d, d2, not mech.one_sided))
+        if not computed:  # no pair runs: the program's own error
+            raise SpecError([result.skipped[0].diagnostic])
         # The strongest events by their coarse point estimates, computed again on refined grids.
         chosen = sorted((f for f in result.findings if not math.isinf(f.epsilon)),
                         key=lambda f: -_estimate(f.p, f.p_prime))[:REFINE]
         for f in chosen:
-            i = pairs.index(f.pair)
+            i = computed.index(f.pair)
             a, b = sides[i] if f.forward else sides[i][::-1]
             fine = Integrator(COARSE, FINE)
             p, p2 = a.probability(f.event, fine), b.probability(f.event, fine)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Code, Diagnostic
 from ..span import Source, shown_path
@@ -37,6 +37,20 @@ def verdicts_concise(mech: ResolvedMechanism, verdicts: list, status: str, scope
 def _where(path: str, mech: ResolvedMechanism) -> str:
     return f"{mech.node.name_span}: mechanism {mech.name}" if mech.node.name_span.path == path else \
         f"{shown_path(path)}: mechanism {mech.name}"
+
+
+def _lengths(lengths: Sequence[int], length: int | None) -> str:
+    """`; at length 24 (lengths 6, 12, 24)` for the length that decided, or the lengths searched (nothing when no
+    list was generated)."""
+    searched = ", ".join(map(str, lengths))
+    if not lengths:  # no list generated: nothing has a length
+        return ""
+    return f"; at length {length} (lengths {searched})" if length is not None else f"; lengths {searched}"
+
+
+def _skipped(skipped: Sequence[Any]) -> str:
+    """`; 1 input pair(s) skipped (<the first error>)`, or nothing."""
+    return f"; {len(skipped)} input pair(s) skipped ({skipped[0].diagnostic.message})" if skipped else ""
 
 
 class ConciseRenderer(Renderer):
@@ -103,6 +117,7 @@ class ConciseRenderer(Renderer):
             bound = "none" if c.strongest is None else \
                 ("inf" if c.strongest.epsilon == math.inf else f"{c.strongest.epsilon:.4g}")
             verdict += f"; computed: {'privacy violation' if c.violation else 'no violation'} (eps >= {bound})"
+        verdict += _lengths(report.lengths, report.length) + _skipped(report.skipped)
         self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict}; {r.samples} samples\n")
 
     def computed(self, report: ExactReport) -> None:
@@ -110,7 +125,8 @@ class ConciseRenderer(Renderer):
         bound = "none" if s is None else ("inf" if s.epsilon == math.inf else f"{s.epsilon:.4g}")
         verdict = "privacy violation" if r.violation else "no violation"
         self.stdout.write(f"{_where(report.path, report.mechanism)}: {verdict} (computed eps >= {bound}, claimed "
-                          f"{r.claimed_epsilon:g}); {r.paths} paths\n")
+                          f"{r.claimed_epsilon:g}){_lengths(r.lengths, r.length)}{_skipped(r.skipped)}; "
+                          f"{r.paths} paths\n")
 
     def explained(self, code: Code) -> None:
         self.stdout.write(f"{code.name}: {code.explain()}\n")

@@ -95,7 +95,16 @@ def finding_json(f: Any) -> dict:
             "epsilon_lower_bound": None if f.epsilon_lower_bound == -math.inf else f.epsilon_lower_bound,
             "support_mismatch": f.support_mismatch, "epsilon": getattr(f, "eps", None),
             "rejects": f.rejects,
-            "epsilon_infinite": f.epsilon_bound == math.inf, "support_proof": f.impossible or None}
+            "epsilon_infinite": f.epsilon_bound == math.inf, "support_proof": f.impossible or None,
+            "length": f.pair.length}
+
+
+def skipped_json(skipped: Sequence[Any]) -> list[dict[str, Any]]:
+    """The input pairs the program stopped on (left out of the search), with its error."""
+    from ..interp.values import to_json
+
+    return [{"pattern": s.pair.name, "d": to_json(dict(s.pair.d)), "d_prime": to_json(dict(s.pair.d_prime)),
+             "length": s.pair.length, "code": s.diagnostic.code, "reason": s.diagnostic.message} for s in skipped]
 
 
 def result_json(path: str, mechanism: str, result: Any, seconds: float) -> dict:
@@ -106,6 +115,7 @@ def result_json(path: str, mechanism: str, result: Any, seconds: float) -> dict:
             "violation": result.violation, "tests": result.tests, "samples": result.samples,
             "rounds": result.rounds, "confirmations": getattr(result, "confirmations", 0),
             "pairs": len(result.pairs), "pair_names": [p.name for p in result.pairs],
+            "skipped_pairs": skipped_json(getattr(result, "skipped", ())),
             "seconds": seconds,
             "witness": finding_json(w) if w is not None else None,
             "strongest": finding_json(s) if s is not None else None,
@@ -123,7 +133,8 @@ def exact_json(r: ExactResult) -> dict[str, Any]:
 
     def finding(f: Any) -> dict[str, Any]:
         d, d2 = f.inputs
-        return {"pair": f.pair.name, "d": to_json(dict(d)), "d_prime": to_json(dict(d2)), "event": f.event.text(),
+        return {"pair": f.pair.name, "length": f.pair.length, "d": to_json(dict(d)), "d_prime": to_json(dict(d2)),
+                "event": f.event.text(),
                 "p": [float(f.p.lower), float(f.p.upper)], "p_prime": [float(f.p_prime.lower), float(f.p_prime.upper)],
                 "epsilon_lower_bound": None if f.epsilon == math.inf else f.epsilon,
                 "epsilon_infinite": f.epsilon == math.inf}
@@ -131,7 +142,9 @@ def exact_json(r: ExactResult) -> dict[str, Any]:
     s = r.strongest
     return {"claimed_epsilon": r.claimed_epsilon, "violation": r.violation, "paths": r.paths,
             "pairs": len(r.pairs), "pair_names": [p.name for p in r.pairs], "events": len(r.findings),
-            "strongest": finding(s) if s is not None else None}
+            "strongest": finding(s) if s is not None else None, "lengths": list(r.lengths),
+            "length": r.length,
+            "skipped_pairs": skipped_json(r.skipped), "outside": r.outside}
 
 
 def _event_json(e: Any) -> dict[str, Any]:
@@ -228,6 +241,8 @@ class JsonRenderer(Renderer):
         doc = result_json(report.path, report.mechanism.name, report.result, report.seconds)
         doc["computed"] = None if report.computed is None else exact_json(report.computed)
         doc["not_computed"] = report.not_computed
+        doc["lengths"] = report.lengths
+        doc["length"] = report.length
         doc["violation"] = report.violation
         doc["exit_code"] = int(report.exit_code)
         self._write(doc)

@@ -200,12 +200,31 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
                 f"< claimed eps = {result.claimed_epsilon:.6g}"
             lines.append(f"  largest eps lower bound: {_bound_text(s.epsilon_lower_bound)} ({below}; "
                          f"{confidence} confidence, {_method(result)})")
+    lines += skipped_lines(getattr(result, "skipped", ()))
     confirmations = getattr(result, "confirmations", 0)
     confirmed = f" and {confirmations} confirmation test(s)" if confirmations else ""
     lines.append(f"samples: {result.samples} in {result.rounds} round(s){confirmed}, {len(result.pairs)} input "
                  f"pair(s), seed {result.seed}, {seconds:.2f} s")
     return "\n".join(lines)
 
+
+
+def skipped_lines(skipped: Sequence[Any], indent: str = "") -> list[str]:
+    """One line per input pair the program stopped on (left out of the search), with its error."""
+    return [f"{indent}skipped input pair {s.pair.name} (D: {arguments_text(dict(s.pair.d))}; D': "
+            f"{arguments_text(dict(s.pair.d_prime))}): the program stops: {s.diagnostic.message}" for s in skipped]
+
+
+def lengths_text(lengths: Sequence[int], length: int | None, sampled: Sequence[int], computed: Sequence[int]) -> str:
+    """Which length decided (when a generated pair did) and the lengths searched, each sampled or computed."""
+    def how(n: int) -> str:
+        if not (sampled and computed):  # one way only: nothing to tell apart
+            return ""
+        return " (" + " and ".join(w for w, where in (("sampled", sampled), ("computed", computed)) if n in where) + ")"
+
+    if length is not None:
+        return f"found at length {length} (lengths searched: {', '.join(map(str, lengths))})"
+    return "lengths searched: " + ", ".join(f"{n}{how(n)}" for n in lengths)
 
 
 def computed_text(report: ExactReport) -> str:
@@ -215,11 +234,14 @@ def computed_text(report: ExactReport) -> str:
     lines += computed_lines(r)
     lines.append(f"paths: {r.paths} on {len(r.pairs)} input pair(s), {len(r.findings)} events, "
                  f"{report.seconds:.2f} s")
+    if r.lengths:
+        lines.append(lengths_text(r.lengths, r.length, (), r.lengths))
     return "\n".join(lines)
 
 
-def computed_lines(r: ExactResult, indent: str = "") -> list[str]:
-    """The verdict of a computed search, its strongest event and the brackets behind its bound."""
+def computed_lines(r: ExactResult, indent: str = "", skipped: Sequence[Any] | None = None) -> list[str]:
+    """The verdict of a computed search, its strongest event and the brackets behind its bound, the pairs the
+    program stopped on (`skipped`, by default the computation's) and the length where it left the class."""
     s = r.strongest
     if s is None:
         return [f"{indent}no violation: no event has positive probability on both sides of a pair"]
@@ -239,6 +261,9 @@ def computed_lines(r: ExactResult, indent: str = "") -> list[str]:
     lines.append(f"{indent}  M(D'):  P in [{s.p_prime.lower:.6g}, {s.p_prime.upper:.6g}]{zero}")
     lines.append(f"{indent}  eps >= ln({s.p.lower:.6g} / {s.p_prime.upper:.6g}) = {bound}" if s.p_prime.upper > 0
                  else f"{indent}  eps = inf: the event is impossible on D'")
+    lines += skipped_lines(r.skipped if skipped is None else skipped, indent)
+    if r.outside:
+        lines.append(f"{indent}not computed from the paths {r.outside}")
     return lines
 
 
@@ -248,10 +273,13 @@ def tested_text(report: TestReport) -> str:
     if report.computed is not None:
         c = report.computed
         text += (f"\nthe sampling found no violation; computed from the program's paths ({c.paths} paths, "
-                 f"{len(c.findings)} events; align test --exact):\n" + "\n".join(computed_lines(c, "  ")))
+                 f"{len(c.findings)} events; align test --exact):\n" +
+                 "\n".join(computed_lines(c, "  ", report.skipped[len(report.result.skipped):])))
     elif report.not_computed is not None:
         text += f"\nnot computed from the paths: {report.not_computed}"
-    return text
+    if not report.lengths:  # no list generated: nothing has a length
+        return text
+    return text + "\n" + lengths_text(report.lengths, report.length, report.result.lengths, report.computed_lengths)
 
 
 # --------------------------------------------------------------------------------------------------- align run

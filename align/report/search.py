@@ -32,8 +32,9 @@ def build(report: TestReport) -> Document:
         verdict = Paragraph(inlines(Text("Violation computed", Tone.BAD, strong=True), " — the sampling found "
                                     "none, but the probabilities computed from the program's paths give ",
                                     Code(s.event.text()), f" a loss of at least {bound} on the pair ",
-                                    Code(s.pair.name), f" (P[M(D) ∈ E] ≥ {s.p.lower:.4g}, P[M(D') ∈ E] ≤ "
-                                    f"{s.p_prime.upper:.4g}), above the claimed ε: the mechanism is not "
+                                    Code(s.pair.name), _at(s.pair.length),
+                                    f" (P[M(D) ∈ E] ≥ {s.p.lower:.4g}, P[M(D') ∈ E] ≤ {s.p_prime.upper:.4g}), "
+                                    "above the claimed ε: the mechanism is not "
                                     "ε-differentially private."), Tone.BAD)
     else:
         verdict = Paragraph(inlines(Text("No violation found", Tone.GOOD, strong=True), " — no tested event "
@@ -42,12 +43,13 @@ def build(report: TestReport) -> Document:
     doc.add(verdict, Paragraph(inlines(
         f"{result.samples:,} samples in {report.seconds:.1f} s; {len(result.pairs)} input pairs, {result.tests} "
         f"tests (Bonferroni), level α = {result.alpha:g}, seed {result.seed}; claimed ε = "
-        f"{result.claimed_epsilon:.4g}.")))
+        f"{result.claimed_epsilon:.4g}" + (f"; lengths searched: {', '.join(map(str, report.lengths))}"
+                                           if report.lengths else "") + ".")))
     if result.findings:
         doc.add(Heading(2, "Strongest findings"), _findings(result))
     witness = result.witness
     if witness is not None:
-        doc.add(Paragraph(inlines("The witness pair ", Code(witness.pair.name), ": D has ",
+        doc.add(Paragraph(inlines("The witness pair ", Code(witness.pair.name), _at(witness.pair.length), ": D has ",
                                   Code(_values(witness.pair.d)), ", D' has ", Code(_values(witness.pair.d_prime)),
                                   "; the other parameters: ", Code(_values(report.args)) if report.args else "none",
                                   ".")))
@@ -57,6 +59,11 @@ def build(report: TestReport) -> Document:
                             "the curve is below α). Right: the strongest ε lower bound per input pair.",
                        "privacy-loss plot"))
     return doc
+
+
+def _at(length: int | None) -> str:
+    """` at length 24` for a pair of the patterns (the search escalates the length), nothing for a given pair."""
+    return "" if length is None else f" at length {length}"
 
 
 def _values(values) -> str:

@@ -16,6 +16,13 @@ exactly when its adjusted p-value is <= alpha. The decision is made on the bound
 a confirmed violation always reports a bound >= the claim it was tested against, and "no violation found"
 always means every bound is below its claim. The search stops at the end of the first round with a rejection.
 
+Lengths (`search`'s `max_length`): when the rounds at the first length find nothing, the patterns of longer
+lengths (`escalation`: doubling) are tried in turn, each computed from the program's paths where the command's
+callback can (align/exact/, deterministic: no test) and sampled in one round otherwise. The Bonferroni factor
+counts every round of every length from the start, sampled or not, so the family-wise error stays <= alpha
+whatever the search ends up running. A pair the program stops on (a runtime error: a mean of no records) is
+left out with its error (`Result.skipped`); only a first length where no pair runs is an error.
+
 At the end, the support mismatches (seen under D, never under D') go to z3 (support.py): when the event is
 proved impossible on D', P[M(D') in E] = 0 exactly and the finding's eps is inf (`Finding.epsilon_bound`).
 
@@ -28,7 +35,7 @@ a Dask `Client.get_executor()` works the same way).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -38,7 +45,8 @@ import numpy as np
 
 from .. import nodes
 from ..counterexample import Counterexample
-from ..diagnostics import SpecError, diag
+from ..diagnostics import Diagnostic, SpecError, diag
+from ..limits import MAX_TEST_LENGTH
 from ..resolve import ResolvedMechanism
 from ..rules import rule_for
 from ..status import Status
@@ -56,6 +64,18 @@ class Pair:
     name: str
     d: Mapping[str, Any]
     d_prime: Mapping[str, Any]
+    length: int | None = None
+    """The length of the lists a pattern generated (the search's length, `escalation`); None for a pair given
+    (the user's, a counterexample file's, the checker's), whose lists have the lengths they have."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An input pair the program cannot run (a runtime error on D or on D': a division by zero on an empty
+    list, a noise parameter out of range): left out of the search, with the program's diagnostic."""
+
+    pair: Pair
+    diagnostic: Diagnostic
 
 
 def _pattern_lists(length: int, c: float, sparse: bool,
@@ -152,8 +172,31 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
         for p in private:
             row = next((r for r in per_param[p.name] if r[0] == name), per_param[p.name][0])
             d[p.name], d2[p.name] = row[1], row[2]
-        pairs.append(Pair(name, d, d2))
+        pairs.append(Pair(name, d, d2, length if any(isinstance(p.type, ListType) for p in private) else None))
     return pairs
+
+
+ESCALATION = 4
+"""By default `align test` searches up to this many times the first length (`default_max_length`)."""
+
+
+def default_max_length(length: int) -> int:
+    """The longest length `align test` escalates to by default: ESCALATION times the first (at most
+    MAX_TEST_LENGTH)."""
+    return max(length, min(MAX_TEST_LENGTH, ESCALATION * length))
+
+
+def escalation(mech: ResolvedMechanism, length: int, max_length: int | None) -> list[int]:
+    """The lengths the search tries, in order: `length`, then doubling up to `max_length` (the last one may be
+    less than double). Only `length` when the patterns do not depend on it (no private list), when it is 0, or
+    without `max_length`."""
+    lengths = [length]
+    if max_length is None or length <= 0 or \
+            not any(isinstance(p.type, ListType) for p in mech.params if not p.public):
+        return lengths
+    while lengths[-1] < max_length:
+        lengths.append(min(2 * lengths[-1], max_length))
+    return lengths
 
 
 def search_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int, extra_pairs: Sequence[Pair],
@@ -301,10 +344,20 @@ class UnitResult:
     tested: tuple[Tested, ...]
     samples: int
     """Samples drawn by the unit (selection and test, both sides)."""
+    error: Diagnostic | None = None
+    """Why the program stopped on the pair (then nothing was tested, and no sample is counted)."""
 
 
 def run_unit(unit: Unit) -> UnitResult:
-    """Selection and test of one (round, pair); a pure function of the unit (module level: it pickles)."""
+    """Selection and test of one (round, pair); a pure function of the unit (module level: it pickles). A pair the
+    program stops on (a runtime error) gives the error instead of tests."""
+    try:
+        return _run_unit(unit)
+    except SpecError as error:
+        return UnitResult(unit.round, unit.pair, (), 0, error.diagnostics[0])
+
+
+def _run_unit(unit: Unit) -> UnitResult:
     from ..interp.outputs import DiscreteKeys
     from ..interp.runner import sample
 
@@ -366,8 +419,16 @@ CONFIRMATION_KEY = 1 << 20
 every round's."""
 
 
-def run_confirmation(unit: Confirmation) -> Tested:
-    """Count the candidate's event on fresh samples of M(D) and M(D'); a pure function of the unit."""
+def run_confirmation(unit: Confirmation) -> Tested | Diagnostic:
+    """Count the candidate's event on fresh samples of M(D) and M(D'); a pure function of the unit. The error of a
+    program that stops on the pair (one that depends on the noise: the rounds ran) instead of the counts."""
+    try:
+        return _run_confirmation(unit)
+    except SpecError as error:
+        return error.diagnostics[0]
+
+
+def _run_confirmation(unit: Confirmation) -> Tested:
     from ..interp.runner import chunks
 
     root = np.random.SeedSequence(unit.seed, spawn_key=(CONFIRMATION_KEY, unit.index))
@@ -393,7 +454,7 @@ SAME_COUNTS = 0.1
 same set of outputs written two ways (`out[6] TOP payload <= t` and `out = [BOT, ..., TOP(·)] and ...`)."""
 
 
-def _promising(result: Result, count: int) -> list[Finding]:
+def _promising(result: Result, count: int, skipped: Collection[int] = ()) -> list[Finding]:
     """The `count` findings with the largest lower bound above their claim at the unadjusted level
     PROMISE_DELTA, among those whose point estimate of the loss, ln(c1/c2), is above their claim: events the
     rounds already saw with some evidence (one seen 33 vs 8 times, 0.45 after the Bonferroni correction, ranks
@@ -410,7 +471,8 @@ def _promising(result: Result, count: int) -> list[Finding]:
 
     chosen: list[Finding] = []
     for f in sorted(result.findings, key=score, reverse=True):
-        if f.c1 == 0 or (f.c2 > 0 and math.log(f.c1 / f.c2) <= f.eps) or any(same(f, g) for g in chosen):
+        if f.c1 == 0 or (f.c2 > 0 and math.log(f.c1 / f.c2) <= f.eps) or any(same(f, g) for g in chosen) or \
+                f.pair_index in skipped:
             continue
         chosen.append(f)
         if len(chosen) == count:
@@ -483,8 +545,11 @@ class Result:
     alpha: float
     seed: int
     tests: int
-    """Bonferroni factor: rounds x pairs x events per pair."""
+    """Bonferroni factor: rounds x pairs x events per pair, summed over every length the search may try, plus the
+    confirmation tests: fixed before the first sample (a length computed instead of sampled, or not reached,
+    only leaves its share unspent)."""
     pairs: list[Pair]
+    """The pairs sampled, those of the first length first (a finding's `pair_index` is a position here)."""
     samples: int = 0
     """Samples drawn in all (selection and test, D and D')."""
     rounds: int = 0
@@ -494,6 +559,11 @@ class Result:
     confirmations: int = 0
     """Confirmation tests run after the rounds (`search`'s `confirm`): each a fresh, larger sample for one
     promising (pair, event)."""
+    lengths: list[int] = field(default_factory=list)
+    """The lengths whose patterns were sampled, in order (the first, then those the search escalated to that the
+    computed stage did not cover); none when no pattern generates a list (scalars, or only given pairs)."""
+    skipped: list[Skipped] = field(default_factory=list)
+    """The pairs the program stopped on, left out from then on."""
 
     @property
     def witness(self) -> Finding | None:
@@ -566,25 +636,45 @@ def claim_values(mech: ResolvedMechanism, args: Mapping[str, Any], outputs: Any)
     return values[inverse.ravel()]
 
 
+@dataclass(frozen=True)
+class _Stage:
+    """The pairs of one length and the sizes of their rounds."""
+
+    length: int
+    pairs: list[Pair]
+    sizes: list[int]
+    first_round: int
+    """The round number of its first round in the seeds' spawn keys (unique over the stages)."""
+
+
 def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, samples: int = 64_000,
            base: int = 2_000, alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
            extra_pairs: Sequence[Pair] = (), patterns: bool = True, stop_early: bool = True,
            progress: Callable[[str], None] | None = None, prove_support: bool = True,
            checker: bool = False, confirm: int = 3, confirm_factor: int = 32, sharpen: bool = False,
-           decided: Callable[[], bool] | None = None) -> Result:
+           max_length: int | None = None, computed: Callable[[int], bool | None] | None = None) -> Result:
     """Search for a violation of the mechanism's claim; see the module docstring.
 
     `public`: values of the public parameters (the private ones come from the pairs). `extra_pairs` (the
     user's D and D', a counterexample file's) are tried first, then, with `checker`, the pairs of the
     checker's own counterexamples (`checker_pairs`), then StatDP's patterns unless `patterns` is False.
-    When the rounds find no violation, the `confirm` most promising (pair, event)s are each tested once more
-    on fresh samples `confirm_factor` times the largest round's (`_promising`, `run_confirmation`); the
+
+    Lengths: with `max_length` (and the patterns), when the rounds at `length` find no violation the search
+    escalates (`escalation`: doubling up to `max_length`) to the patterns at each longer length, in order.
+    `computed(n)`, when given, is asked first at each length (the command's probabilities computed from the
+    program's paths, align/exact/): True, a violation is computed there and the search ends; False, computed
+    without one, so that length is not sampled; None, not computed (outside that class), so its patterns are
+    sampled, in one round of `samples * length / n` per side (at least `base`): about the sample-entries of half
+    the first length's rounds. Every test of every length is in the Bonferroni factor from the start.
+
+    When no length shows a violation, the `confirm` most promising (pair, event)s are each tested once more
+    on fresh samples `confirm_factor` times their length's largest round (`_promising`, `run_confirmation`); the
     Bonferroni factor counts those tests from the start. With `sharpen`, the confirmations run after a violation
     too: the same tests at the same level, on a larger sample, so the lower bound on the loss is tighter (the
-    violation itself was decided by the rounds). `decided`, when the rounds found no violation, is asked before
-    the confirmations whether a violation has been shown another way (the command's computed probabilities,
-    align/exact/): then they are skipped (their count stays in the Bonferroni factor). Raises SpecError for bad
-    arguments or no valid pair.
+    violation itself was decided by the rounds).
+
+    A pair the program stops on (a runtime error on D or D') is left out from then on (`Result.skipped`); when
+    no pair of the first length runs, its error is raised. Raises SpecError for bad arguments or no valid pair.
     """
     from ..interp.runner import prepare_arguments
 
@@ -595,42 +685,85 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
     varying = claim_reads_output(mech)
     eps = None if varying else claimed_epsilon(mech, args0)
     sizes = round_sizes(base, samples)
+    stages = [_Stage(length, pairs, sizes, 0)]
+    for longer in (escalation(mech, length, max_length) if patterns else [length])[1:]:
+        more = valid_pairs(mech, public, input_pairs(mech, public, longer))
+        # a claim that reads a list's length is not the same claim at another length: the search stays at the first
+        if more and (varying or claimed_epsilon(mech, prepare_arguments(mech, {**public, **more[0].d})) == eps):
+            n = min(samples, max(base, samples * length // longer))
+            stages.append(_Stage(longer, more, [n], stages[-1].first_round + len(stages[-1].sizes)))
     if varying:
         confirm = 0  # an event's claim is its largest over the samples in it: a fresh sample could raise it
-    tests = len(sizes) * len(pairs) * top + confirm
-    result = Result(0.0 if eps is None else eps, alpha, seed, tests, pairs, claim_reads_output=varying)
+    tests = sum(len(stage.sizes) * len(stage.pairs) for stage in stages) * top + confirm
+    result = Result(0.0 if eps is None else eps, alpha, seed, tests, [], claim_reads_output=varying)
     delta = alpha / tests
-    arguments = [(prepare_arguments(mech, {**public, **p.d}), prepare_arguments(mech, {**public, **p.d_prime}))
-                 for p in pairs]
-    for k, n in enumerate(sizes):
-        if progress is not None:
-            progress(f"round {k + 1}/{len(sizes)}: sampling {n} per side for {len(pairs)} input pair(s)")
-        units = [Unit(mech, a, a2, n, seed, k, i, top, eps) for i, (a, a2) in enumerate(arguments)]
-        outcomes = list(executor.map(run_unit, units)) if executor is not None else [run_unit(u) for u in units]
-        result.rounds = k + 1
-        for outcome in outcomes:
-            result.samples += outcome.samples
-            for t in outcome.tested:
-                result.findings.append(_finding(pairs, outcome.pair, t, tests, delta))
-        if progress is not None:
-            w = result.witness
-            progress(f"round {k + 1}/{len(sizes)}: {n} samples per side, smallest adjusted p = "
-                     f"{w.adjusted_p:.3g}" if w else f"round {k + 1}/{len(sizes)}")
-        if stop_early and result.violation:
+    arguments: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    largest: list[int] = []  # per pair: the largest round of its length (a confirmation's unit of samples)
+    skipped: set[int] = set()
+
+    def sample_stage(stage: _Stage) -> None:
+        first = len(result.pairs)
+        result.pairs.extend(stage.pairs)
+        if any(p.length is not None for p in stage.pairs):  # a length the patterns generated (a list's)
+            result.lengths.append(stage.length)
+        arguments.extend((prepare_arguments(mech, {**public, **p.d}), prepare_arguments(mech, {**public, **p.d_prime}))
+                         for p in stage.pairs)
+        largest.extend([stage.sizes[-1]] * len(stage.pairs))
+        where = f" at length {stage.length}" if len(stages) > 1 else ""
+        for k, n in enumerate(stage.sizes):
+            active = [i for i in range(first, len(result.pairs)) if i not in skipped]
+            if not active:
+                return
+            if progress is not None:
+                progress(f"round {k + 1}/{len(stage.sizes)}{where}: sampling {n} per side for {len(active)} input "
+                         "pair(s)")
+            units = [Unit(mech, *arguments[i], n, seed, stage.first_round + k, i, top, eps) for i in active]
+            outcomes = list(executor.map(run_unit, units)) if executor is not None else [run_unit(u) for u in units]
+            result.rounds += 1
+            for outcome in outcomes:
+                if outcome.error is not None:
+                    skipped.add(outcome.pair)
+                    result.skipped.append(Skipped(result.pairs[outcome.pair], outcome.error))
+                    continue
+                result.samples += outcome.samples
+                for t in outcome.tested:
+                    result.findings.append(_finding(result.pairs, outcome.pair, t, tests, delta))
+            if progress is not None:
+                w = result.witness
+                progress(f"round {k + 1}/{len(stage.sizes)}{where}: {n} samples per side, smallest adjusted p = "
+                         f"{w.adjusted_p:.3g}" if w else f"round {k + 1}/{len(stage.sizes)}{where}")
+            if stop_early and result.violation:
+                return
+
+    sample_stage(stages[0])
+    if result.skipped and not result.samples:  # no pair of the first length runs: the program's own error
+        raise SpecError([result.skipped[0].diagnostic])
+    decided = False  # a violation computed from the paths
+    for stage in stages:
+        if result.violation or decided:
             break
-    if confirm and (sharpen or not result.violation) and \
-            not (decided is not None and not result.violation and decided()):
-        chosen = _promising(result, confirm)
-        n = sizes[-1] * confirm_factor
+        verdict = computed(stage.length) if computed is not None else None
+        if verdict:
+            decided = True
+        elif verdict is None and stage is not stages[0]:
+            sample_stage(stage)
+    if confirm and (sharpen or not result.violation) and not decided:
+        chosen = _promising(result, confirm, skipped)
         if progress is not None and chosen:
-            progress(f"confirmation: {len(chosen)} event(s), {n} samples per side each")
-        confirmations = [Confirmation(mech, *arguments[f.pair_index], n, seed, j,
-                                      Candidate(f.event, f.forward, 0.0), f.eps) for j, f in enumerate(chosen)]
+            progress(f"confirmation: {len(chosen)} event(s), {largest[chosen[0].pair_index] * confirm_factor} "
+                     "samples per side each")
+        confirmations = [Confirmation(mech, *arguments[f.pair_index], largest[f.pair_index] * confirm_factor, seed,
+                                      j, Candidate(f.event, f.forward, 0.0), f.eps) for j, f in enumerate(chosen)]
         tested = list(executor.map(run_confirmation, confirmations)) if executor is not None else \
             [run_confirmation(c) for c in confirmations]
         for f, t in zip(chosen, tested):
+            if isinstance(t, Diagnostic):  # an error that depends on the noise: the rounds ran, this did not
+                if f.pair_index not in skipped:
+                    skipped.add(f.pair_index)
+                    result.skipped.append(Skipped(result.pairs[f.pair_index], t))
+                continue
             result.samples += t.n1 + t.n2
-            result.findings.append(_finding(pairs, f.pair_index, t, tests, delta))
+            result.findings.append(_finding(result.pairs, f.pair_index, t, tests, delta))
         result.confirmations = len(confirmations)
     if varying and result.witness is not None:
         result.claimed_epsilon = result.witness.eps
@@ -648,7 +781,7 @@ def _finding(pairs: Sequence[Pair], index: int, t: Tested, tests: int, delta: fl
     bound = float(epsilon_lower_bound(t.c1, t.mean, t.c2, t.mean, delta))
     pair = pairs[index]
     d, d2 = (pair.d, pair.d_prime) if t.candidate.forward else (pair.d_prime, pair.d)
-    return Finding(Pair(pair.name, d, d2), t.candidate.event, t.candidate.forward, t.c1, t.n1, t.c2, t.n2, p,
+    return Finding(replace(pair, d=d, d_prime=d2), t.candidate.event, t.candidate.forward, t.c1, t.n1, t.c2, t.n2, p,
                    min(1.0, p * tests), bound, t.mean, t.eps, pair_index=index)
 
 

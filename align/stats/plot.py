@@ -78,11 +78,15 @@ def pairs_rejecting(result: Any) -> set[int]:
 def bounds_per_pair(result: Any) -> list[tuple[str, float]]:
     """(pair label, strongest epsilon lower bound over its findings), one row per pair in the search's order;
     inf for a pair with a support mismatch proved by z3 (Finding.epsilon_bound). Rows are per pair, not per
-    name (two refuted obligations can give two checker pairs of one name); a repeated name is numbered."""
+    name (two refuted obligations can give two checker pairs of one name); a repeated name is numbered, and a
+    pattern of a longer length than the first is labelled with it."""
     best = [-math.inf] * len(result.pairs)
     for f in result.findings:
         best[f.pair_index] = max(best[f.pair_index], f.epsilon_bound)
-    names = [p.name for p in result.pairs]
+    first = (getattr(result, "lengths", None) or [None])[0]
+    # the patterns of a longer length the search escalated to say so
+    names = [p.name if getattr(p, "length", None) in (None, first) else f"{p.name} (length {p.length})"
+             for p in result.pairs]
     labels = [f"{name} ({names[:k].count(name) + 1})" if names.count(name) > 1 else name
               for k, name in enumerate(names)]
     return list(zip(labels, best))
