@@ -46,14 +46,17 @@ def rules(docs_url: str | None = None) -> list[dict[str, Any]]:
 
     result = []
     for kind in KINDS.values():
-        text = (f"{kind.title}. A condition of the proof rule (Free Gap, Lemma 1; docs/checker.md). "
-                f"For every input length it is covered by {kind.induction}.")
+        # Each strategy for every length covers the condition in its own way (docs/checker.md, "Scope"); what
+        # a rule can say of all of them is how the induction over a loop does, and that the others exist.
+        every_length = (f"A proof for every input length by induction over a loop covers it by {kind.induction}; "
+                        "the other strategies (a ranking's defining relation, fixed entries, parts in sequence, "
+                        "records) cover it as docs/checker.md says, and a result's message names its scope.")
+        text = f"{kind.title}. A condition of the proof rule (Free Gap, Lemma 1; docs/checker.md). {every_length}"
         result.append({
             "id": str(kind.id), "name": _identifier(kind.label),
             "shortDescription": {"text": kind.title}, "fullDescription": {"text": text},
             **_help_uri(docs_url, "checker.md"),
-            "help": {"text": text, "markdown": f"**{kind.id}**: {kind.title}.\n\nFor every input length: "
-                                               f"{kind.induction}. See docs/checker.md."},
+            "help": {"text": text, "markdown": f"**{kind.id}**: {kind.title}.\n\n{every_length}"},
             "defaultConfiguration": {"level": "error"},
             "properties": {"tags": ["differential-privacy", "obligation"]},
         })
