@@ -88,6 +88,7 @@ def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
            f"  proof rule   {proof_rule(mech)}",
            f"  parameters   symbolic, for all {requires_text(mech)}",
            f"  claim        ε = {unparse(mech.claim)}"]
+    shared = _shared_notes(verdicts)
     for v in verdicts:
         ob = v.obligation
         label = ob.name
@@ -96,14 +97,27 @@ def verdicts_text(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
                    f"{style.dim(f'{v.seconds:.2f}s  {ob.span}')}")
         out.append(f"  {' ' * 10} {style.dim(ob.title)}")
         for note in v.notes:
-            out.append(f"  {' ' * 10} note: {note}")
+            if note not in shared:
+                out.append(f"  {' ' * 10} note: {note}")
         if str(v.status) == "refuted" and v.counterexample is not None:
             out += ["  " + " " * 10 + " " + line for line in counterexample_lines(v.counterexample)]
+    for note, names in shared.items():
+        out.append(f"  note         on {', '.join(names)}: {note}")
     total = sum(v.seconds for v in verdicts)
     summary = verdict_summary(status, scope, mech, vacuous=vacuous(verdicts))
     out.append(f"  verdict      {_status(style, status).strip()} — {summary}  "
                f"{style.dim(f'{total:.2f}s')}")
     return "\n".join(out)
+
+
+def _shared_notes(verdicts: list) -> dict[str, list[str]]:
+    """The notes that three obligations or more carry (a float-sensitive comparison a comment accepts, which
+    every obligation that follows the branches mentions), each with the obligations': printed once, after them."""
+    names: dict[str, list[str]] = {}
+    for v in verdicts:
+        for note in v.notes:
+            names.setdefault(note, []).append(v.obligation.name)
+    return {note: carriers for note, carriers in names.items() if len(carriers) >= 3}
 
 
 def counterexample_lines(counterexample: Counterexample) -> list[str]:
