@@ -164,6 +164,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     # found by bench/soundness.py: a list built under a `break` on the data; an alignment that reads past `out`
     "incorrect/top1_list_built_under_break.dp": [({"q": [1, 0, 0], "eps": 1}, {"q": [0, 1, 1]})],
     "incorrect/sparse_alignment_reads_past_output.dp": _svt({"c": 2, "eps": 1}),
+    # Sparse with threshold noise Lap(2/eps): its alignment is Sparse's, whose cost passes the claim (C4c)
+    "incorrect/sparse_threshold_noise_ignores_c.dp": _svt({"c": 2, "eps": 1}),
     # the ranking encoding's hypotheses: the aligned run must be asked to rank like the first; a carried running
     # sum; k = len(q) (not a mechanism there: the interpreter stops, so it is sampled at k < len(q))
     "incorrect/noisy_max_unshifted_alignment.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, -1, -1]}),
