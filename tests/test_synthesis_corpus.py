@@ -42,9 +42,11 @@ def test_synthesis_agrees_with_the_expected_verdict(path: Path):
     if found.mechanism is not None and found.verdicts:  # as `align verify` says it: for the program in doubles
         status = overall_status(list(qualify(found.mechanism, found.verdicts)))
     if "violation" in kinds:
-        assert status not in (Status.PROVED, Status.BOUNDED), found.alignment
-        # (an alignment proved in exact arithmetic only is found, and `align verify` says unknown: align/floats.py)
-        assert found.alignment is None or status != found.status
+        assert status != Status.PROVED, found.alignment
+        # A synthesised alignment may hold for short inputs only (Sparse with thresholds too noisy for c: its
+        # violation shows at length 24): bounded, which --accept-bounded never accepts of a synthesised alignment
+        # (align/gate.py). Else none is found, or one proved in exact arithmetic only (unknown: align/floats.py).
+        assert status == Status.BOUNDED or found.alignment is None or status != found.status
     elif "proved" in kinds and name not in OUTSIDE_THE_SPACE:
         assert found.status == Status.PROVED, (found.notes, found.candidates, found.iterations)
         assert overall_scope(found.verdicts) in ("for every input length", "for all inputs")
