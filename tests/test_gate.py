@@ -4,7 +4,6 @@ check` on the configured paths, and `align verify --jobs`."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -12,20 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from align.cli import main
-
 from .conftest import ROOT, SPECS
+from .test_config import _main  # the command line in-process: (exit code, stdout, stderr)
 
 BOUNDED = SPECS / "incorrect" / "noisy_answers_requires_long_input.dp"  # a written alignment, proved for short inputs
 PROVED = SPECS / "freegap" / "example1_laplace.dp"
 REFUTED = SPECS / "incorrect" / "histogram_lap_eps.dp"
 SYNTHESISED = ROOT / "tests" / "data" / "gate" / "sparse_synthesised_bounded.dp"
-
-
-def _main(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

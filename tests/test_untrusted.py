@@ -4,7 +4,6 @@ configuration. Nothing it says makes align read outside the repository, hang, or
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -16,20 +15,14 @@ from urllib.parse import unquote, unquote_to_bytes
 
 import pytest
 
-from align.cli import main
 from align.span import visible
 
 from .conftest import SPECS
+from .test_config import _main  # the command line in-process: (exit code, stdout, stderr)
 
 PROVED = SPECS / "freegap" / "example1_laplace.dp"
 SECRET = "s3cr3t-t0ken-for-align"
 CLIMB = "../" * 40
-
-
-def _main(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
