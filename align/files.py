@@ -36,24 +36,24 @@ from .span import Source, Span
 # ------------------------------------------------------------------------------------------- the boundary
 
 
-def repository(start: Path | None = None) -> Path:
-    """The repository a run works in: the nearest folder from `start` (the working directory) up that has
-    `.git`, else `start` itself; as an absolute path without symbolic links."""
+def checkout(start: Path | None = None) -> Path | None:
+    """The top of the git checkout that `start` (the working directory) is in: the nearest folder up that has
+    `.git`, as an absolute path without symbolic links; None outside a checkout."""
     here = Path(os.path.realpath(start or Path.cwd()))
-    for directory in (here, *here.parents):
-        if os.path.lexists(directory / ".git"):
-            return directory
-    return here
+    return next((d for d in (here, *here.parents) if os.path.lexists(d / ".git")), None)
+
+
+def repository(start: Path | None = None) -> Path:
+    """The repository a run works in, whose boundary reads respect: the checkout's top, else `start` itself."""
+    return checkout(start) or Path(os.path.realpath(start or Path.cwd()))
 
 
 def project_root(configuration_folder: Path | None = None, start: Path | None = None) -> Path:
     """The folder CI paths are relative to (GitHub annotations, SARIF's `%SRCROOT%`): the top of the git checkout,
     where GitHub resolves an annotation's `file`; without one, the configuration's folder; else `start`."""
-    here = Path(os.path.realpath(start or Path.cwd()))
-    for directory in (here, *here.parents):
-        if os.path.lexists(directory / ".git"):
-            return directory
-    return Path(os.path.realpath(configuration_folder)) if configuration_folder is not None else here
+    if configuration_folder is None or checkout(start) is not None:
+        return repository(start)
+    return Path(os.path.realpath(configuration_folder))
 
 
 def project_path(path: str, root: Path) -> str | None:
