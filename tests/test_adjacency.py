@@ -215,15 +215,15 @@ def test_a_record_inserted_anywhere_refutes_the_mechanism_that_reads_records_by_
 def test_the_samples_of_a_longer_input_are_compared_across_the_two_runs(monkeypatch):
     """noise_per_record draws one sample per record: C2 is refuted only by comparing the draws of the runs on D
     and on D' (the self-composition on one D agrees with itself)."""
-    from align.checker import verify
+    from align.checker import checks
     from align.status import Status
 
     def c2(verdicts):
         return next(v for v in verdicts if v.obligation.id == "C2").status
 
     assert c2(_verify("incorrect/noise_per_record.dp")) == Status.REFUTED
-    monkeypatch.setattr(verify, "_same_draws_across_runs",
-                        lambda q: verify._samples_determined(q.mech, q.enc, q.limits))
+    monkeypatch.setattr(checks, "_same_draws_across_runs",
+                        lambda q: checks._samples_determined(q.mech, q.enc, q.limits))
     assert c2(_verify("incorrect/noise_per_record.dp")) != Status.REFUTED
 
 
@@ -232,7 +232,7 @@ def test_a_sample_drawn_only_by_the_aligned_run_is_compared_by_both_back_ends(mo
     run's samples): the bounded check refutes C2 at length 1 and the induction does not prove it. Without the
     comparison in the induction the spec is `proved` for every length; without it in the bounded check only,
     `bounded` (the induction still fails and nothing refutes)."""
-    from align.checker import induction, verify
+    from align.checker import checks, induction
     from align.checker.verify import overall_status
     from align.status import Status
 
@@ -242,8 +242,8 @@ def test_a_sample_drawn_only_by_the_aligned_run_is_compared_by_both_back_ends(mo
     with monkeypatch.context() as m:
         m.setattr(induction, "_same_draws_across_runs", lambda *args: None)
         assert overall_status(_verify(spec)) == Status.PROVED
-    monkeypatch.setattr(verify, "_same_draws_across_runs",
-                        lambda q: verify._samples_determined(q.mech, q.enc, q.limits))
+    monkeypatch.setattr(checks, "_same_draws_across_runs",
+                        lambda q: checks._samples_determined(q.mech, q.enc, q.limits))
     assert overall_status(_verify(spec)) == Status.BOUNDED
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from align.checker import entries
-from align.checker.verify import Options, overall_scope, overall_status, verify_mechanism
+from align.checker.verify import Options, overall_scope, overall_status, strategy_context, verify_mechanism
 from align.pipeline import load_mechanism, load_text
 
 from .conftest import SPECS
@@ -71,7 +71,7 @@ def test_the_proof_checks_the_lengths_it_needs_whatever_max_length_is():
     assert any("first 6 entries" in note and "every length <= 6 checked" in note for note in c4c.notes)
     far = _reading(entries.LONGEST, entries.LONGEST + 1)
     with pytest.raises(entries.NotFixed, match="too many input shapes"):
-        entries.prove(far, Options().limits)
+        entries.prove(far, strategy_context(Options()))
     verdicts = verify_mechanism(far, Options(max_length=3))
     assert overall_status(verdicts) != "proved"
     assert any("too many input shapes" in note for v in verdicts for note in v.notes)
@@ -81,7 +81,7 @@ def test_an_obligation_that_fails_at_a_short_length_is_not_proved():
     text = load_text("mechanism m(q: real[], eps: real)\n  adjacent |q[i] - q'[i]| <= 1\n  requires eps > 0, "
                      "len(q) >= 2\n  privacy eps / 2\n{\n  eta ~ Lap(1 / eps)\n  output q[1] + eta\n}\n\n"
                      "alignment m {\n  eta' = eta + q[1] - q'[1]\n}\n").mechanisms[0]
-    result = entries.prove(text, Options().limits)
+    result = entries.prove(text, strategy_context(Options()))
     failed = {key[0].value for key, reason in result.proved.items() if reason is not None}
     assert failed == {"C4c"}
     verdicts = verify_mechanism(text, Options(max_length=3))

@@ -10,7 +10,8 @@ import io
 import pytest
 
 from align.checker import entries
-from align.checker.verify import Options, overall_scope, overall_status, prove_for_every_length, verify_mechanism
+from align.checker.strategies import prove_for_every_length
+from align.checker.verify import Options, overall_scope, overall_status, strategy_context, verify_mechanism
 from align.cli import main
 from align.limits import MAX_BOUNDED_LENGTH
 from align.obligations import ObligationId
@@ -197,7 +198,7 @@ LONG = "incorrect/fixed_entries_long_input_too_little_noise.dp"
 
 def test_a_counterexample_found_by_the_fixed_entries_proof_is_the_verdict():
     mech = load_mechanism(str(SPECS / LONG))
-    result, _ = prove_for_every_length(mech, Options().limits)
+    result, _ = prove_for_every_length(mech, strategy_context(Options()))
     assert result is not None
     (refuted,) = result.refuted.values()
     assert refuted.obligation.id == "C4c" and refuted.counterexample is not None

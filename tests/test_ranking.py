@@ -17,8 +17,7 @@ import pytest
 from align.checker import ranking
 from align.checker.induction import NotInductive
 from align.checker.solver import Limits, fresh_context
-from align.checker.supports import noise_support
-from align.checker.verify import _cost_term
+from align.checker.verify import Options, strategy_context
 from align.interp.scalar import Interpreter
 from align.parse import parse_source
 from align.resolve import resolve
@@ -41,7 +40,7 @@ def _spec(name: str, *replacements: tuple[str, str]):
 
 def _prove(mech):
     with fresh_context():
-        return ranking.prove(mech, Limits(), _cost_term, noise_support)
+        return ranking.prove(mech, strategy_context(Options()))
 
 
 RANKED = ["freegap/alg4_noisy_top_k_gap.dp", "freegap/alg4_noisy_top_k_gap_counting.dp",

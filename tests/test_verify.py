@@ -221,15 +221,15 @@ def test_verify_command_exit_codes_and_counterexample_file(tmp_path: Path, monke
 
 def test_induction_does_not_prove_what_fails_for_long_inputs():
     from align.checker import induction
-    from align.checker.verify import _cost_term, noise_support
+    from align.checker.verify import Options, strategy_context
 
     mech = _mutant(("if cost > eps - eps1 { break }", "if cost > eps { break }"))
     with fresh_context():
-        result = induction.prove(mech, Limits(), _cost_term, noise_support)
+        result = induction.prove(mech, strategy_context(Options()))
     assert result.proved[ObligationId.C4C, None] is not None
     mech = _mutant(("privacy eps", "privacy eps"))
     with fresh_context():
-        assert induction.prove(mech, Limits(), _cost_term, noise_support).proved[ObligationId.C4C, None] is None
+        assert induction.prove(mech, strategy_context(Options())).proved[ObligationId.C4C, None] is None
 
 
 @pytest.mark.parametrize("change,failing", [
@@ -250,23 +250,23 @@ def test_the_l1_induction_does_not_prove_broken_histograms(change, failing):
 def _induction(text: str, change: tuple[str, str]):
     """induction.prove on the spec text with one replacement (it raises NotInductive where it declines)."""
     from align.checker import induction
-    from align.checker.verify import _cost_term, noise_support
+    from align.checker.verify import Options, strategy_context
 
     assert change[0] in text
     mech = resolve(parse_source(Source("mutant.dp", text.replace(change[0], change[1])))).mechanisms[0]
     with fresh_context():
-        return induction.prove(mech, Limits(), _cost_term, noise_support)
+        return induction.prove(mech, strategy_context(Options()))
 
 
 def test_induction_declines_a_builtin_over_a_whole_list_parameter():
     # The abstract iteration sees a list parameter only at the loop index: `max(q)` in the loop has no encoding
     # there (it used to end in an internal AttributeError); the induction declines, the bounded verdict stands.
     from align.checker import induction
-    from align.checker.verify import _cost_term, noise_support
+    from align.checker.verify import Options, strategy_context
 
     mech = _mutant(("if q[i] + xi - Tt >= 0 {", "if q[i] + xi - Tt >= 0 * max(q) {"))
     with fresh_context(), pytest.raises(induction.NotInductive, match="only at the loop index"):
-        induction.prove(mech, Limits(), _cost_term, noise_support)
+        induction.prove(mech, strategy_context(Options()))
 
 
 SMART_SUM_WINDOW = "eta1[i]' = eta1[i] + sum(l in i + 1 - M .. i + 1: q[l] - q'[l])"
@@ -304,20 +304,20 @@ def test_a_window_outside_a_block_end_is_not_known():
     # (here the in-block noise) sees an unconstrained value there, and nothing is proved from it: that
     # alignment is wrong (mid-block the window reaches into the previous block), and the bounded check says so.
     from align.checker import induction
-    from align.checker.verify import _cost_term, noise_support
+    from align.checker.verify import Options, strategy_context
 
     text = (SPECS / "counting" / "smart_sum.dp").read_text()
     mech = resolve(parse_source(Source("mutant.dp", text.replace(
         "eta2[i]' = eta2[i] + q[i] - q'[i]", "eta2[i]' = eta2[i] + sum(l in i + 1 - M .. i + 1: q[l] - q'[l])"))
     )).mechanisms[0]
     with fresh_context():
-        result = induction.prove(mech, Limits(), _cost_term, noise_support)
+        result = induction.prove(mech, strategy_context(Options()))
     assert result.proved[ObligationId.C4A, None] is not None
     assert overall_status(verify_mechanism(mech)) == "refuted"
     # and a period that `requires` does not keep at least 1 has no block schedule: the induction declines
     mech = resolve(parse_source(Source("mutant.dp", text.replace("1 < M, M < len(q)", "M < len(q)")))).mechanisms[0]
     with fresh_context(), pytest.raises(induction.NotInductive, match="may not span a block"):
-        induction.prove(mech, Limits(), _cost_term, noise_support)
+        induction.prove(mech, strategy_context(Options()))
 
 
 def test_induction_over_a_public_bound_declines_reads_by_position():
@@ -325,7 +325,7 @@ def test_induction_over_a_public_bound_declines_reads_by_position():
     # interpreter stops with index-out-of-range); unless `requires` bounds B by len(q), reading q[j] there is
     # outside the shape, and the induction declines rather than read a symbol the real list does not have
     from align.checker import induction
-    from align.checker.verify import _cost_term, noise_support
+    from align.checker.verify import Options, strategy_context
 
     mech = resolve(parse_source(Source("m.dp", """
 mechanism bylist(q: real[], eps: real, B: int)
@@ -344,7 +344,7 @@ alignment bylist {
 }
 """))).mechanisms[0]
     with fresh_context(), pytest.raises(induction.NotInductive, match=r"may run past the end of q, and `q\[j\]` reads"):
-        induction.prove(mech, Limits(), _cost_term, noise_support)
+        induction.prove(mech, strategy_context(Options()))
 
 
 def test_counterexamples_do_not_depend_on_earlier_calls():
@@ -639,7 +639,7 @@ def test_without_the_accumulator_check_a_non_private_fold_is_proved(monkeypatch:
     checker/folds.py (and refuted by the bounded check); with the hypothesis taken for granted, the proof for every
     length proves it."""
     from align.checker import folds, induction
-    from align.checker.verify import _cost_term, noise_support
+    from align.checker.verify import Options, strategy_context
 
     text = (SPECS / "incorrect" / "fold_reads_its_accumulator.dp").read_text()
     with pytest.raises(folds.NotFoldable, match="reads `c` while it accumulates it"):
@@ -648,7 +648,7 @@ def test_without_the_accumulator_check_a_non_private_fold_is_proved(monkeypatch:
     folded = _fold(text)
     assert folded is not None
     with fresh_context():
-        proof = induction.prove(folded.mechanism, Limits(), _cost_term, noise_support)
+        proof = induction.prove(folded.mechanism, strategy_context(Options()))
     assert proof.proved and all(reason is None for reason in proof.proved.values()), proof.proved
 
 
@@ -657,11 +657,12 @@ PARTS = (SPECS / "counting" / "histogram_then_above_threshold.dp").read_text()
 
 def _parts(text: str):
     from align.checker import phases
-    from align.checker.verify import prove_for_every_length
+    from align.checker.strategies import prove_for_every_length
+    from align.checker.verify import Options, strategy_context
 
     mech = resolve(parse_source(Source("parts.dp", text))).mechanisms[0]
     with fresh_context():
-        return phases.prove(mech, lambda part: prove_for_every_length(part, Limits())[0])
+        return phases.prove(mech, lambda part: prove_for_every_length(part, strategy_context(Options()))[0])
 
 
 def test_two_parts_in_sequence_are_proved_part_by_part():

@@ -35,15 +35,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
 from ..results import Note
 from ..status import Status
 from ..types import ListType
-from .induction import Inductive, NotInductive
-from .solver import Limits
+from .every_length import Context, Inductive, NotInductive
+from .options import coverage
 
 NAME = "fixed entries"
 """How the report names this proof when it declines."""
@@ -64,11 +63,9 @@ def applies(mech: ResolvedMechanism) -> bool:
     return not any(isinstance(s, n.For | n.While) for s in walk_statements(mech.body))
 
 
-def prove(mech: ResolvedMechanism, limits: Limits, cost_term: Any = None, support_of: Any = None) -> Inductive:
+def prove(mech: ResolvedMechanism, context: Context) -> Inductive:
     """Each obligation that the bounded check proves at every length <= t (`covering_length`), proved for every
     length; raises NotFixed when a hypothesis fails."""
-    from .verify import Options, coverage, verify_mechanism  # verify imports this module when it needs it
-
     t = covering_length(mech)
     lists = sum(isinstance(p.type, ListType) for p in mech.params)
     if t > LONGEST or (t + 1) ** lists > SHAPES:
@@ -76,7 +73,7 @@ def prove(mech: ResolvedMechanism, limits: Limits, cost_term: Any = None, suppor
     structural = coverage(mech, t).structural
     if structural:
         raise NotFixed("the bounded check would not cover every value of " + ", ".join(s[0] for s in structural))
-    verdicts = verify_mechanism(mech, Options(max_length=t, limits=limits, bounded_only=True, every_obligation=True))
+    verdicts = context.bounded(mech, t)
     result = Inductive()
     note = (f"{NAME}: the program reads only the first {t} entries of its lists and not their length, so a longer "
             f"input runs as its first {t} entries do; every length <= {t} checked")

@@ -28,7 +28,7 @@ shifts of the iteration), plus the prefix.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypedDict
 
 import z3
@@ -36,7 +36,7 @@ import z3
 from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
 from ..resolve import ResolvedMechanism, children, statement_exprs, walk, walk_statements
-from ..results import Conjunct, Verdict
+from ..results import Conjunct
 from ..symbolic import NotSymbolic, from_z3, simplify, z3_text
 from ..types import INT, ListType
 from ..unparse import unparse
@@ -62,30 +62,12 @@ from .encode import (
     equal,
     record_adjacency,
 )
+from .every_length import Context, Inductive, NotInductive
 from .solver import Limits, Validity, check_valid
 from .supports import aligned_in_support
 
 NAME = "induction"
 """How the report names this proof when it declines."""
-
-
-class NotInductive(Exception):
-    """The mechanism does not have the shape an inductive proof needs (the bounded verdict stands)."""
-
-
-@dataclass
-class Inductive:
-    """What the induction proved: obligation ids mapped to None (proved) or the reason it could not."""
-
-    proved: dict[ObligationKey, str | None] = field(default_factory=dict)
-    invariant: list[Conjunct] = field(default_factory=list)
-    notes: dict[ObligationId, list[str]] = field(default_factory=dict)
-    """The lemmas and encodings each obligation's proof relied on (shown with its verdict)."""
-    assumptions: set[str] = field(default_factory=set)
-    """The measure-zero assumptions the proof used (no ties among ranked values), as the encodings word them."""
-    refuted: dict[ObligationKey, Verdict] = field(default_factory=dict)
-    """Refutations the strategy found at concrete inputs, with their counterexamples (the fixed-entries proof runs the
-    bounded check at lengths beyond --max-length): the verdict of those obligations, whatever the others are."""
 
 
 @dataclass(frozen=True)
@@ -489,10 +471,10 @@ def _fresh_like(value, name: str):
     raise NotInductive(f"loop-carried variable {name} is not a number")
 
 
-def prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Inductive:
+def prove(mech: ResolvedMechanism, context: Context) -> Inductive:
     """Try the inductive proof; raises NotInductive when the shape does not fit."""
     try:
-        return _prove(mech, limits, cost_term, support_of)
+        return _prove(mech, context.limits, context.cost_term, context.support_of)
     except EncodingError as error:  # anything else is a bug, reported as one
         raise NotInductive(str(error)) from None
 

@@ -35,10 +35,11 @@ import z3
 from ..resolve import ResolvedMechanism
 from ..types import INT, REAL
 from . import terms as zt
+from .checks import aligned_cost, aligned_runs, same_draw_conditions
 from .encode import Encoding, EncodingError, num, subterms
+from .options import coverage, structural_values
 from .solver import Limits, Satisfiability, make_solver, satisfiable
 from .supports import noise_support, support_conditions
-from .verify import aligned_cost, aligned_runs, coverage, same_draw_conditions, structural_values
 
 LIMITS = Limits(flatten=True)
 """A verification query on the shapes: the checker's deterministic resource limit, on a preprocessed goal. A

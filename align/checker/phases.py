@@ -52,7 +52,7 @@ from ..obligations import ObligationId
 from ..resolve import ResolvedMechanism, ResolvedParam, free_names, rewrite, statement_exprs, walk, walk_statements
 from ..types import INT, REAL, Scalar, Type
 from ..unparse import unparse
-from .induction import Inductive, NotInductive
+from .every_length import Inductive, NotInductive
 
 NAME = "parts"
 """How the report names this proof when it declines."""

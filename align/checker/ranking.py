@@ -88,7 +88,8 @@ from .encode import (
     equal,
     subterms,
 )
-from .induction import Inductive, NotInductive, _loop_list
+from .every_length import Context, Inductive, NotInductive
+from .induction import _loop_list
 from .solver import Limits, Validity, check_valid
 from .supports import aligned_in_support, member_support
 
@@ -638,10 +639,10 @@ def _stmt_exprs_deep(s: n.Stmt) -> list[n.Expr]:
 # ------------------------------------------------------------------------------------------------ proof
 
 
-def prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Inductive:
+def prove(mech: ResolvedMechanism, context: Context) -> Inductive:
     """The proof for every length of a ranking mechanism; raises NotInductive when the shape does not fit."""
     try:
-        return _prove(mech, limits, cost_term, support_of)
+        return _prove(mech, context.limits, context.cost_term, context.support_of)
     except EncodingError as error:
         raise NotInductive(str(error)) from None
 

@@ -22,9 +22,10 @@ from ..obligations import ObligationId
 from ..resolve import ResolvedMechanism
 from ..rules import rule_for
 from ..types import ListType
+from .checks import Z3_CHECKS, Query
 from .encode import AlignmentEval, Encoding, EncodingError, Run
-from .induction import Inductive, NotInductive
-from .solver import Limits, Validity
+from .every_length import Context, Inductive, NotInductive
+from .solver import Validity
 from .verdicts import PendingVerdict
 
 NAME = "records"
@@ -33,8 +34,8 @@ NOTE = ("sums and counts over the records related by the record r that q and q' 
         "fold(q') = fold(q) ± f(r), len(q') = len(q) ± 1")
 
 
-def prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Inductive:
-    from .verify import Z3_CHECKS, _Query  # verify imports this module when it needs it
+def prove(mech: ResolvedMechanism, context: Context) -> Inductive:
+    limits, support_of = context.limits, context.support_of
 
     lists = [p for p in mech.params if isinstance(p.type, ListType)]
     if not lists or any(p.length_public for p in lists):
@@ -46,7 +47,7 @@ def prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Ind
         run2 = Run(enc, {**enc.params, **enc.neighbour}, shift=align.shift, twin=run1).execute()
     except EncodingError as error:
         raise NotInductive(str(error)) from None
-    query = _Query(mech, enc, run1, run2, align, [enc.adjacency(), *support_of(enc, draws=run1.draws)], limits)
+    query = Query(mech, enc, run1, run2, align, [enc.adjacency(), *support_of(enc, draws=run1.draws)], limits)
     result = Inductive()
     for o in rule_for(mech).obligations(mech):
         # C4b: `prove_for_every_length` proves it for every length when no shift reads noise (acyclic.py's order query

@@ -1,0 +1,275 @@
+"""Checker (checks): the z3 check of each obligation at one input shape, keyed by `ObligationId`.
+
+At one input shape (list lengths, structural values) the mechanism runs symbolically on (D, H) and on
+(D', φ(H)) (`aligned_runs`); a `Query` holds both runs, the alignment and the assumptions every query makes, and
+`Z3_CHECKS[id]` turns it into the validity query of that obligation (design.md §1). Obligations proved by one
+model (ADJ) have a `Witness` instead (`WITNESS_CHECKS`). The tables are checked complete at import: every
+obligation has a check, holds by construction, or has a rule of its own (MIX).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from ..obligations import KINDS, Obligation, ObligationId, cost_coefficient
+from ..resolve import ResolvedMechanism
+from ..rules import RULES
+from ..status import Status
+from ..symbolic import NotSymbolic, to_z3
+from . import acyclic
+from . import terms as zt
+from .densities import density_conditions
+from .densities import describe as describe_densities
+from .encode import (
+    AlignmentEval,
+    Draw,
+    Encoding,
+    EncodingError,
+    ListV,
+    Run,
+    _abs,
+    _real,
+)
+from .models import first_difference, first_false, show
+from .solver import Answer, Limits, Validity, check_valid
+from .supports import member as _member
+from .supports import noise_support, support_conditions
+from .verdicts import PendingVerdict
+
+
+def inputs_differ(enc: Encoding) -> z3.BoolRef:
+    """D != D': some private parameter (some entry of a private list) differs."""
+    parts = []
+    for name, there in enc.neighbour.items():
+        here = enc.params[name]
+        if isinstance(here, ListV):
+            assert isinstance(there, ListV), "a list parameter on D is a list on D'"
+            if len(here.items) != len(there.items):
+                return zt.BoolVal(True)
+            parts += [a != b for a, b in zip(here.items, there.items)]
+        else:
+            parts.append(here != there)
+    return zt.Or(parts) if parts else zt.BoolVal(False)
+
+
+@dataclass
+class Query:
+    """What the z3 check of one obligation at one input shape (lengths, structural values) reads: the two runs,
+    the alignment, and the assumptions every query makes (`requires`, adjacency, the noise's supports)."""
+
+    mech: ResolvedMechanism
+    enc: Encoding
+    run1: Run
+    run2: Run
+    align: AlignmentEval
+    base: list[z3.BoolRef]
+    limits: Limits
+
+    def assumptions(self) -> list[z3.BoolRef]:
+        """`requires()` includes the side conditions, so it is read when the query is made: encoding an
+        obligation can add facts of exp and ln."""
+        return [self.enc.requires(), *self.base]
+
+
+Describe = Callable[[z3.ModelRef], Any]
+"""Says why a model refutes the obligation (a text, or a text and the C0 parameters)."""
+
+
+Check = Callable[[Query, Obligation, PendingVerdict], "tuple[Answer, Describe] | None"]
+"""The z3 check of one obligation at one input shape; None when there is nothing to check there."""
+
+
+def _check_c0(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
+    densities = density_conditions(q.enc, q.run1.draws, q.run2.draws, o.site)
+    if not densities:
+        return None
+    answer = check_valid(q.assumptions(), zt.And([c.formula for c in densities]), q.limits)
+    return answer, lambda model: describe_densities(model, densities, show)
+
+
+def _check_c2(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
+    answer, describe = _samples_determined(q.mech, q.enc, q.limits)
+    if answer.status != Validity.PROVED or not (q.run1.draws or q.run2.draws):
+        return answer, describe
+    return _same_draws_across_runs(q)
+
+
+def _same_draws_across_runs(q: Query) -> tuple[Answer, Describe]:
+    """C2 across the two runs: Lemma 1 pairs each sample of the run on (D, H) with the same sample of the run on
+    (D', φ(H)), so when the outputs agree the two runs draw the same samples. The cost (C4c) and the support
+    (C4d) are sums and conditions over the first run's draws: a sample drawn only by the aligned run (under a
+    branch that reads private data, or by a loop over a list one record longer) would be shifted with no
+    term counting it (specs/incorrect/shifted_draw_only_on_neighbour.dp)."""
+    conditions = same_draw_conditions(q.enc, q.run1, q.run2)
+    premise = [*q.assumptions(), q.run1.output.equal(q.run2.output)]
+    answer = check_valid(premise, zt.And([c for c, _ in conditions]), q.limits, satisfiable_if=q.assumptions())
+    return answer, lambda model: first_false(model, conditions)
+
+
+def same_draw_conditions(enc: Encoding, run1: Run, run2: Run) -> list[tuple[z3.BoolRef, str]]:
+    """For each sample either run may draw: it is drawn in both or in neither (and why that matters)."""
+    def drawn(run: Run) -> dict[tuple[str, int | None], tuple[z3.BoolRef, Draw]]:
+        found: dict[tuple[str, int | None], tuple[z3.BoolRef, Draw]] = {}
+        for d in run.draws:
+            guard, first = found.get((d.site, d.index), (zt.BoolVal(False), d))
+            found[d.site, d.index] = zt.Or(guard, d.guard), first
+        return found
+
+    on_d, on_d2 = drawn(run1), drawn(run2)
+    why = "the two inputs have different lengths, and " if enc.neighbour_lengths else ""
+    false = zt.BoolVal(False)
+    conditions = []
+    for key in dict.fromkeys([*on_d, *on_d2]):
+        g1, d = on_d.get(key, (false, None))
+        g2, d2 = on_d2.get(key, (false, None))
+        draw = d or d2
+        assert draw is not None, "each key comes from a draw of one of the runs"
+        conditions.append((g1 == g2, f"{_member(draw)} (line {draw.stmt.span.line}) is drawn in one run and not in "
+                                     f"the other with the same output: {why}Lemma 1 needs the same samples on "
+                                     "(D, H) and (D', φ(H)) when the outputs agree"))
+    return conditions
+
+
+def _check_c3(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
+    conditions = [(z3.Implies(d.guard, q.align.shift(d.site, d.index) == 0),
+                   f"{_member(d)} ({d.stmt.dist}, not Lipschitz) has a nonzero shift")
+                  for d in q.run1.draws if d.site == o.site and not q.mech.noise_site(d.site).distribution.lipschitz]
+    if not conditions:
+        return None
+    answer = check_valid(q.assumptions(), zt.And([c for c, _ in conditions]), q.limits)
+    return answer, lambda model: first_false(model, conditions)
+
+
+def _check_c4a(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
+    defined = q.align.defined()
+    preserved = q.run1.output.equal(q.run2.output)
+    answer = check_valid(q.assumptions(), zt.And([preserved, *(c for c, _ in defined)]), q.limits)
+    return answer, lambda model: (first_false(model, defined, None) or
+                                  first_difference(model, q.run1.output, q.run2.output))
+
+
+def _check_c4b(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
+    answer, describe, note = acyclic.check(q.mech, q.enc, q.run1, q.align, q.assumptions(), q.limits)
+    v.notes = [x for x in v.notes if not x.text.startswith("an order")]
+    if note:
+        v.note(note, Status.PROVED, Status.BOUNDED)
+    return answer, describe
+
+
+def _check_c4c(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
+    cost, _ = aligned_cost(q.enc, q.run1, q.align)
+    claim = q.align.claim()
+    answer = check_valid(q.assumptions(), cost <= claim, q.limits)
+    return answer, lambda model: f"aligned cost {show(model, cost)} exceeds the claim {show(model, claim)}"
+
+
+def _check_c4d(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
+    conditions = support_conditions(q.run1, q.align)
+    answer = check_valid(q.assumptions(), zt.And([c for c, _ in conditions]), q.limits)
+    return answer, lambda model: first_false(model, conditions)
+
+
+Z3_CHECKS: dict[ObligationId, Check] = {
+    ObligationId.C0: _check_c0, ObligationId.C2: _check_c2, ObligationId.C3: _check_c3,
+    ObligationId.C4A: _check_c4a, ObligationId.C4B: _check_c4b, ObligationId.C4C: _check_c4c,
+    ObligationId.C4D: _check_c4d,
+}
+"""The z3 check of each obligation that depends on the input shape. The others hold by construction (C1, C5:
+resolution rejects what would break them) or have a rule of their own (MIX: `mixture.verify`)."""
+
+
+Witness = Callable[[Encoding], "list[z3.BoolRef]"]
+"""The constraints whose model, at one input shape, proves an obligation proved by one model
+(`ObligationKind.witness`)."""
+
+
+def _distinct_neighbours(enc: Encoding) -> list[z3.BoolRef]:
+    """ADJ at one input shape: D ~ D' (the adjacency clauses) with D != D' (some private parameter, an entry of a
+    private list, or a list's length differs), under `requires`. The types are the symbols' sorts (an int parameter
+    is a z3 Int: two ints never differ by 1/2), the lengths the shape's."""
+    return [enc.adjacency(), inputs_differ(enc), enc.requires()]
+
+
+WITNESS_CHECKS: dict[ObligationId, Witness] = {ObligationId.ADJ: _distinct_neighbours}
+"""The z3 check of each obligation that one model proves: `_search` looks for one over the input shapes."""
+
+
+BY_CONSTRUCTION = frozenset({ObligationId.C1, ObligationId.C5})
+
+
+assert set(Z3_CHECKS) | set(WITNESS_CHECKS) | BY_CONSTRUCTION | {ObligationId.MIX} == set(ObligationId), \
+    "an obligation has no check"
+assert set(WITNESS_CHECKS) == {k.id for k in KINDS.values() if k.witness}, "a witness obligation has no model search"
+assert all(rule.bounded <= set(Z3_CHECKS) | set(WITNESS_CHECKS) for rule in RULES), \
+    "a rule's bounded obligation has no z3 check"
+
+
+def aligned_runs(enc: Encoding) -> tuple[Run, AlignmentEval, Run]:
+    """The run on (D, H), the alignment over its output, and the run on (D', φ(H))."""
+    run1 = Run(enc, enc.params).execute()
+    align = AlignmentEval(enc, run1)
+    run2 = Run(enc, {**enc.params, **enc.neighbour}, shift=align.shift, twin=run1).execute()
+    return run1, align, run2
+
+
+def aligned_cost(enc: Encoding, run: Run, align: AlignmentEval) -> tuple[z3.ArithRef, list[tuple[Draw, z3.ArithRef]]]:
+    """Σ over the samples drawn in `run` of c_i·|ψ_i| (Definition 7), with c_i from the design table."""
+    terms = []
+    for d in run.draws:
+        site = enc.mech.noise_site(d.site)
+        psi = align.shift(d.site, d.index)
+        if z3.is_int_value(z3.simplify(psi)) and z3.simplify(psi).as_long() == 0:
+            continue
+        if site.distribution.cost is None:
+            continue  # no cost coefficient: C3 decides whether it is shifted at all
+        c = cost_term(enc, site, d)
+        terms.append((d, z3.If(d.guard, c * _abs(_real(psi)), 0)))
+    return (zt.Sum([t for _, t in terms]) if terms else zt.RealVal(0)), terms
+
+
+def cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:
+    if site.distribution.cost is None:
+        # Not Lipschitz: no finite coefficient. C3 fails separately; the cost has no bound.
+        return enc.function("unbounded_cost")(zt.RealVal(0))
+    coefficient = cost_coefficient(site)
+    if coefficient is None:
+        raise EncodingError(f"the cost coefficient of {site.display} is not symbolic")
+
+    def lookup(name: str):
+        if name in d.env:
+            return _real(d.env[name])
+        if name in enc.params:
+            return _real(enc.params[name])
+        raise NotSymbolic(name)
+
+    try:
+        return _real(to_z3(coefficient, lookup, enc.function))
+    except NotSymbolic as error:
+        raise EncodingError(f"cannot encode the cost coefficient of {site.display}: {error}") from None
+
+
+def _samples_determined(mech: ResolvedMechanism, enc: Encoding, limits: Limits):
+    """C2 by self-composition: two runs on the same D whose outputs agree draw the same samples."""
+    run_a = Run(enc, enc.params, noise_prefix="A.").execute()
+    run_b = Run(enc, enc.params, noise_prefix="B.").execute()
+    pairs = list(zip(run_a.draws, run_b.draws))
+    same = zt.And([a.guard == b.guard for a, b in pairs]) if pairs else zt.BoolVal(True)
+    base = [enc.requires(), *noise_support(enc)]
+    # Two runs that draw the same noise have the same output: the assumptions have a model when base has one.
+    answer = check_valid(base + [run_a.output.equal(run_b.output)], same, limits, satisfiable_if=base)
+
+    def describe(model):
+        for a, b in pairs:
+            if not z3.is_true(model.eval(a.guard == b.guard, model_completion=True)):
+                return (f"two runs on the same input with the same output differ on whether {_member(a)} is drawn "
+                        f"(line {a.stmt.span.line})")
+        return "the samples drawn are not determined by the output"
+
+    return answer, describe
+
+
+# ----------------------------------------------------------------------------------------- counterexamples

@@ -1,0 +1,76 @@
+"""Checker (strategies): the proofs for every input length, in the order they are tried, as data.
+
+`prove_for_every_length` first applies the rewrites that bring a program into a strategy's shape (`folds.py`:
+a running fold into its builtin; `fusion.py`: loops over one range into one), then tries each strategy of
+`STRATEGIES` that does not decline the mechanism, and takes the first proof; when none fits, the body may still
+be proved part by part (`phases.py`), each part by this function again. Adding a strategy is one record here and
+one module with its `prove(mech, context)` (checker/every_length.py: the protocol).
+"""
+
+from __future__ import annotations
+
+from ..obligations import ObligationId
+from ..resolve import ResolvedMechanism
+from . import acyclic, entries, folds, fusion, induction, phases, ranking, records
+from .every_length import Context, Inductive, NotInductive, Strategy
+from .rewrites import NotRewritable
+
+
+def _records_only(mech: ResolvedMechanism) -> bool:
+    """Add/remove-one-record neighbours: some list's length is private, so the two runs read lists of different
+    lengths, which the induction over one index and the ranking encoding cannot relate."""
+    return any(not p.length_public for p in mech.params)
+
+
+STRATEGIES: tuple[Strategy, ...] = (
+    Strategy(entries.NAME, lambda m: None if entries.applies(m) else "the body has a loop", entries.prove),
+    Strategy(records.NAME, lambda m: None if _records_only(m) else "every list has a public length",
+             records.prove),
+    Strategy(induction.NAME, lambda m: None, induction.prove),
+    Strategy(ranking.NAME, lambda m: "a list of private length" if _records_only(m) else None, ranking.prove),
+)
+"""Each proof for every length, in the order tried: fixed entries first for a body without a loop (its bounded
+check of a few lengths is exact there); with add/remove-one-record neighbours the records' summaries, before the
+induction (which takes such lists only with a loop over a public bound, whose folds it summarises); the ranking's
+quantified encoding last."""
+
+
+def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[Inductive | None, list[str]]:
+    """The proof for every length by the first strategy that fits (after the rewrites), else part by part; the
+    proof (None when no shape fits), and why each strategy tried did not (`verify.strategy_context` makes the
+    context)."""
+    written = mech
+    reasons = []
+    rewrite_notes = []
+    for name, rewrite in (("folds", folds.fold), ("fusion", fusion.fuse)):
+        try:
+            rewritten = rewrite(mech)
+        except NotRewritable as error:
+            reasons.append(f"{name}: {error}")
+            continue
+        if rewritten is not None:
+            mech = rewritten.mechanism
+            rewrite_notes.append(rewritten.note)
+    result = None
+    for strategy in STRATEGIES:
+        if strategy.declines(mech) is not None:
+            continue
+        try:
+            result = strategy.prove(mech, context)
+            break
+        except NotInductive as error:
+            reasons.append(f"{strategy.name}: {error}")
+    if result is None:
+        try:
+            return phases.prove(written, lambda part: prove_for_every_length(part, context)[0]), reasons
+        except NotInductive as error:
+            return None, reasons + [f"{phases.NAME}: {error}"]
+    for key in (ObligationId.C4A, ObligationId.C4C) if rewrite_notes else ():  # beside the rewritten loop's invariant
+        result.notes.setdefault(key, [])[:0] = rewrite_notes
+    if (ObligationId.C4B, None) not in result.proved:
+        no_reads = acyclic.reads_no_noise(mech)
+        result.proved[ObligationId.C4B, None] = None if no_reads else "shifts read noise"
+        if no_reads:
+            result.notes.setdefault(ObligationId.C4B, []).append("no shift reads noise, so every order of the noise "
+                                                                 "is one in which each shift reads only earlier noise")
+    return result, reasons
