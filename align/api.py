@@ -1,5 +1,6 @@
 """The Python API: the commands as functions that return typed results (`align.results`), for notebooks,
-scripts and other tools. `import align` is cheap; the solvers load on the first call that needs them.
+scripts and other tools; in a notebook, the results show as reports (report/jupyter.py). `import align` is
+cheap; the solvers load on the first call that needs them.
 
     import align
     result = align.verify("specs/freegap/alg2_svt_gap.dp")
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,7 +43,9 @@ def _api(function: F) -> F:
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            result = function(*args, **kwargs)
+            _show_in_jupyter()
+            return result
         except (SpecError, InternalError):
             raise
         except Exception as error:  # re-raised as what it is: a bug
@@ -49,6 +53,24 @@ def _api(function: F) -> F:
                                 "report it)") from error
 
     return wrapper  # type: ignore[return-value]
+
+
+_SHELLS: set[int] = set()
+"""The IPython shells whose display formatters know the results' views."""
+
+
+def _show_in_jupyter() -> None:
+    """In an IPython kernel (a notebook), teach its display formatters how to show the results, once
+    (report/jupyter.py). The import is lazy: the reports load sympy, and a script outside IPython never shows a
+    result."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is None or id(shell) in _SHELLS:
+        return
+    from .report import jupyter
+
+    jupyter.register(shell)
+    _SHELLS.add(id(shell))
 
 
 def _check_ranges(**values: tuple[Any, Range]) -> None:
@@ -109,12 +131,13 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
 def run(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
         samples: int = 10_000, seed: int = 0) -> SampleRun:
     """Sample the mechanism (`align run`): drawn lazily, as `.outputs()` (one per sample) or `.summary()`."""
-    from .interp.runner import DEFAULT_CHUNK, prepare_arguments
+    from .interp.runner import Sampling, prepare_arguments
     from .results import SampleRun
 
     _check_ranges(samples=(samples, limits.SAMPLES), seed=(seed, limits.SEED))
     path, mech = _path_and_mechanism(spec, mechanism)
-    return SampleRun(path, mech, prepare_arguments(mech, dict(args)), samples, seed, DEFAULT_CHUNK)
+    values = prepare_arguments(mech, dict(args))
+    return SampleRun(path, mech, values, samples, seed, Sampling(mech, values, samples, seed))
 
 
 @_api
@@ -141,6 +164,7 @@ def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: st
     import time
 
     from .exact.search import Computed
+    from .pipeline import checker_pairs
     from .stats.lrtest import default_max_length, search
 
     _check_ranges(length=(length, limits.TEST_LENGTH), samples=(samples, limits.TEST_SAMPLES),
@@ -149,9 +173,10 @@ def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: st
         _check_ranges(max_length=(max_length, limits.Range(length, limits.MAX_TEST_LENGTH)))
     path, mech = _path_and_mechanism(spec, mechanism)
     started = time.perf_counter()
-    computed = Computed(mech, dict(args), length, (), True, checker, enabled=exact)
+    pairs = checker_pairs(mech) if checker else []
+    computed = Computed(mech, dict(args), length, pairs, True, enabled=exact)
     result = search(mech, dict(args), length=length, samples=samples, alpha=alpha, seed=seed, executor=executor,
-                    checker=checker, max_length=default_max_length(length) if max_length is None else max_length,
+                    extra_pairs=pairs, max_length=default_max_length(length) if max_length is None else max_length,
                     computed=computed.at)
     return computed.report(path, result, time.perf_counter() - started)
 
@@ -165,10 +190,11 @@ def compute(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism:
     import time
 
     from .exact.search import compute as compute_loss
+    from .pipeline import checker_pairs
     from .results import ExactReport
 
     _check_ranges(length=(length, limits.TEST_LENGTH))
     path, mech = _path_and_mechanism(spec, mechanism)
     started = time.perf_counter()
-    result = compute_loss(mech, dict(args), length=length, checker=checker)
+    result = compute_loss(mech, dict(args), length=length, extra_pairs=checker_pairs(mech) if checker else ())
     return ExactReport(path, mech, result, time.perf_counter() - started, dict(args))

@@ -77,3 +77,7 @@ def implemented(backend: str, table: Mapping[str, V]) -> Mapping[str, V]:
         raise AssertionError(f"the {backend} builtins differ from the language's: missing {sorted(missing)}, "
                              f"unknown {sorted(unknown)}")
     return table
+
+
+RESERVED = frozenset({"out", "aligned_cost"})
+"""Names with a meaning in alignments and claims: the output sequence and, in invariants, the cost so far."""

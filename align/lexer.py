@@ -2,8 +2,8 @@
 
 `AlignLexer` colours every token that grammar.lark accepts; nothing the grammar accepts is lexed as
 `Token.Error` (tests/test_lexer.py checks this on every spec and on random token soups). The distribution
-names come from the registry (`distributions.DISTRIBUTIONS`), the builtins and reserved names from the
-resolver's tables (neither loads lark or sympy); the keywords are written out here, and the tests keep them
+names come from the registry (`distributions.DISTRIBUTIONS`), the builtins and reserved names from
+builtins.py (neither loads lark or sympy); the keywords are written out here, and the tests keep them
 equal to the grammar's.
 
     pygmentize -l align specs/freegap/alg2_svt_gap.dp          # once the entry point is installed
@@ -18,8 +18,8 @@ from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, Whitespace
 
 from .builtins import BUILTIN_ARITY, COMPREHENSIONS
+from .builtins import RESERVED as RESERVED_NAMES
 from .distributions import DISTRIBUTIONS
-from .resolve import RESERVED as RESERVED_NAMES
 
 __all__ = ["AlignLexer"]
 

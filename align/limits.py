@@ -126,7 +126,7 @@ stops the run with `run-too-large`, which suggests a smaller `--chunk-size`."""
 
 MAX_UNROLL = 100
 """Most loop iterations (nested loops multiplied, all loops of one run added up) and comprehension indices
-that the checker unrolls into z3 terms (checker/encode.py); beyond, the obligations are `unknown` with the
+that the checker unrolls into z3 terms (smt/encode.py); beyond, the obligations are `unknown` with the
 reason. Unrolling is superlinear: `for i in 0 .. 100 { output q + eta }` took 4 s to verify, 300 iterations
 28 s, 1000 more than 100 s (tests/limits/ keeps those inputs). The front end cannot apply it, since a loop's
 range is usually a parameter (`len(q)`, `k`)."""
@@ -268,9 +268,9 @@ DEFAULT_MAX_LENGTH = 3
 """`align verify --max-length`: the bounded check covers every list length 0..3 unless told otherwise."""
 
 DEFAULT_RLIMIT = 20_000_000
-"""z3's deterministic resource limit per query (`checker.solver.Limits.rlimit`): the limit that binds. The
+"""z3's deterministic resource limit per query (`smt.solver.Limits.rlimit`): the limit that binds. The
 hardest query of the corpus takes about 8.3 million steps (Free Gap Algorithm 5 at length 3)."""
 
 DEFAULT_TIMEOUT_MS = 300_000
-"""Wall-clock safety net per query (`checker.solver.Limits.timeout_ms`), far above what `DEFAULT_RLIMIT`
+"""Wall-clock safety net per query (`smt.solver.Limits.timeout_ms`), far above what `DEFAULT_RLIMIT`
 steps take (a few seconds on a slow machine): it never decides a verdict on a working machine."""

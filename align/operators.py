@@ -69,7 +69,7 @@ RING_OPERATIONS: dict[str, Callable[[Any, Any], Any]] = {
 
 INTEGER_OPERATIONS: dict[str, Callable[[Any, Any], Any]] = {
     s: o.apply for s, o in OPERATORS.items() if o.integer and o.apply is not None}
-"""`//` and `%` on ints, as Python computes them (z3 needs its own floor: `checker/encode.py`); the divisor must
+"""`//` and `%` on ints, as Python computes them (z3 needs its own floor: `smt/encode.py`); the divisor must
 not be 0."""
 
 ORDERS: dict[str, Callable[[Any, Any], Any]] = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .diagnostics import Diagnostic, SpecError, diag, did_you_mean
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from .checker.verify import Options
     from .resolve import ResolvedMechanism, ResolvedSpec
     from .results import MechanismVerdict, SynthesisOutcome
+    from .stats.lrtest import Pair
 
 
 def read(path: str) -> Source:
@@ -102,14 +104,14 @@ def verify(mech: ResolvedMechanism, options: Options | None = None, *, source: S
     the written alignment is not proved, and when it is, for one that proves a smaller claim."""
     from .checker.verify import Options, overall_scope, overall_status, verify_mechanism
     from .results import MechanismVerdict
-    from .rules import Lemma1, rule_for
+    from .rules import rule_for
     from .status import Status
 
     options = options or Options()
     verdicts = verify_mechanism(mech, options)
     result = MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))
     # A vacuous verdict (no two distinct neighbours) is about the relation, not the alignment: no search helps.
-    if source is not None and isinstance(rule_for(mech), Lemma1) and not result.vacuous:
+    if source is not None and rule_for(mech).aligned and not result.vacuous:
         if mech.alignment is None or (synthesise and result.status != Status.PROVED):
             result = _synthesised(result, source, options)
         elif synthesise:
@@ -203,3 +205,41 @@ def _smaller_claim(mech: ResolvedMechanism, source: Source, options: Options) ->
     factor, found = best
     return _outcome(found, f"a better alignment exists: it proves the smaller claim {factor} * ({claim}) "
                            f"({_counts(found)}); paste it into the spec with that claim:", "suggested")
+
+
+def checker_pairs(mech: ResolvedMechanism) -> list[Pair]:
+    """The input pairs of the checker's counterexamples (`align verify` looking only for D != D', lengths
+    <= 3), which `align test` tries first (its `extra_pairs`, after the user's): one per refuted obligation,
+    distinct, named `counterexample (C4a)`.
+    A refutation is a pair on which the alignment breaks, often where the mechanism leaks (design.md §4).
+    Cached per mechanism (resolved mechanisms are frozen and hashable): it does not depend on the seed or the
+    samples."""
+    return list(_checker_pairs(mech))
+
+
+@lru_cache(maxsize=32)
+def _checker_pairs(mech: ResolvedMechanism) -> tuple[Pair, ...]:
+    from .checker.verify import Options, verify_mechanism
+    from .rules import rule_for
+    from .stats.lrtest import counterexample_pair
+    from .status import Status
+
+    if mech.alignment is None or not rule_for(mech).counterexample_pairs:
+        return ()
+    try:
+        verdicts = verify_mechanism(mech, Options(distinct_inputs=True))
+    except SpecError:
+        return ()
+    pairs: list[Pair] = []
+    for v in verdicts:
+        data = v.counterexample
+        if v.status != Status.REFUTED or data is None or not data.neighbour:
+            continue
+        try:
+            _, pair = counterexample_pair(mech, data, f"counterexample ({v.obligation.id})")
+        except SpecError:
+            continue
+        # D = D' (an alignment that breaks even without a change of input) cannot show a loss
+        if pair.d and pair.d != pair.d_prime and all((pair.d, pair.d_prime) != (q.d, q.d_prime) for q in pairs):
+            pairs.append(pair)
+    return tuple(pairs)

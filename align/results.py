@@ -1,14 +1,16 @@
 """Results (what the commands produce and the renderers print): typed, frozen records.
 
 A command computes one of these and hands it to a renderer (`align.render`); the Python API (`align.api`)
-returns them. Statuses are `status.Status` (ordered: refuted < unknown < bounded < proved).
+returns them, and Jupyter shows them through `report/jupyter.py`. Statuses are `status.Status` (ordered:
+refuted < unknown < bounded < proved). The records are data: this module imports no back end and no renderer
+(the layers in pyproject.toml's import contract); the back ends fill the records, the renderers read them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .diagnostics import Diagnostic, ExitCode, Severity
 from .status import Status
@@ -174,18 +176,6 @@ class MechanismVerdict:
         """No two distinct neighbours satisfy the assumptions where the proof looked: it proves nothing."""
         return vacuous(self.verdicts)
 
-    def _repr_html_(self) -> str:
-        """Jupyter: the proof report (`align.report`) as an HTML fragment."""
-        from .report import render_fragment
-
-        return render_fragment(self)
-
-    def _repr_markdown_(self) -> str:
-        """Jupyter (and other Markdown front ends): the proof report in Markdown."""
-        from .report import render
-
-        return render(self, "md")[0]
-
     @property
     def counterexample(self) -> Counterexample | None:
         """The first refutation's counterexample that gives the inputs (what `--counterexample` writes and
@@ -291,19 +281,6 @@ class TestReport:
     def exit_code(self) -> ExitCode:
         return ExitCode.REFUTED if self.violation else ExitCode.OK
 
-    def _repr_html_(self) -> str:
-        """Jupyter: the search's verdict, strongest findings and privacy-loss plot, as an HTML fragment."""
-        from .report.html import HtmlWriter
-        from .report.search import build
-
-        return HtmlWriter(fragment=True).write(build(self))
-
-    def _repr_markdown_(self) -> str:
-        from .report.markdown import MarkdownWriter
-        from .report.search import build
-
-        return MarkdownWriter().write(build(self))
-
 
 @dataclass
 class ExactReport:
@@ -324,11 +301,13 @@ class ExactReport:
     def exit_code(self) -> ExitCode:
         return ExitCode.REFUTED if self.violation else ExitCode.OK
 
-    def _repr_markdown_(self) -> str:
-        """Jupyter: the command's text report, as a code block."""
-        from .render.text import computed_text
 
-        return "```text\n" + computed_text(self) + "\n```\n"
+class Sampler(Protocol):
+    """A run of the interpreter drawn lazily, chunk by chunk, as a renderer reads it (`interp.runner.Sampling`)."""
+
+    def outputs(self) -> Iterator[list[Any]]: ...
+
+    def summary(self) -> Summary: ...
 
 
 @dataclass(frozen=True)
@@ -341,27 +320,16 @@ class SampleRun:
     """Every parameter's value."""
     samples: int
     seed: int
-    chunk_size: int
-
-    def _chunks(self) -> Iterator[Any]:
-        from .interp.runner import chunks
-
-        return chunks(self.mechanism, self.args, self.samples, self.seed, self.chunk_size)
+    sampler: Sampler = field(compare=False, repr=False)
+    """The interpreter's run of these samples (`interp.runner.Sampling`), drawn when read."""
 
     def outputs(self) -> Iterator[list[Any]]:
         """Each sample's output, in order."""
-        for chunk in self._chunks():
-            for i in range(chunk.outputs.n):
-                yield chunk.outputs.value(i)
+        return self.sampler.outputs()
 
     def summary(self) -> Summary:
         """Frequencies of the discrete outputs and quantiles of the real ones, over every sample."""
-        from .interp.runner import Summary
-
-        summary = Summary.of(self.mechanism)
-        for chunk in self._chunks():
-            summary.add(chunk.outputs)
-        return summary
+        return self.sampler.summary()
 
 
 @dataclass(frozen=True)

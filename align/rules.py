@@ -1,8 +1,9 @@
 """Proof rules: each way `align verify` can prove ε-DP, as one `ProofRule`, chosen once per mechanism.
 
 A rule says which obligations a proof needs (`obligations`), which of them the checker discharges by its
-bounded z3 check (and, where the rule allows, the induction over the main loop), and decides the rest
-itself (`decide`: the R²DP rule's closed form). `rule_for` picks the first rule in `RULES` that applies;
+bounded z3 check (and, where the rule allows, the proofs for every length), and which the rule decides
+itself (`decided`: the R²DP rule's closed form, by the checker's table `checker.verify.DECIDERS`). A rule is
+data: the back ends read it and none of them is imported here. `rule_for` picks the first rule in `RULES` that applies;
 every other module asks it (the checker, the reports, `align test`'s choice of input pairs) instead of
 testing the mechanism's shape again. Adding a rule (synthesis, couplings) is a subclass here and a place in
 `RULES`: mypy refuses a subclass that leaves out a method.
@@ -29,7 +30,6 @@ from .obligations import (
 )
 
 if TYPE_CHECKING:
-    from .checker.verify import Verdict
     from .resolve import ResolvedMechanism
 
 
@@ -43,8 +43,14 @@ class ProofRule(ABC):
     bounded: frozenset[ObligationId]
     """The obligations the checker discharges with its z3 check over the input shapes (at each one, or for a
     witness obligation such as ADJ, at one of them)."""
+    decided: frozenset[ObligationId]
+    """The obligations the rule decides itself, not by the bounded check: the checker decides each with its entry
+    in `checker.verify.DECIDERS` (checked complete at import)."""
     counterexample_pairs: bool
     """Whether the checker's refutations are input pairs worth testing for a violation (`align test`)."""
+    aligned: bool
+    """Whether the proof is by a randomness alignment: the user writes one or align synthesises one
+    (checker/synthesis.py), and a mechanism with none is read as shifting no noise."""
 
     @abstractmethod
     def applies(self, mech: ResolvedMechanism) -> bool:
@@ -53,10 +59,6 @@ class ProofRule(ABC):
     @abstractmethod
     def obligations(self, mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         """What a proof by this rule must establish, in report order."""
-
-    @abstractmethod
-    def decide(self, mech: ResolvedMechanism, obligation: Obligation) -> Verdict | None:
-        """The verdict of an obligation the rule decides itself (not by the bounded check); None otherwise."""
 
 
 _BOUNDED = frozenset({ObligationId.ADJ, ObligationId.C0, ObligationId.C2, ObligationId.C3, ObligationId.C4A,
@@ -75,16 +77,15 @@ class Lemma1(ProofRule):
                  "alignments (C5). (Free Gap, Section 4, Definition 7 and Lemma 1.)")
     inductive = True
     bounded = _BOUNDED
+    decided: frozenset[ObligationId] = frozenset()
     counterexample_pairs = True
+    aligned = True
 
     def applies(self, mech: ResolvedMechanism) -> bool:
         return True
 
     def obligations(self, mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         return lemma1_obligations(mech)
-
-    def decide(self, mech: ResolvedMechanism, obligation: Obligation) -> Verdict | None:
-        return None
 
 
 class Mixture(ProofRule):
@@ -96,7 +97,9 @@ class Mixture(ProofRule):
                  "both runs (C0) and the claim to be at least the rule's ε (MIX).")
     inductive = False
     bounded = frozenset({ObligationId.ADJ, ObligationId.C0})
+    decided = frozenset({ObligationId.MIX})
     counterexample_pairs = False
+    aligned = False
 
     def applies(self, mech: ResolvedMechanism) -> bool:
         # Laplace sites whose scale is drawn from other noise, and no alignment block (with one, the user
@@ -105,13 +108,6 @@ class Mixture(ProofRule):
 
     def obligations(self, mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         return (neighbours_obligation(mech), *density_obligations(mech), mixture_obligation(mech))
-
-    def decide(self, mech: ResolvedMechanism, obligation: Obligation) -> Verdict | None:
-        if obligation.id != ObligationId.MIX:
-            return None
-        from .checker import mixture
-
-        return mixture.verify(mech, obligation)
 
 
 RULES: tuple[ProofRule, ...] = (Mixture(), Lemma1())

@@ -154,3 +154,13 @@ def _join_all(xs: tuple[Type, ...], ys: tuple[Type, ...]) -> tuple[Type, ...] | 
             return None
         out.append(j)
     return tuple(out)
+
+
+class OutElem(Type):
+    """The type of `out[i]` while it is being checked for Lemma 1 condition 5."""
+
+    def __init__(self, elem: Type):
+        self.elem = elem
+
+    def __str__(self) -> str:
+        return str(self.elem)

@@ -51,7 +51,7 @@ from align.exact.search import Computed, ExactFinding, compute
 from align.expectations import read_expectations
 from align.interp.values import example_arguments, example_length
 from align.parse import read_source
-from align.pipeline import load_mechanism
+from align.pipeline import checker_pairs, load_mechanism
 from align.stats.executors import executor_problem, open_executor
 from align.stats.lrtest import Finding, Result, default_max_length, search
 
@@ -141,7 +141,8 @@ def _verdict(r: Result) -> str:
 def _computed(peer: Peer) -> ExactFinding | None:
     """`align test --exact` on the row: its strongest event, or None where the program is outside the class."""
     try:
-        return compute(_ref(peer.spec), peer.public, length=peer.length, checker=True).strongest
+        return compute(_ref(peer.spec), peer.public, length=peer.length,
+                       extra_pairs=checker_pairs(_ref(peer.spec))).strongest
     except SpecError:
         return None
 
@@ -200,9 +201,10 @@ def detect(options: argparse.Namespace, executor) -> None:
     for name, (public, length) in VIOLATIONS.items():
         start = time.perf_counter()
         mech = _ref(name)
-        stage = Computed(mech, public, length, (), True, True)
-        r = search(mech, public, length=length, samples=options.samples, seed=options.seed,
-                   executor=executor, checker=True, max_length=default_max_length(length), computed=stage.at)
+        pairs = checker_pairs(mech)
+        stage = Computed(mech, public, length, pairs, True)
+        r = search(mech, public, length=length, samples=options.samples, seed=options.seed, executor=executor,
+                   extra_pairs=pairs, max_length=default_max_length(length), computed=stage.at)
         report = stage.report(name, r, 0.0)
         seconds = time.perf_counter() - start
         times.append(seconds)
@@ -241,7 +243,8 @@ def detect(options: argparse.Namespace, executor) -> None:
                 budget = min(budget, peer.samples, options.compare_samples)
                 start = time.perf_counter()
                 r = search(_ref(peer.spec), peer.public, length=peer.length, samples=budget, seed=options.seed,
-                           executor=executor, stop_early=False, checker=True, sharpen=True,
+                           executor=executor, stop_early=False, extra_pairs=checker_pairs(_ref(peer.spec)),
+                           sharpen=True,
                            confirm_factor=options.sharpen_factor)
                 seconds += time.perf_counter() - start
                 s = _found(r.strongest)

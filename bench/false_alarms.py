@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from align.interp.values import example_arguments, example_length
 from align.parse import read_source
-from align.pipeline import load_mechanism
+from align.pipeline import checker_pairs, load_mechanism
 from align.stats.lrtest import default_max_length, escalation, search
 
 
@@ -71,9 +71,9 @@ def run_one(task: tuple[str, str, dict, int, int, float, int, dict]) -> tuple[st
     spec, mechanism, public, length, samples, alpha, seed, verdicts = task
     started = time.perf_counter()
     # the longer lengths as `align test` searches them: those the computed stage covers are not sampled
-    result = search(load_mechanism(str(ROOT / "specs" / spec), mechanism), public, length=length, samples=samples,
-                    base=samples, alpha=alpha, seed=seed, checker=True, max_length=default_max_length(length),
-                    computed=verdicts.get)
+    mech = load_mechanism(str(ROOT / "specs" / spec), mechanism)
+    result = search(mech, public, length=length, samples=samples, base=samples, alpha=alpha, seed=seed,
+                    extra_pairs=checker_pairs(mech), max_length=default_max_length(length), computed=verdicts.get)
     w = result.witness
     return spec, seed, result.violation, (w.adjusted_p if w else 1.0), time.perf_counter() - started
 
@@ -86,7 +86,7 @@ def compute_one(task: tuple[str, str, dict, int]) -> tuple[str, str, float, dict
 
     spec, mechanism, public, length = task
     mech = load_mechanism(str(ROOT / "specs" / spec), mechanism)
-    stage = Computed(mech, public, length, (), True, True)
+    stage = Computed(mech, public, length, checker_pairs(mech), True)
     for n in escalation(mech, length, default_max_length(length)):
         if stage.at(n):
             break

@@ -11,12 +11,12 @@ import z3
 
 from align.adjacency import ADJACENCY, AdjacencyKind, PythonOps
 from align.checker import terms as zt
-from align.checker.encode import Z3_OPS, Z3_SPLIT_OPS
 from align.diagnostics import SpecError
 from align.interp.outputs import DiscreteKeys
 from align.interp.runner import prepare_arguments, prepare_neighbour, sample
 from align.parse import parse_source
 from align.resolve import resolve
+from align.smt.encode import Z3_OPS, Z3_SPLIT_OPS
 from align.span import Source
 from align.stats.events import Layout, candidates
 from align.unparse import unparse_adjacency
@@ -281,8 +281,8 @@ def test_the_record_term_of_a_fold_is_what_the_proof_for_every_length_rests_on(m
     the same records), the unclipped sum — whose records move the sum without bound — is "proved"."""
     import z3
 
-    from align.checker.encode import Encoding
     from align.checker.verify import overall_status
+    from align.smt.encode import Encoding
     from align.status import Status
 
     spec = "incorrect/clipped_sum_unclipped.dp"

@@ -25,7 +25,7 @@ from align.exact.search import Computed
 from align.expectations import read_expectations
 from align.interp.values import example_arguments, example_length
 from align.parse import read_source
-from align.pipeline import load_mechanism
+from align.pipeline import checker_pairs, load_mechanism
 from align.render.text import result_text
 from align.stats.lrtest import default_max_length, input_pairs, round_sizes, search
 
@@ -97,9 +97,9 @@ def test_violation_is_confirmed(name):
     decided by either."""
     public, length = VIOLATIONS[name]
     mech = _ref(INCORRECT / f"{name}.dp")
-    checker = name in CHECKER_PAIRS
-    stage = Computed(mech, public, length, (), True, checker=checker)
-    result = search(mech, public, length=length, seed=1, computed=stage.at, checker=checker,
+    pairs = checker_pairs(mech) if name in CHECKER_PAIRS else []
+    stage = Computed(mech, public, length, pairs, True)
+    result = search(mech, public, length=length, seed=1, computed=stage.at, extra_pairs=pairs,
                     max_length=default_max_length(length))
     if name in COMPUTED or not result.violation:
         assert not result.violation and stage.result is not None and stage.result.violation
@@ -138,7 +138,7 @@ def test_every_report_of_the_violating_specs_is_one_test():
             assert not w["rejects"] and not s["epsilon_infinite"] and low["strongest"] < claim, (name, s)
         # the same search as a library call, for all its findings and for the text report the command prints
         ref = _ref(INCORRECT / f"{name}.dp")
-        result = search(ref, public, length=length, samples=2000, seed=3, checker=True)
+        result = search(ref, public, length=length, samples=2000, seed=3, extra_pairs=checker_pairs(ref))
         assert result.violation == doc["violation"] and len(result.findings) > 0
         _assert_one_test(result)
         text = result_text(path, ref.name, result, 0.0)
@@ -488,7 +488,7 @@ def test_each_candidate_carries_the_largest_claim_over_its_selection_samples():
 
 def test_checker_counterexamples_become_the_first_pairs():
     from align.checker.verify import verify_mechanism
-    from align.stats.lrtest import checker_pairs, counterexample_pair
+    from align.stats.lrtest import counterexample_pair
 
     ref = _ref(INCORRECT / "noisy_max_value_exp.dp")
     pairs = checker_pairs(ref)
@@ -497,7 +497,7 @@ def test_checker_counterexamples_become_the_first_pairs():
         d, d2 = p.d["q"], p.d_prime["q"]
         assert len(d) == len(d2) and max(abs(a - b) for a, b in zip(d, d2)) <= 1 and d != d2
     assert checker_pairs(ref) == pairs  # cached per mechanism
-    result = search(ref, {"eps": 0.5}, length=5, samples=2000, checker=True)
+    result = search(ref, {"eps": 0.5}, length=5, samples=2000, extra_pairs=pairs)
     plain = search(ref, {"eps": 0.5}, length=5, samples=2000)
     assert result.pairs[:2] == pairs and result.pairs[2:] == plain.pairs
     # the pair is the counterexample's, read as a counterexample file is (z3's model may differ from call to

@@ -28,7 +28,8 @@ from align.expectations import read_expectations
 from align.interp.runner import prepare_arguments, sample
 from align.interp.values import Tag, example_arguments, example_length
 from align.parse import read_source
-from align.pipeline import load_mechanism
+from align.pipeline import checker_pairs, load_mechanism
+from align.report import jupyter
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -419,7 +420,7 @@ def test_the_library_call_is_the_command():
     report = align.compute(SPECS / "incorrect/svt_lee_clifton.dp", {"T": 0, "c": 1, "eps": 1.0}, length=6)
     assert report.violation and report.exit_code == 1
     assert report.result.strongest is not None and report.result.strongest.epsilon > 1.5
-    assert "privacy violation: eps >=" in report._repr_markdown_()
+    assert "privacy violation: eps >=" in jupyter.markdown(report)
     tested = align.test(SPECS / "dworkroth/above_threshold.dp", {"T": 0.5, "eps": 1.0}, length=3, samples=4000)
     assert not tested.violation and tested.computed is not None and not tested.computed.violation
 
@@ -430,7 +431,8 @@ def test_a_value_on_many_draws_leaves_out_only_its_thresholds():
     result = compute(_mech("counting/partial_sums.dp"), {"eps": 1.0}, length=4)
     assert not result.violation and result.findings
     assert {f.event.slot for f in result.findings} == {None, 0, 1}  # the first two partial sums: one and two draws
-    broken = compute(_mech("incorrect/noise_per_record.dp"), {"eps": 1.0}, length=2, checker=True)  # q = [] vs [r]
+    broken = compute(_mech("incorrect/noise_per_record.dp"), {"eps": 1.0}, length=2,
+                     extra_pairs=checker_pairs(_mech("incorrect/noise_per_record.dp")))  # q = [] vs [r]
     assert broken.violation and broken.strongest is not None and broken.strongest.epsilon == math.inf
 
 

@@ -16,11 +16,11 @@ import pytest
 
 from align.checker import ranking
 from align.checker.induction import NotInductive
-from align.checker.solver import Limits, fresh_context
 from align.checker.verify import Options, strategy_context
 from align.interp.scalar import Interpreter
 from align.parse import parse_source
 from align.resolve import resolve
+from align.smt.solver import Limits, fresh_context
 from align.span import Source
 
 from .conftest import SPECS
@@ -244,7 +244,7 @@ def test_the_ground_instances_of_the_maxima_are_consequences_of_their_definition
     import z3
 
     from align.checker import terms as zt
-    from align.checker.solver import Validity, check_valid
+    from align.smt.solver import Validity, check_valid
 
     with fresh_context():
         n = zt.Int("n")

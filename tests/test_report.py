@@ -15,7 +15,7 @@ import sympy
 import align
 from align.cli import main
 from align.interp.divergence import side_by_side
-from align.report import FORMATS, render
+from align.report import FORMATS, jupyter, render
 from align.report.costs import analyse
 from align.report.document import Code, Text, inlines
 from align.status import Status
@@ -260,18 +260,18 @@ def test_confirm_adds_the_empirical_result_and_the_privacy_loss_plot(tmp_path: P
 
 def test_api_results_render_themselves(svt, stoddard):
     for result in (svt, stoddard):
-        html = result._repr_html_()
+        html = jupyter.html(result)
         assert html.startswith("<style>") and "<html" not in html and '<div class="align-report">' in html
         assert '<table class="obligations">' in html and "<math" in html
         assert "<span class=\"ln\">" in html  # the API keeps the source: the listing is there
-        assert result._repr_markdown_() == render(result, "md")[0]
+        assert jupyter.markdown(result) == render(result, "md")[0]
     assert svt.status == Status.PROVED
 
 
 def test_inline_spec_text_has_its_listing_too():
     text = LAPLACE.read_text()
     result = align.verify(text)
-    assert result.source is not None and "mechanism" in result._repr_markdown_()
+    assert result.source is not None and "mechanism" in jupyter.markdown(result)
     assert result.source.text == text
 
 
@@ -279,9 +279,9 @@ def test_inline_spec_text_has_its_listing_too():
 def test_a_test_report_renders_its_findings_and_plot():
     report = align.test(STODDARD, {"T": 0.5, "eps": 1}, samples=16_000)
     assert report.violation and report.args == {"T": 0.5, "eps": 1}
-    md = report._repr_markdown_()
+    md = jupyter.markdown(report)
     assert "Violation found" in md and "| input pair | event E |" in md and "The witness pair" in md
-    html = report._repr_html_()
+    html = jupyter.html(report)
     assert '<table class="findings">' in html
     if pytest.importorskip("matplotlib"):
         assert 'src="data:image/png;base64,' in html

@@ -12,6 +12,7 @@ import pytest
 
 import align
 from align.cli import main
+from align.report import jupyter
 
 from .browser import needs_browser, open_page
 from .conftest import SPECS
@@ -75,7 +76,7 @@ def test_the_notebook_fragment_renders_inside_another_page(tmp_path: Path):
     host = tmp_path / "notebook.html"
     host.write_text('<!DOCTYPE html><html><head><meta charset="utf-8"><title>host</title>'
                     "<style>table { border: 5px solid rgb(1, 2, 3); }</style></head><body>"
-                    '<table id="host"><tr><td>host</td></tr></table>' + result._repr_html_() + "</body></html>")
+                    '<table id="host"><tr><td>host</td></tr></table>' + jupyter.html(result) + "</body></html>")
     with open_page(host, screenshot=tmp_path / "fragment.png") as page:
         _common(page, len(result.verdicts))
         assert page.evaluate("getComputedStyle(document.getElementById('host')).borderTopColor") == "rgb(1, 2, 3)"

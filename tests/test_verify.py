@@ -13,7 +13,6 @@ import sympy
 
 from align import nodes as n
 from align.checker.mixture import _sample_parameters, _sympy
-from align.checker.solver import Limits, fresh_context
 from align.checker.verify import Options, overall_scope, overall_status, verify_mechanism
 from align.cli import main
 from align.expectations import read_expectations
@@ -21,6 +20,7 @@ from align.obligations import ObligationId
 from align.parse import parse_source, read_source
 from align.pipeline import verify
 from align.resolve import resolve
+from align.smt.solver import Limits, fresh_context
 from align.span import Source
 from align.symbolic import symbol
 from align.unparse import unparse

@@ -31,7 +31,7 @@ from align.checker.verify import overall_scope, overall_status
 from align.cli import main
 from align.interp.values import Tag, format_value
 from align.render import RENDERERS
-from align.report import FORMATS, document, render
+from align.report import FORMATS, document, jupyter, render
 from align.report.document import (
     DisplayMath,
     Document,
@@ -273,7 +273,7 @@ def test_the_notebook_displays_print_no_python_repr():
     tested = align.test(STODDARD, {"T": 0, "eps": 1}, samples=500, seed=1)
     replayed = align.replay(STODDARD, {"q": [Fraction(-3, 4)], "T": 0, "eps": 1}, {"rho": 0},
                             neighbour={"q": [Fraction(1, 4)]})
-    for shown in (result._repr_html_(), result._repr_markdown_(), tested._repr_html_(), tested._repr_markdown_()):
+    for shown in (jupyter.html(result), jupyter.markdown(result), jupyter.html(tested), jupyter.markdown(tested)):
         assert not REPR.search(shown), REPR.search(shown)
     for failure in replayed.failures:
         assert not REPR.search(str(failure))

@@ -20,10 +20,10 @@ import z3
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, children
+from ..smt import terms as zt
+from ..smt.encode import AlignmentEval, Encoding, EncodingError, Run, _concrete
+from ..smt.solver import Answer, Limits, Satisfiability, Validity, check_valid, satisfiable
 from ..visitor import IRVisitor
-from . import terms as zt
-from .encode import AlignmentEval, Encoding, EncodingError, Run, _concrete
-from .solver import Answer, Limits, Satisfiability, Validity, check_valid, satisfiable
 
 Member = tuple[str, int | None]
 Reads = dict[Member, z3.BoolRef]

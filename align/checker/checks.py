@@ -18,13 +18,10 @@ import z3
 from ..obligations import KINDS, Obligation, ObligationId, cost_coefficient
 from ..resolve import ResolvedMechanism
 from ..rules import RULES
-from ..status import Status
-from ..symbolic import NotSymbolic, to_z3
-from . import acyclic
-from . import terms as zt
-from .densities import density_conditions
-from .densities import describe as describe_densities
-from .encode import (
+from ..smt import terms as zt
+from ..smt.densities import density_conditions
+from ..smt.densities import describe as describe_densities
+from ..smt.encode import (
     AlignmentEval,
     Draw,
     Encoding,
@@ -34,10 +31,14 @@ from .encode import (
     _abs,
     _real,
 )
+from ..smt.formulas import to_z3
+from ..smt.solver import Answer, Limits, Validity, check_valid
+from ..smt.supports import member as _member
+from ..smt.supports import noise_support, support_conditions
+from ..status import Status
+from ..symbolic import NotSymbolic
+from . import acyclic
 from .models import first_difference, first_false, show
-from .solver import Answer, Limits, Validity, check_valid
-from .supports import member as _member
-from .supports import noise_support, support_conditions
 from .verdicts import PendingVerdict
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..obligations import ObligationId, ObligationKey
 from ..results import Conjunct, Verdict
-from .solver import Limits
+from ..smt.solver import Limits
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedMechanism

@@ -37,12 +37,9 @@ from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
 from ..resolve import ResolvedMechanism, children, statement_exprs, walk, walk_statements
 from ..results import Conjunct
-from ..symbolic import NotSymbolic, from_z3, simplify, z3_text
-from ..types import INT, ListType
-from ..unparse import unparse
-from . import terms as zt
-from .densities import density_conditions
-from .encode import (
+from ..smt import terms as zt
+from ..smt.densities import density_conditions
+from ..smt.encode import (
     CURRENT,
     Z3_SPLIT_OPS,
     Encoding,
@@ -62,9 +59,12 @@ from .encode import (
     equal,
     record_adjacency,
 )
+from ..smt.solver import Limits, Validity, check_valid
+from ..smt.supports import aligned_in_support
+from ..symbolic import NotSymbolic, from_z3, simplify, z3_text
+from ..types import INT, ListType
+from ..unparse import unparse
 from .every_length import Context, Inductive, NotInductive
-from .solver import Limits, Validity, check_valid
-from .supports import aligned_in_support
 
 NAME = "induction"
 """How the report names this proof when it declines."""
@@ -246,7 +246,7 @@ class _Product:
         self.continues1, self.continues2 = self.run1.running[-1], self.run2.running[-1]
 
     def current_is(self, tag: str):
-        from .encode import tag_code
+        from ..smt.encode import tag_code
 
         slot = self.run1.slots[0] if self.run1.slots else None
         if slot is None:
@@ -540,7 +540,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
            ghosts: dict[str, z3.ArithRef], used: dict[str, z3.ArithRef], windows: dict[str, z3.ArithRef]) -> _State:
         return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts, "u": used, "w": windows}
 
-    from .encode import tag_code
+    from ..smt.encode import tag_code
 
     entry_ghosts = {t: zt.Sum([z3.If(zt.And(k < pre1.length, _code(slot) == tag_code(t)), 1, 0)
                                for k, slot in enumerate(pre1.slots)]) if pre1.slots else zt.IntVal(0)

@@ -33,13 +33,13 @@ from typing import Any
 import z3
 
 from ..resolve import ResolvedMechanism
+from ..smt import terms as zt
+from ..smt.encode import Encoding, EncodingError, num, subterms
+from ..smt.solver import Limits, Satisfiability, make_solver, satisfiable
+from ..smt.supports import noise_support, support_conditions
 from ..types import INT, REAL
-from . import terms as zt
 from .checks import aligned_cost, aligned_runs, same_draw_conditions
-from .encode import Encoding, EncodingError, num, subterms
 from .options import coverage, structural_values
-from .solver import Limits, Satisfiability, make_solver, satisfiable
-from .supports import noise_support, support_conditions
 
 LIMITS = Limits(flatten=True)
 """A verification query on the shapes: the checker's deterministic resource limit, on a preprocessed goal. A

@@ -15,7 +15,7 @@ import z3
 from ..counterexample import Counterexample
 from ..interp.values import format_value
 from ..obligations import Obligation, ObligationId
-from .encode import (
+from ..smt.encode import (
     AlignmentEval,
     Draw,
     Encoding,

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, walk
-from ..types import ListType
-from .encode import (
+from ..smt.encode import (
     Encoding,
     EncodingError,
 )
-from .solver import Limits, Satisfiability, satisfiable
+from ..smt.solver import Limits, Satisfiability, satisfiable
+from ..types import ListType
 
 DEFAULT_MAX_LENGTH = 3
 

@@ -61,10 +61,9 @@ from .. import nodes as n
 from ..obligations import ObligationId, ObligationKey
 from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
 from ..resolve.program import children
-from ..types import ListType
-from . import terms as zt
-from .densities import density_conditions, well_formed
-from .encode import (
+from ..smt import terms as zt
+from ..smt.densities import density_conditions, well_formed
+from ..smt.encode import (
     CURRENT,
     Z3_SPLIT_OPS,
     ArrayV,
@@ -88,10 +87,11 @@ from .encode import (
     equal,
     subterms,
 )
+from ..smt.solver import Limits, Validity, check_valid
+from ..smt.supports import aligned_in_support, member_support
+from ..types import ListType
 from .every_length import Context, Inductive, NotInductive
 from .induction import _loop_list
-from .solver import Limits, Validity, check_valid
-from .supports import aligned_in_support, member_support
 
 PER_INDEX_RLIMIT = 500_000
 """z3's resource limit for the quantified attempt at a per-draw obligation (C4d, C3, C0 at a symbolic index), made

@@ -21,11 +21,11 @@ from __future__ import annotations
 from ..obligations import ObligationId
 from ..resolve import ResolvedMechanism
 from ..rules import rule_for
+from ..smt.encode import AlignmentEval, Encoding, EncodingError, Run
+from ..smt.solver import Validity
 from ..types import ListType
 from .checks import Z3_CHECKS, Query
-from .encode import AlignmentEval, Encoding, EncodingError, Run
 from .every_length import Context, Inductive, NotInductive
-from .solver import Validity
 from .verdicts import PendingVerdict
 
 NAME = "records"

@@ -450,8 +450,8 @@ def synthesise(mech: ResolvedMechanism, source: Source, public: dict, options: O
     block). `public` are example values of the public parameters: those of the integers that shape the program
     (k, c) choose the shapes the learner verifies at. `claim_factor`: prove the claim times this instead (is
     there an alignment for a smaller claim than the written one?)."""
+    from ..smt.solver import fresh_context
     from .learner import Hole, Learner
-    from .solver import fresh_context
 
     started = time.perf_counter()
     base = _parse(source)

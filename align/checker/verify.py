@@ -19,15 +19,23 @@ counterexample in the spec's own names. An `unknown` answer is never promoted to
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..limits import MAX_BOUNDED_LENGTH
 from ..obligations import Obligation, ObligationId
 from ..resolve import ResolvedMechanism
 from ..results import Verdict
-from ..rules import rule_for
+from ..rules import RULES, rule_for
+from ..smt import terms as zt
+from ..smt.encode import (
+    Encoding,
+    EncodingError,
+)
+from ..smt.solver import Answer, Limits, Satisfiability, Validity, fresh_context, satisfiable
+from ..smt.supports import noise_support
 from ..status import Status
-from . import terms as zt
+from . import mixture
 from .checks import (
     BY_CONSTRUCTION,
     WITNESS_CHECKS,
@@ -39,18 +47,19 @@ from .checks import (
     cost_term,
     inputs_differ,
 )
-from .encode import (
-    Encoding,
-    EncodingError,
-)
 from .every_length import Context
 from .induction import Inductive
 from .models import counterexample
 from .options import Coverage, Options, coverage, structural_values
-from .solver import Answer, Limits, Satisfiability, Validity, fresh_context, satisfiable
 from .strategies import prove_for_every_length
-from .supports import noise_support
 from .verdicts import PendingVerdict
+
+DECIDERS: dict[ObligationId, Callable[[ResolvedMechanism, Obligation], Verdict]] = {
+    ObligationId.MIX: mixture.verify,
+}
+"""How the checker decides each obligation a proof rule decides itself (`ProofRule.decided`), not by the bounded
+check: the R²DP rule's closed form (checker/mixture.py)."""
+assert all(o in DECIDERS for rule in RULES for o in rule.decided), "a rule decides an obligation with no decider"
 
 _LENGTHS_BEFORE_STOPPING = 1
 """A refutation stops the bounded check only after lengths 0 .. 1: at length 0 a loop's body never runs, and a
@@ -167,7 +176,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
         if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
             for assumption in sorted(assumptions):
                 v.note(assumption)
-    decided = {id(o): decision for o in obs if (decision := rule.decide(mech, o)) is not None}
+    decided = {id(o): DECIDERS[o.id](mech, o) for o in obs if o.id in rule.decided}
     # Shifting noise that has no cost coefficient has no finite cost: C4c cannot hold where C3 fails.
     c3_failed = [o.site for o in obs
                  if o.id == "C3" and o.site is not None and verdicts[id(o)].status == Status.REFUTED]

@@ -53,7 +53,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..interp.replay import replay
-    from ..interp.runner import DEFAULT_CHUNK, prepare_arguments
+    from ..interp.runner import DEFAULT_CHUNK, Sampling, prepare_arguments
     from ..pipeline import read, resolve_source, select
     from ..results import SampleRun
 
@@ -72,8 +72,8 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             renderer.replay(result)
             return result.exit_code
         values = prepare_arguments(mech, _arguments(mech, args))
-        renderer.samples(SampleRun(args.file, mech, values, args.samples, args.seed,
-                                   args.chunk_size or DEFAULT_CHUNK))
+        sampling = Sampling(mech, values, args.samples, args.seed, args.chunk_size or DEFAULT_CHUNK)
+        renderer.samples(SampleRun(args.file, mech, values, args.samples, args.seed, sampling))
         return ExitCode.OK
     except SpecError as error:
         renderer.errors(args.file, source, error.diagnostics)

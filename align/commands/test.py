@@ -92,7 +92,7 @@ def add_arguments(test: Any) -> None:
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
     from ..exact.search import Computed
     from ..interp.values import example_arguments, example_length
-    from ..pipeline import read, resolve_source, select
+    from ..pipeline import checker_pairs, read, resolve_source, select
     from ..stats.executors import executor_problem, open_executor
     from ..stats.lrtest import Pair, counterexample_pair, default_max_length, escalation, search
     from .run import read_pairs
@@ -139,17 +139,23 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             from ..results import ExactReport
 
             lengths = escalation(mech, length, max_length) if patterns else [length]
-            exact = compute_lengths(mech, public, lengths, extra_pairs=extra, patterns=patterns, checker=checker)
+            if checker:
+                extra += checker_pairs(mech)
+            exact = compute_lengths(mech, public, lengths, extra_pairs=extra, patterns=patterns)
             computed = ExactReport(args.file, mech, exact, time.perf_counter() - started, dict(public))
             renderer.computed(computed)
             return computed.exit_code
-        stage = Computed(mech, public, length, extra, patterns, checker, enabled=not args.no_exact)
         with open_executor(args.executor, args.jobs) as executor, _progress(renderer.stderr) as progress:
+            if checker:
+                if progress is not None:
+                    progress("running the checker for counterexample pairs")
+                extra += checker_pairs(mech)
+            stage = Computed(mech, public, length, extra, patterns, enabled=not args.no_exact)
             stage.progress = progress
             result = search(mech, public, length=length, samples=args.samples,
                             alpha=args.alpha, seed=args.seed, executor=executor, extra_pairs=extra,
                             patterns=patterns, progress=progress, confirm=args.confirm,
-                            sharpen=args.sharpen, checker=checker, max_length=max_length, computed=stage.at)
+                            sharpen=args.sharpen, max_length=max_length, computed=stage.at)
             report = stage.report(args.file, result, time.perf_counter() - started)
         write_error: SpecError | None = None
         if plot is not None:

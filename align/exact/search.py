@@ -243,9 +243,9 @@ class Computed:
     command's TestReport."""
 
     def __init__(self, mech: ResolvedMechanism, public: Mapping[str, Any], length: int,
-                 extra_pairs: Sequence[Pair], patterns: bool, checker: bool, enabled: bool = True):
+                 extra_pairs: Sequence[Pair], patterns: bool, enabled: bool = True):
         self.mech, self.public, self.length = mech, public, length
-        self.extra_pairs, self.patterns, self.checker, self.enabled = extra_pairs, patterns, checker, enabled
+        self.extra_pairs, self.patterns, self.enabled = extra_pairs, patterns, enabled
         self.result: ExactResult | None = None
         """Every length computed, in one result."""
         self.outside: str | None = None
@@ -273,7 +273,7 @@ class Computed:
             self.progress(f"computing the events' probabilities from the program's paths{where}")
         try:
             computed = compute(self.mech, self.public, length, self.extra_pairs if first else (), self.patterns,
-                               self.checker and first, limit=AFTER_SAMPLING_PATHS)
+                               limit=AFTER_SAMPLING_PATHS)
         except SpecError as error:
             reason = error.diagnostics[0].message
             if first:
@@ -305,12 +305,12 @@ class Computed:
 
 
 def compute_lengths(mech: ResolvedMechanism, public: Mapping[str, Any], lengths: Sequence[int],
-                    extra_pairs: Sequence[Pair] = (), patterns: bool = True, checker: bool = False) -> ExactResult:
+                    extra_pairs: Sequence[Pair] = (), patterns: bool = True) -> ExactResult:
     """`align test --exact`: the computation at `lengths[0]` (a program outside the class raises SpecError,
     `exact-outside`), then at each longer length in turn, with its patterns, while none shows a violation and the
     program stays in the class (`ExactResult.outside` says where it left it)."""
-    result = compute(mech, public, lengths[0], extra_pairs, patterns, checker)
-    stage = Computed(mech, public, lengths[0], extra_pairs, patterns, checker)
+    result = compute(mech, public, lengths[0], extra_pairs, patterns)
+    stage = Computed(mech, public, lengths[0], extra_pairs, patterns)
     stage.result, stage.verdicts[lengths[0]] = result, result.violation
     for length in lengths[1:]:
         if result.violation or stage.at(length) is None:
@@ -319,15 +319,14 @@ def compute_lengths(mech: ResolvedMechanism, public: Mapping[str, Any], lengths:
 
 
 def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
-            extra_pairs: Sequence[Pair] = (), patterns: bool = True, checker: bool = False,
-            limit: int = PATH_LIMIT) -> ExactResult:
+            extra_pairs: Sequence[Pair] = (), patterns: bool = True, limit: int = PATH_LIMIT) -> ExactResult:
     """The exact search; raises SpecError (`exact-outside`) where the program is outside what it follows."""
     from ..interp.runner import prepare_arguments
 
     if claim_reads_output(mech):
         raise SpecError([diag("exact-outside", mech.node.name_span, mechanism=mech.name,
                               reason="the privacy claim reads the output")])
-    public, pairs = search_pairs(mech, public, length, extra_pairs, patterns, checker)
+    public, pairs = search_pairs(mech, public, length, extra_pairs, patterns)
     eps = claimed_epsilon(mech, prepare_arguments(mech, {**public, **pairs[0].d}))
     with _without_cycle_collection():
         result = _compute(mech, public, pairs, eps, limit)

@@ -112,6 +112,29 @@ def chunks(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed:
         yield run_chunk(mech, args, root, start, min(size, samples - start))
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """`align run`'s samples, drawn chunk by chunk each time they are read (`results.SampleRun.sampler`): a
+    renderer streams a million outputs without holding them."""
+
+    mechanism: ResolvedMechanism
+    args: Mapping[str, Any]
+    samples: int
+    seed: int
+    chunk_size: int = DEFAULT_CHUNK
+
+    def outputs(self) -> Iterator[list[Any]]:
+        for chunk in chunks(self.mechanism, self.args, self.samples, self.seed, self.chunk_size):
+            for i in range(chunk.outputs.n):
+                yield chunk.outputs.value(i)
+
+    def summary(self) -> Summary:
+        summary = Summary.of(self.mechanism)
+        for chunk in chunks(self.mechanism, self.args, self.samples, self.seed, self.chunk_size):
+            summary.add(chunk.outputs)
+        return summary
+
+
 def sample(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed: int | np.random.SeedSequence,
            chunk_size: int = DEFAULT_CHUNK) -> Outputs:
     """All outputs of a run, concatenated (for runs that fit in memory; `chunks` streams them)."""

@@ -19,6 +19,7 @@ FINDING_LEVELS: dict[Status, str] = {Status.REFUTED: "error", Status.UNKNOWN: "w
 """The verdicts the CI formats report (a proof is not a finding), and the level of each (SARIF, GitHub)."""
 
 if TYPE_CHECKING:
+    from ..counterexample import Counterexample
     from ..resolve import ResolvedMechanism
     from ..results import Verdict
 
@@ -149,10 +150,10 @@ def refuted_subject(mech: ResolvedMechanism) -> str:
     shifting no noise (Lemma 1 reads a missing alignment so) or the proof rule that needs none (R²DP)."""
     if mech.alignment is not None:
         return "this alignment"
-    from ..rules import Lemma1, rule_for
+    from ..rules import rule_for
 
     rule = rule_for(mech)
-    if isinstance(rule, Lemma1):
+    if rule.aligned:
         return "shifting no noise (no alignment was written)"
     return f"the proof rule ({rule.name})"
 
@@ -165,10 +166,29 @@ def one_sided_text(mech: ResolvedMechanism) -> str:
 def finding_lines(v: Verdict) -> list[str]:
     """What the CI formats say of one open obligation: its title, status, scope and reason, then the
     counterexample (as the text report shows it)."""
-    from .text import counterexample_lines
-
     scope = f" ({v.scope})" if v.scope else ""
     lines = [f"{v.obligation.title}: {v.status}{scope}" + (f": {v.reason}" if v.reason else "")]
     if v.counterexample is not None:
         lines += counterexample_lines(v.counterexample)
+    return lines
+
+
+def counterexample_lines(counterexample: Counterexample) -> list[str]:
+    from ..interp.values import format_value, format_values
+
+    cex = counterexample.to_json()  # the values as the file and the JSON report write them
+    lines = [f"counterexample ({cex.get('why', '')})"]
+    if cex.get("lengths"):
+        lines.append("  lengths " + ", ".join(f"{k}: {v}" for k, v in cex["lengths"].items()))
+    elif cex.get("length") is not None:
+        lines.append(f"  length {cex['length']}")
+    for key in ("args", "neighbour", "noise", "shifts"):
+        values = cex.get(key) or {}
+        if values:
+            prime = "'" if key == "neighbour" else ""
+            lines.append(f"  {key}: " + format_values(values, prime, digits=None))
+    if "output" in cex:
+        lines.append(f"  output on D: {format_value(cex['output'], digits=None)}")
+    if "aligned_output" in cex and cex.get("obligation") == "C4a":
+        lines.append(f"  output on D' with aligned noise: {format_value(cex['aligned_output'], digits=None)}")
     return lines

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Code, Diagnostic
 from ..span import Source, shown_path
-from . import Renderer
+from .base import Renderer
 from .common import Style, diagnostic_line
 
 if TYPE_CHECKING:

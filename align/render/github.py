@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..diagnostics import Diagnostic, Severity
 from ..files import project_path
 from ..span import Source, Span, visible
-from . import FilesRenderer
+from .base import FilesRenderer
 from .common import FINDING_LEVELS, finding_lines
 
 if TYPE_CHECKING:

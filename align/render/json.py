@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..diagnostics import Code, Diagnostic, ExitCode
 from ..span import Source
 from ..unparse import unparse
-from . import Project, Renderer
+from .base import Project, Renderer
 from .common import adjacency_text, proof_rule
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from ..diagnostics import CODES, Diagnostic, Severity
 from ..files import project_path
 from ..span import Source, Span, visible
 from ..status import Status
-from . import FilesRenderer, Project
+from .base import FilesRenderer, Project
 from .common import FINDING_LEVELS, finding_lines
 
 if TYPE_CHECKING:

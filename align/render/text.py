@@ -11,11 +11,19 @@ from ..diagnostics import Code, Diagnostic
 from ..results import vacuous
 from ..span import Source, shown_path
 from ..unparse import unparse, unparse_example
-from . import Renderer
-from .common import PLAIN, Style, adjacency_text, proof_rule, render_diagnostic, requires_text, verdict_summary
+from .base import Renderer
+from .common import (
+    PLAIN,
+    Style,
+    adjacency_text,
+    counterexample_lines,
+    proof_rule,
+    render_diagnostic,
+    requires_text,
+    verdict_summary,
+)
 
 if TYPE_CHECKING:
-    from ..counterexample import Counterexample
     from ..exact.search import ExactResult
     from ..interp.alignment import AlignmentReport
     from ..interp.runner import Summary
@@ -26,7 +34,7 @@ if TYPE_CHECKING:
 def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
     """`align check`: what a proof must establish for one mechanism."""
     from ..obligations import parameter_reads, summarize_site
-    from ..rules import Mixture, obligations, rule_for
+    from ..rules import obligations, rule_for
 
     node = mech.node
     out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(node.name_span))}"]
@@ -64,7 +72,7 @@ def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
                 out.append(f"    let {let.name} = {unparse(let.value)}")
             for inv in mech.alignment.invariants:
                 out.append(f"    invariant {unparse(inv.condition)}")
-    elif not isinstance(rule_for(mech), Mixture):
+    elif rule_for(mech).aligned:
         out.append("  alignment    none written: `align verify` synthesises one (docs/synthesis.md); the checker "
                    "alone reads it as shifting no noise")
     out.append("  obligations for `align verify` (nothing is proved by `align check`)")
@@ -118,29 +126,6 @@ def _shared_notes(verdicts: list) -> dict[str, list[str]]:
         for note in v.notes:
             names.setdefault(note, []).append(v.obligation.name)
     return {note: carriers for note, carriers in names.items() if len(carriers) >= 3}
-
-
-def counterexample_lines(counterexample: Counterexample) -> list[str]:
-    from ..interp.values import format_value, format_values
-
-    cex = counterexample.to_json()  # the values as the file and the JSON report write them
-    lines = [f"counterexample ({cex.get('why', '')})"]
-    if cex.get("lengths"):
-        lines.append("  lengths " + ", ".join(f"{k}: {v}" for k, v in cex["lengths"].items()))
-    elif cex.get("length") is not None:
-        lines.append(f"  length {cex['length']}")
-    for key in ("args", "neighbour", "noise", "shifts"):
-        values = cex.get(key) or {}
-        if values:
-            prime = "'" if key == "neighbour" else ""
-            lines.append(f"  {key}: " + format_values(values, prime, digits=None))
-    if "output" in cex:
-        lines.append(f"  output on D: {format_value(cex['output'], digits=None)}")
-    if "aligned_output" in cex and cex.get("obligation") == "C4a":
-        lines.append(f"  output on D' with aligned noise: {format_value(cex['aligned_output'], digits=None)}")
-    return lines
-
-
 
 
 # ------------------------------------------------------------------------------------------------ align test

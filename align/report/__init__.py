@@ -2,8 +2,8 @@
 
 `proof.build` turns a `MechanismVerdict` into a format-neutral `document.Document`; each format is one
 `document.Writer` in `FORMATS` (markdown.py, html.py, latex.py). The API's results show the same document in
-Jupyter (`_repr_html_`, `_repr_markdown_`). sympy is imported here: keep `import align.report` out of paths
-that must start fast (`align explain`, `--help`).
+Jupyter (jupyter.py registers the views with IPython's display formatters). sympy is imported here: keep
+`import align.report` out of paths that must start fast (`align explain`, `--help`).
 """
 
 from __future__ import annotations

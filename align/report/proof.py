@@ -400,7 +400,7 @@ def _mixture(mix: Verdict, claim: Inline) -> list:
 
 
 def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexample, steps) -> list:
-    from ..render.text import counterexample_lines
+    from ..render.common import counterexample_lines
 
     mech = result.mechanism
     blocks: list = [Paragraph(inlines(Code(refuted.obligation.name), " fails: ", refuted.reason or "", "."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from .. import nodes as n
 from ..builtins import implemented
@@ -12,6 +13,7 @@ from ..types import (
     REAL,
     UNKNOWN,
     ListType,
+    OutElem,
     OutputType,
     TagType,
     TupleType,
@@ -20,8 +22,10 @@ from ..types import (
     is_numeric,
     join,
 )
-from .check import MechanismChecker, OutElem
 from .scope import TAG_PATTERN
+
+if TYPE_CHECKING:  # the checker calls these rules; they call back only through the object they are given
+    from .check import MechanismChecker
 
 
 def _list_arg(c: MechanismChecker, e: n.Call, position: int = 0) -> Type:

@@ -27,6 +27,7 @@ from ..types import (
     UNKNOWN,
     IndexSetType,
     ListType,
+    OutElem,
     OutputType,
     RangeType,
     TagType,
@@ -38,6 +39,7 @@ from ..types import (
 )
 from ..unparse import clause_text
 from ..visitor import StmtVisitor, SyntaxVisitor
+from .builtin_types import TYPING
 from .constants import literal_value
 from .desugar import explicit_domains, infer_universe
 from .program import NoiseSite, ResolvedParam, children, free_names
@@ -68,16 +70,6 @@ class Env:
 
     def pop(self) -> None:
         self.scopes.pop()
-
-
-class OutElem(Type):
-    """The type of `out[i]` while it is being checked for Lemma 1 condition 5."""
-
-    def __init__(self, elem: Type):
-        self.elem = elem
-
-    def __str__(self) -> str:
-        return str(self.elem)
 
 
 class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
@@ -589,8 +581,6 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
                 for a in e.args:
                     self.value(a)
                 return UNKNOWN
-            from .builtin_types import TYPING
-
             return TYPING[name](self, e)
         if TAG_PATTERN.fullmatch(name) and not self.defined(name):
             payload = tuple(self.value(a) for a in e.args)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ..builtins import BUILTIN_ARITY, COMPREHENSIONS
+from ..builtins import BUILTIN_ARITY, COMPREHENSIONS, RESERVED
 
 __all__ = ["BUILTIN_ARITY", "COMPREHENSIONS", "RESERVED", "TAG_PATTERN"]
 
 TAG_PATTERN = re.compile(r"[A-Z][A-Z0-9_]+")
 """Unbound names of two or more capitals/digits (TOP, BOT, TOP1) are tags; a one-letter `T` is a name."""
 
-RESERVED = frozenset({"out", "aligned_cost"})
-"""Names with a meaning in alignments and claims: the output sequence and, in invariants, the cost so far."""

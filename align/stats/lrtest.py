@@ -38,7 +38,6 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -48,8 +47,6 @@ from ..counterexample import Counterexample
 from ..diagnostics import Diagnostic, SpecError, diag
 from ..limits import MAX_TEST_LENGTH
 from ..resolve import ResolvedMechanism
-from ..rules import rule_for
-from ..status import Status
 from ..types import INT, ListType
 from .bounds import epsilon_lower_bound, p_value, rejected
 from .events import Candidate, Event, Layout, additive_noise, candidates
@@ -200,17 +197,16 @@ def escalation(mech: ResolvedMechanism, length: int, max_length: int | None) -> 
 
 
 def search_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int, extra_pairs: Sequence[Pair],
-               patterns: bool, checker: bool) -> tuple[dict[str, Any], list[Pair]]:
+               patterns: bool) -> tuple[dict[str, Any], list[Pair]]:
     """The public values converted to their types, and the input pairs `align test` tries, in order: the given
-    ones, the checker's counterexamples (with `checker`), StatDP's patterns at `length` (with `patterns`), those
-    that meet `requires` and the adjacency. SpecError (`no-input-pair`) when none does. The sampling search and
-    the computed one (align/exact/) both start here."""
+    ones (the user's, a counterexample file's, then the checker's counterexamples: `pipeline.checker_pairs`),
+    StatDP's patterns at `length` (with `patterns`), those that meet `requires` and the adjacency. SpecError
+    (`no-input-pair`) when none does. The sampling search and the computed one (align/exact/) both start here."""
     from ..interp.values import convert_arguments
 
     public_names = {p.name for p in mech.params if p.public}
     public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
-    candidates = list(extra_pairs) + (checker_pairs(mech) if checker else []) + \
-        (input_pairs(mech, public, length) if patterns else [])
+    candidates = list(extra_pairs) + (input_pairs(mech, public, length) if patterns else [])
     pairs = valid_pairs(mech, public, candidates)
     if not pairs:
         raise SpecError([diag("no-input-pair", mech.node.name_span, mechanism=mech.name, length=length)])
@@ -248,40 +244,6 @@ def counterexample_pair(mech: ResolvedMechanism, counterexample: Counterexample,
     public = {k: plain(v) for k, v in args.items() if k not in private}
     return public, Pair(name, {k: plain(args[k]) for k in private if k in args},
                         {k: plain(neighbour[k]) for k in private if k in neighbour})
-
-
-def checker_pairs(mech: ResolvedMechanism) -> list[Pair]:
-    """The input pairs of the checker's counterexamples (`align verify` looking only for D != D', lengths
-    <= 3): one per refuted obligation, distinct, named `counterexample (C4a)`.
-    A refutation is a pair on which the alignment breaks, often where the mechanism leaks (design.md §4).
-    Cached per mechanism (resolved mechanisms are frozen and hashable): it does not depend on the seed or the
-    samples."""
-    return list(_checker_pairs(mech))
-
-
-@lru_cache(maxsize=32)
-def _checker_pairs(mech: ResolvedMechanism) -> tuple[Pair, ...]:
-    from ..checker.verify import Options, verify_mechanism
-
-    if mech.alignment is None or not rule_for(mech).counterexample_pairs:
-        return ()
-    try:
-        verdicts = verify_mechanism(mech, Options(distinct_inputs=True))
-    except SpecError:
-        return ()
-    pairs: list[Pair] = []
-    for v in verdicts:
-        data = v.counterexample
-        if v.status != Status.REFUTED or data is None or not data.neighbour:
-            continue
-        try:
-            _, pair = counterexample_pair(mech, data, f"counterexample ({v.obligation.id})")
-        except SpecError:
-            continue
-        # D = D' (an alignment that breaks even without a change of input) cannot show a loss
-        if pair.d and pair.d != pair.d_prime and all((pair.d, pair.d_prime) != (q.d, q.d_prime) for q in pairs):
-            pairs.append(pair)
-    return tuple(pairs)
 
 
 # ------------------------------------------------------------------------------------------ the units
@@ -651,13 +613,13 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
            base: int = 2_000, alpha: float = 0.05, seed: int = 0, top: int = 3, executor: Executor | None = None,
            extra_pairs: Sequence[Pair] = (), patterns: bool = True, stop_early: bool = True,
            progress: Callable[[str], None] | None = None, prove_support: bool = True,
-           checker: bool = False, confirm: int = 3, confirm_factor: int = 32, sharpen: bool = False,
+           confirm: int = 3, confirm_factor: int = 32, sharpen: bool = False,
            max_length: int | None = None, computed: Callable[[int], bool | None] | None = None) -> Result:
     """Search for a violation of the mechanism's claim; see the module docstring.
 
     `public`: values of the public parameters (the private ones come from the pairs). `extra_pairs` (the
-    user's D and D', a counterexample file's) are tried first, then, with `checker`, the pairs of the
-    checker's own counterexamples (`checker_pairs`), then StatDP's patterns unless `patterns` is False.
+    user's D and D', a counterexample file's, the pairs of the checker's own counterexamples:
+    `pipeline.checker_pairs`) are tried first, then StatDP's patterns unless `patterns` is False.
 
     Lengths: with `max_length` (and the patterns), when the rounds at `length` find no violation the search
     escalates (`escalation`: doubling up to `max_length`) to the patterns at each longer length, in order.
@@ -678,9 +640,7 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
     """
     from ..interp.runner import prepare_arguments
 
-    if checker and progress is not None:
-        progress("running the checker for counterexample pairs")
-    public, pairs = search_pairs(mech, public, length, extra_pairs, patterns, checker)
+    public, pairs = search_pairs(mech, public, length, extra_pairs, patterns)
     args0 = prepare_arguments(mech, {**public, **pairs[0].d})
     varying = claim_reads_output(mech)
     eps = None if varying else claimed_epsilon(mech, args0)

@@ -3,7 +3,7 @@
 A sampled support mismatch (E seen under D, never under D') only bounds eps by the sample size: with c2 = 0
 the Clopper–Pearson upper bound on P2 is about ln(2/delta)/N2, so the bound ln lcb(P1) - ln ucb(P2) grows like
 ln N2 and never reaches the true eps = inf (docs/testing.md §2). DP-Sniper and StatDP stop there. Here the
-checker's symbolic execution (align/checker/encode.py) runs the mechanism on the concrete D' with symbolic
+checker's symbolic execution (align/smt/encode.py) runs the mechanism on the concrete D' with symbolic
 noise, and z3 is asked for noise that puts the output in E:
 
     requires(D') and noise in its support and out(D', noise) in E      unsat  =>  P[M(D') in E] = 0.
@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 import z3
 
-from ..checker import terms as zt
-from ..checker.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, num, tag_code
-from ..checker.solver import Limits, Satisfiability, fresh_context, satisfiable
-from ..checker.supports import noise_support
 from ..interp.outputs import DISCRETE_KINDS, Outputs
 from ..resolve import ResolvedMechanism
+from ..smt import terms as zt
+from ..smt.encode import Encoding, EncodingError, ExprEval, ListV, Run, TagV, TupV, num, tag_code
+from ..smt.solver import Limits, Satisfiability, fresh_context, satisfiable
+from ..smt.supports import noise_support
 from ..types import BOOL, INT, REAL, ListType, TagType, TupleType, Type
 from .events import Event
 
