@@ -11,6 +11,7 @@ them, `commands` and `cli` drive them from the command line, and `api` from Pyth
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -29,7 +30,5 @@ _LAZY = {"check": "api", "verify": "api", "run": "api", "replay": "api", "test":
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from importlib import import_module
-
         return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

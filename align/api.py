@@ -19,19 +19,24 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import limits
 from .diagnostics import InternalError, SpecError, diag
 from .limits import Range
+from .pipeline import checker_pairs, read, resolve_source, select
+from .pipeline import verify as verify_mechanism
+from .results import ExactReport, SampleRun
+from .span import Source
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from .resolve import ResolvedMechanism
-    from .results import ExactReport, MechanismVerdict, Replay, SampleRun, TestReport
-    from .span import Source
+    from .results import MechanismVerdict, Replay, TestReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -67,6 +72,7 @@ def _show_in_jupyter() -> None:
     shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
     if shell is None or id(shell) in _SHELLS:
         return
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     from .report import jupyter
 
     jupyter.register(shell)
@@ -87,9 +93,6 @@ def _path_and_mechanism(spec: str | os.PathLike[str], mechanism: str | None) -> 
 
 
 def _load(spec: str | os.PathLike[str], mechanism: str | None) -> tuple[str, Source, ResolvedMechanism]:
-    from .pipeline import read, resolve_source, select
-    from .span import Source
-
     if isinstance(spec, os.PathLike) or spec.endswith(".dp"):
         path = os.fspath(spec)
         source = read(path)
@@ -112,10 +115,8 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
     check the others up to `max_length` too (`--every-obligation`). A mechanism without an alignment (or with
     `alignment NAME auto`) gets one synthesised, as on the command line (`result.synthesis`); `synthesise`: also
     when the written one is not proved, and when it is, look for one proving a smaller claim (`--synthesise`)."""
-    from dataclasses import replace
-
+    # lazy: loads lark, sympy, z3 only when this runs (start-up; tests/test_layers.py)
     from .checker.verify import Options
-    from .pipeline import verify as verify_mechanism
 
     if max_length is not None:
         _check_ranges(max_length=(max_length, limits.BOUNDED_LENGTH))
@@ -131,8 +132,8 @@ def verify(spec: str | os.PathLike[str], *, mechanism: str | None = None, max_le
 def run(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: str | None = None,
         samples: int = 10_000, seed: int = 0) -> SampleRun:
     """Sample the mechanism (`align run`): drawn lazily, as `.outputs()` (one per sample) or `.summary()`."""
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from .interp.runner import Sampling, prepare_arguments
-    from .results import SampleRun
 
     _check_ranges(samples=(samples, limits.SAMPLES), seed=(seed, limits.SEED))
     path, mech = _path_and_mechanism(spec, mechanism)
@@ -145,6 +146,7 @@ def replay(spec: str | os.PathLike[str], args: Mapping[str, Any], noise: Mapping
            neighbour: Mapping[str, Any] | None = None, mechanism: str | None = None) -> Replay:
     """Replay one execution with the given noise (`align run --noise`); with `neighbour` (the private
     parameters on D'), also apply the alignment and replay D' on φ(H) (`--aligned`)."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from .interp.replay import replay as replay_mechanism
 
     path, mech = _path_and_mechanism(spec, mechanism)
@@ -161,10 +163,8 @@ def test(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism: st
     `exact`, when the sampling finds no violation, the loss is also computed from the paths where the program
     allows it (`report.computed`). When nothing is found at `length`, the patterns of longer lengths are tried,
     doubling up to `max_length` (default 4 times `length`; `report.lengths`, `report.length`)."""
-    import time
-
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from .exact.search import Computed
-    from .pipeline import checker_pairs
     from .stats.lrtest import default_max_length, search
 
     _check_ranges(length=(length, limits.TEST_LENGTH), samples=(samples, limits.TEST_SAMPLES),
@@ -187,11 +187,8 @@ def compute(spec: str | os.PathLike[str], args: Mapping[str, Any], *, mechanism:
     """The privacy loss computed from the mechanism's paths (`align test --exact`): `args` are the public
     parameters; input pairs as for `test`. Deterministic bounds; raises SpecError (`exact-outside`) for a program
     outside the class the computation follows (docs/testing.md)."""
-    import time
-
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from .exact.search import compute as compute_loss
-    from .pipeline import checker_pairs
-    from .results import ExactReport
 
     _check_ranges(length=(length, limits.TEST_LENGTH))
     path, mech = _path_and_mechanism(spec, mechanism)

@@ -24,6 +24,7 @@ from .diagnostics import ExitCode, diag
 from .files import project_root
 from .render import ALIASES, FORMATS, RENDERERS, Project, Renderer, renderer
 from .render.common import Style, diagnostic_line
+from .results import FileResult
 
 
 def _usage(message: str, stderr: TextIO) -> int:
@@ -118,8 +119,6 @@ def _format(args: argparse.Namespace, config: Config) -> str:
 
 def _config_error(error: ConfigError, command: str, output: Renderer) -> int:
     """A wrong configuration stops every command: its diagnostics, rendered like a file that did not load."""
-    from .results import FileResult
-
     if command in ("check", "verify"):
         file = FileResult(error.path, error.source, tuple(error.diagnostics))
         output.checked_file(file) if command == "check" else output.verified_file(file)

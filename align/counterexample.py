@@ -24,7 +24,10 @@ from fractions import Fraction
 from typing import Any
 
 from .diagnostics import SpecError, diag
+from .files import open_output, read_bytes
+from .limits import MAX_NESTING_DEPTH
 from .obligations import ObligationId
+from .parse import checked_number, exact_text, read_json
 
 FORMAT = "align-counterexample/1"
 OBLIGATIONS = tuple(str(o) for o in ObligationId)
@@ -139,9 +142,6 @@ def load(path: str) -> Counterexample:
 
     Read as spec files are (`files.read_bytes`): a regular file of bounded size, never a FIFO or a device.
     """
-    from .files import read_bytes
-    from .parse import read_json
-
     raw = read_bytes(path)
     try:
         data = read_json(raw.decode("utf-8"))
@@ -154,8 +154,6 @@ def load(path: str) -> Counterexample:
 def save(counterexample: Counterexample, path: str) -> None:
     """Write the counterexample to the file the user named (`files.open_output`: never through a link out of
     the repository); OSError when it cannot be written."""
-    from .files import open_output
-
     with open_output(path) as handle:
         handle.write((json.dumps(counterexample.to_json(), indent=2) + "\n").encode("utf-8"))
 
@@ -175,8 +173,6 @@ def _encode(value: Any) -> Any:
 def _decode(value: Any, depth: int = 0) -> Any:
     # Numbers obey the limits of spec literals (parse.exact_text, never `Fraction(text)`, which computes
     # 10^100000000 for "1e100000000"); lists nest as deep as expressions may.
-    from .limits import MAX_NESTING_DEPTH
-    from .parse import checked_number, exact_text
 
     if depth > MAX_NESTING_DEPTH:
         raise ValueError(f"lists nest more than {MAX_NESTING_DEPTH} deep")

@@ -7,10 +7,12 @@ key on them); the wording of a message may improve.
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .distributions import DISTRIBUTIONS
 from .span import Span
 
 
@@ -49,7 +51,6 @@ class Code:
         """The explanation, with the registries' current lists filled in."""
         if "{distributions}" not in self.explanation:
             return self.explanation
-        from .distributions import DISTRIBUTIONS
 
         *most, last = DISTRIBUTIONS
         return self.explanation.replace("{distributions}", f"{', '.join(most)} and {last}")
@@ -310,7 +311,5 @@ class SpecError(Exception):
 
 def did_you_mean(name: str, candidates: object) -> str:
     """A `; did you mean ...?` hint for the closest candidate, or ''."""
-    import difflib
-
     matches = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)  # type: ignore[call-overload]  # any iterable of names
     return f"; did you mean `{matches[0]}`?" if matches else ""

@@ -33,6 +33,7 @@ else:
         importing numpy is a third of `align check`'s time on one spec."""
 
         def __getattr__(self, name: str) -> Any:
+            # lazy: loads numpy only when this runs (start-up; tests/test_layers.py)
             import numpy
 
             return getattr(numpy, name)
@@ -331,6 +332,7 @@ def _draw_normal(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.
 
 def _draw_truncnormal(gen: np.random.Generator, params: tuple[Any, ...], size: int) -> np.ndarray:
     """`scipy.stats.truncnorm` (standardised ends) with the generator as random_state."""
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy.stats import truncnorm
 
     mu, sigma, a, b = (np.asarray(x, dtype=float) for x in params)
@@ -421,6 +423,7 @@ def _reciprocal_scale(a: tuple[Any, ...], f: Field) -> Any:
 
 def normal_cdf(x: sympy.Expr) -> sympy.Expr:
     """Φ(x) in sympy (the `normal_cdf` builtin and the truncated normal's closed forms)."""
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     import sympy
 
     return (1 + sympy.erf(x / sympy.sqrt(2))) / 2
@@ -428,18 +431,21 @@ def normal_cdf(x: sympy.Expr) -> sympy.Expr:
 
 def normal_pdf(x: sympy.Expr) -> sympy.Expr:
     """φ(x) in sympy."""
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     import sympy
 
     return sympy.exp(-x ** 2 / 2) / sympy.sqrt(2 * sympy.pi)
 
 
 def _mgf_point(a: tuple[Any, ...], t: Any) -> Any:
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     import sympy
 
     return sympy.exp(t * a[0])
 
 
 def _mgf_bernoulli(a: tuple[Any, ...], t: Any) -> Any:
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     import sympy
 
     return 1 - a[0] + a[0] * sympy.exp(t)
@@ -454,6 +460,7 @@ def _mgf_exp(a: tuple[Any, ...], t: Any) -> Any:
 
 
 def _mgf_uniform(a: tuple[Any, ...], t: Any) -> Any:
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     import sympy
 
     lo, hi = a
@@ -465,6 +472,7 @@ def _mean_uniform(a: tuple[Any, ...]) -> Any:
 
 
 def _mgf_truncnormal(a: tuple[Any, ...], t: Any) -> Any:
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     import sympy
 
     mu, sigma, lo, hi = a
@@ -488,48 +496,56 @@ def _atoms_bernoulli(v: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
 
 
 def _scipy_lap(v: tuple[float, ...]) -> Any:
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy import stats
 
     return stats.laplace(scale=v[0])
 
 
 def _scipy_logistic(v: tuple[float, ...]) -> Any:
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy import stats
 
     return stats.logistic(v[0], v[1])
 
 
 def _scipy_gumbel(v: tuple[float, ...]) -> Any:
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy import stats
 
     return stats.gumbel_r(v[0], v[1])
 
 
 def _scipy_normal(v: tuple[float, ...]) -> Any:
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy import stats
 
     return stats.norm(v[0], v[1])
 
 
 def _scipy_gamma(v: tuple[float, ...]) -> Any:
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy import stats
 
     return stats.gamma(v[0], scale=v[1])
 
 
 def _scipy_exp(v: tuple[float, ...]) -> Any:
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy import stats
 
     return stats.expon(scale=v[0])
 
 
 def _scipy_uniform(v: tuple[float, ...]) -> Any:
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy import stats
 
     return stats.uniform(v[0], v[1] - v[0])
 
 
 def _scipy_truncnormal(v: tuple[float, ...]) -> Any:
+    # lazy: loads scipy only when this runs (start-up; tests/test_layers.py)
     from scipy import stats
 
     mu, sigma, a, b = v

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .diagnostics import ExitCode
+from .files import Glob, project_path
 from .status import Status
 
 if TYPE_CHECKING:
@@ -73,8 +74,6 @@ def acceptance(path: str, source: Source | None, flag: bool | None, config: Conf
 
 
 def _matching(path: str, patterns: tuple[str, ...], folder: Path | None) -> str | None:
-    from .files import Glob, project_path
-
     if folder is None:
         return None
     relative = project_path(path, folder)

@@ -22,7 +22,9 @@ of Lemma 1: the claim must be at least ε = ln(E[u] / M'_u(-Δq)) (Theorem 4.1, 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -31,6 +33,7 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 from . import cache
+from . import monomials as m
 from . import nodes as n
 from .resolve import NoiseSite, ResolvedMechanism, children, read_name, walk, walk_statements
 from .span import Span
@@ -207,6 +210,7 @@ def constant_assignments(mech: ResolvedMechanism) -> Iterator[n.Assign]:
 
 def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
     """Formulas of the parameter-derived constants (eps0 = theta*eps ...), in terms of parameters."""
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     from .symbolic import NotSymbolic, to_sympy
 
     bindings: dict[str, sympy.Expr] = {}
@@ -218,8 +222,10 @@ def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
 
 def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = None) -> sympy.Expr | None:
     """c_i of the site's distribution (design.md §1 table), simplified; None when not Lipschitz or not symbolic."""
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     import sympy
 
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     from .symbolic import FIELD, NotSymbolic, cancel_ln_exp, simplify, to_sympy
 
     if site.distribution.cost is None:
@@ -258,6 +264,7 @@ def coefficient_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str | N
     found = memo.get(key)
     if found is not None:
         return found
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     from .symbolic import show
 
     local = cost_coefficient(site)
@@ -273,8 +280,6 @@ def coefficient_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str | N
 
 def _monomial_texts(mech: ResolvedMechanism, site: NoiseSite) -> tuple[str, str] | None:
     """`coefficient_texts` where both coefficients are products of powers (`monomials.py`); None elsewhere."""
-    from . import monomials as m
-
     cost = site.distribution.cost
     if cost is None:
         return None
@@ -298,9 +303,6 @@ def _constant_definitions(mech: ResolvedMechanism) -> list[str]:
 
 @cache_function
 def _coefficient_memo_path() -> str | None:
-    import importlib.util
-    import os
-
     spec = importlib.util.find_spec("sympy")
     if spec is None or spec.origin is None:
         return None

@@ -16,26 +16,28 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .diagnostics import Diagnostic, SpecError, diag, did_you_mean
+from .files import read_source
+from .floats import diagnostics, qualify
+from .results import MechanismVerdict, SynthesisOutcome
 from .span import Source, shown_path
+from .status import Status
 from .unparse import unparse
 
 if TYPE_CHECKING:
     from .checker.synthesis import Synthesis
     from .checker.verify import Options
     from .resolve import ResolvedMechanism, ResolvedSpec
-    from .results import MechanismVerdict, SynthesisOutcome
     from .stats.lrtest import Pair
 
 
 def read(path: str) -> Source:
     """A spec file's text (a regular UTF-8 file of bounded size; `files.read_source`)."""
-    from .files import read_source
-
     return read_source(path)
 
 
 def resolve_source(source: Source) -> ResolvedSpec:
     """Parse and resolve one source text."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from .parse import parse_source
     from .resolve import resolve
 
@@ -66,8 +68,6 @@ class Loaded:
 
 def load_file(path: str) -> Loaded:
     """Like `load`, but a spec error is returned (with the source, for carets), not raised."""
-    from .floats import diagnostics
-
     source: Source | None = None
     try:
         source = read(path)
@@ -102,10 +102,9 @@ def verify(mech: ResolvedMechanism, options: Options | None = None, *, source: S
     With the mechanism's `source` (the file it was read from), a Lemma 1 mechanism without an alignment (no
     block, or `alignment NAME auto`) gets one synthesised (checker/synthesis.py). `synthesise`: also search when
     the written alignment is not proved, and when it is, for one that proves a smaller claim."""
+    # lazy: loads lark, sympy, z3 only when this runs (start-up; tests/test_layers.py)
     from .checker.verify import Options, overall_scope, overall_status, verify_mechanism
-    from .results import MechanismVerdict
     from .rules import rule_for
-    from .status import Status
 
     options = options or Options()
     verdicts = verify_mechanism(mech, options)
@@ -122,8 +121,8 @@ def verify(mech: ResolvedMechanism, options: Options | None = None, *, source: S
 def _in_floating_point(result: MechanismVerdict) -> MechanismVerdict:
     """The verdicts as they hold for the program the interpreter runs in doubles: a proof in exact arithmetic
     that rests on a float-sensitive comparison is not a proof of it (align/floats.py)."""
+    # lazy: loads lark, sympy, z3 only when this runs (start-up; tests/test_layers.py)
     from .checker.verify import overall_scope, overall_status
-    from .floats import qualify
 
     verdicts = qualify(result.mechanism, result.verdicts)
     if verdicts == result.verdicts:
@@ -138,8 +137,6 @@ def _counts(found: Synthesis) -> str:
 
 
 def _outcome(found: Synthesis, text: str, role: str = "none") -> SynthesisOutcome:
-    from .results import SynthesisOutcome
-
     return SynthesisOutcome(found.alignment is not None, found.alignment, found.candidates, found.examples,
                             found.iterations, found.seconds, found.space, text, role)
 
@@ -147,11 +144,10 @@ def _outcome(found: Synthesis, text: str, role: str = "none") -> SynthesisOutcom
 def _synthesised(result: MechanismVerdict, source: Source, options: Options) -> MechanismVerdict:
     """The verdict of a synthesised alignment the checker proved, or the written one's (none written: its
     refutations, which are about shifting no noise, become unknown) with the search's outcome."""
+    # lazy: loads lark, sympy, z3 only when this runs (start-up; tests/test_layers.py)
     from .checker.synthesis import synthesise
     from .checker.verify import overall_scope, overall_status
     from .interp.values import example_arguments
-    from .results import MechanismVerdict
-    from .status import Status
 
     mech = result.mechanism
     found = synthesise(mech, source, example_arguments(mech.node), options)
@@ -186,9 +182,9 @@ SMALLER_CLAIMS = (Fraction(1, 2), Fraction(1, 4), Fraction(1, 8))
 def _smaller_claim(mech: ResolvedMechanism, source: Source, options: Options) -> SynthesisOutcome:
     """Whether an alignment of the template space proves the written claim times 1/2 (then 1/4, 1/8): the
     smallest proved, or why none is."""
+    # lazy: loads lark, sympy, z3 only when this runs (start-up; tests/test_layers.py)
     from .checker.synthesis import synthesise
     from .interp.values import example_arguments
-    from .status import Status
 
     public = example_arguments(mech.node)
     best = None
@@ -219,10 +215,10 @@ def checker_pairs(mech: ResolvedMechanism) -> list[Pair]:
 
 @lru_cache(maxsize=32)
 def _checker_pairs(mech: ResolvedMechanism) -> tuple[Pair, ...]:
+    # lazy: loads lark, numpy, scipy, sympy, z3 only when this runs (start-up; tests/test_layers.py)
     from .checker.verify import Options, verify_mechanism
     from .rules import rule_for
     from .stats.lrtest import counterexample_pair
-    from .status import Status
 
     if mech.alignment is None or not rule_for(mech).counterexample_pairs:
         return ()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .diagnostics import Diagnostic, ExitCode, Severity
+from .gate import exit_code as gate
 from .status import Status
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class Conjunct:
     """(letter, sympy formula of the parameters) for each formula `text` names."""
 
     def __str__(self) -> str:
+        # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
         from .symbolic import show
 
         return self.text + "".join(f", {name} = {show(formula)}" for name, formula in self.where)
@@ -227,8 +229,6 @@ class VerifyReport:
     def exit_code(self) -> ExitCode:
         """2 when a file did not load, else the gate over every mechanism (`gate.exit_code`: each bounded one
         passes when its spec's acceptance does)."""
-        from .gate import exit_code as gate
-
         if any(not f.ok for f in self.files):
             return ExitCode.ERROR
         return gate([m for f in self.files for m in f.verified])
@@ -357,6 +357,7 @@ class Replay:
     @property
     def cost_ok(self) -> bool:
         """C4c for this H: the cost is at most the claim, up to rounding (`obligations.cost_within_claim`)."""
+        # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
         from .obligations import cost_within_claim
 
         assert self.alignment is not None, "only an aligned replay has a cost"

@@ -6,6 +6,7 @@ back to the source text. Names become real sympy symbols (q' becomes the symbol 
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import sympy
@@ -142,6 +143,7 @@ def from_z3(term) -> sympy.Expr:
     names, arithmetic, `ToReal` (dropped: the spec's ints are reals in a formula), if-then-else (as Piecewise),
     comparisons and the connectives; `exp` and `ln` (uninterpreted in z3) as the functions. Raises `NotSymbolic`
     for anything else (arrays, other uninterpreted functions)."""
+    # lazy: loads z3 only when this runs (start-up; tests/test_layers.py)
     import z3
 
     def go(t):
@@ -197,8 +199,6 @@ def from_z3(term) -> sympy.Expr:
 def z3_text(term) -> str:
     """A z3 term in the spec language's notation, simplified by sympy (`eps/c`, not z3's
     `1/2*eps*(1/ToReal(c))`); a term with no sympy counterpart here is printed by z3 without its `ToReal`s."""
-    import re
-
     try:
         return show(sympy.simplify(from_z3(term)))
     except NotSymbolic:

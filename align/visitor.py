@@ -12,6 +12,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from .diagnostics import InternalError
+
 if TYPE_CHECKING:
     from . import nodes as n
 
@@ -107,8 +109,6 @@ class IRVisitor(ExprVisitor[T, C]):
     its reference): a back end implements the references and never looks a name up to find what it is."""
 
     def visit_name(self, e: n.Name, ctx: C, /) -> T:
-        from .diagnostics import InternalError
-
         raise InternalError(f"unresolved name `{e.text}` at {e.span}: back ends read the resolved program")
 
 
@@ -117,8 +117,6 @@ class SyntaxVisitor(ExprVisitor[T, C]):
     resolved program do not occur in it."""
 
     def _resolved(self, e: n.Expr, ctx: C, /) -> T:
-        from .diagnostics import InternalError
-
         raise InternalError(f"a resolved {type(e).__name__} at {e.span} in the parser's tree")
 
     visit_param_ref = visit_var_ref = visit_noise_ref = visit_member_ref = visit_let_ref = _resolved

@@ -10,12 +10,12 @@ import pytest
 import z3
 
 from align.adjacency import ADJACENCY, AdjacencyKind, PythonOps
-from align.checker import terms as zt
 from align.diagnostics import SpecError
 from align.interp.outputs import DiscreteKeys
 from align.interp.runner import prepare_arguments, prepare_neighbour, sample
 from align.parse import parse_source
 from align.resolve import resolve
+from align.smt import terms as zt
 from align.smt.encode import Z3_OPS, Z3_SPLIT_OPS
 from align.span import Source
 from align.stats.events import Layout, candidates

@@ -161,12 +161,12 @@ def test_a_usage_error_is_a_registered_diagnostic():
 
 
 def test_a_bug_is_an_internal_error_not_a_spec_error(monkeypatch: pytest.MonkeyPatch):
-    import align.pipeline
+    import align.api
 
     def explode(source):
         raise KeyError("boom")
 
-    monkeypatch.setattr(align.pipeline, "resolve_source", explode)
+    monkeypatch.setattr(align.api, "resolve_source", explode)
     with pytest.raises(align.InternalError) as info:
         align.check(LAPLACE)
     assert isinstance(info.value.__cause__, KeyError) and "probably a bug" in str(info.value)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from align.checker import terms as zt
 from align.checker.verify import Options, overall_status, verify_mechanism
 from align.distributions import DISTRIBUTIONS
 from align.parse import parse_source, read_source
 from align.resolve import resolve
+from align.smt import terms as zt
 from align.smt.encode import Encoding, _generic
 from align.smt.solver import fresh_context
 from align.span import Source

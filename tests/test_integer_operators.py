@@ -10,10 +10,10 @@ import pytest
 import sympy
 import z3
 
-from align.checker import terms as zt
 from align.interp.errors import RunError
 from align.interp.values import read_value_text
 from align.parse import parse_expression
+from align.smt import terms as zt
 from align.smt.encode import Encoding, ExprEval, floor_quotient
 from align.smt.solver import fresh_context
 from align.symbolic import to_sympy

@@ -243,7 +243,7 @@ def test_the_ground_instances_of_the_maxima_are_consequences_of_their_definition
     index differ by at most 1 — and not by less."""
     import z3
 
-    from align.checker import terms as zt
+    from align.smt import terms as zt
     from align.smt.solver import Validity, check_valid
 
     with fresh_context():

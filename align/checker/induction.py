@@ -58,6 +58,7 @@ from ..smt.encode import (
     default_value,
     equal,
     record_adjacency,
+    tag_code,
 )
 from ..smt.solver import Limits, Validity, check_valid
 from ..smt.supports import aligned_in_support
@@ -246,8 +247,6 @@ class _Product:
         self.continues1, self.continues2 = self.run1.running[-1], self.run2.running[-1]
 
     def current_is(self, tag: str):
-        from ..smt.encode import tag_code
-
         slot = self.run1.slots[0] if self.run1.slots else None
         if slot is None:
             return zt.BoolVal(False)
@@ -540,7 +539,6 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
            ghosts: dict[str, z3.ArithRef], used: dict[str, z3.ArithRef], windows: dict[str, z3.ArithRef]) -> _State:
         return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts, "u": used, "w": windows}
 
-    from ..smt.encode import tag_code
 
     entry_ghosts = {t: zt.Sum([z3.If(zt.And(k < pre1.length, _code(slot) == tag_code(t)), 1, 0)
                                for k, slot in enumerate(pre1.slots)]) if pre1.slots else zt.IntVal(0)

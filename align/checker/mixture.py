@@ -190,6 +190,7 @@ def _numeric_sup(mix: Mixture, point: dict[str, float]) -> float:
     once (`quad_vec`, one density evaluation per node for the whole vector, to a relative accuracy of 1e-10 in
     each component) instead of one adaptive quadrature per t.
     """
+    # lazy: loads numpy only when this runs (start-up; tests/test_layers.py)
     import numpy as np
 
     subs = {symbol(k): v for k, v in point.items()}
@@ -228,6 +229,7 @@ def _density_moments(spec: Any, t: Any) -> tuple[Any, Any]:
     """E[e^{tX}] and E[X e^{tX}] for every t of the vector `t`, X with the scipy distribution `spec`: one
     `quad_vec` per piece, split at the median. Below it, x = lo + (median - lo)·v^8 (exact) flattens a
     singularity of the density at its lower end (Gamma with shape k < 1: x^(k-1) dx becomes ~ v^(8k-1) dv)."""
+    # lazy: loads numpy, scipy only when this runs (start-up; tests/test_layers.py)
     import numpy as np
     from scipy import integrate
 

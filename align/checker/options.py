@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, walk
+from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
 from ..smt.encode import (
     Encoding,
     EncodingError,
@@ -113,7 +113,6 @@ def _structural_names(mech: ResolvedMechanism) -> list[str]:
     ints = {p.name for p in mech.params if str(p.type) == "int"}
     used: set[str] = set()
     exprs: list[n.Expr] = []
-    from ..resolve import statement_exprs, walk_statements
     for s in walk_statements(mech.body):
         if isinstance(s, n.For):
             exprs += [s.lo, s.hi]

@@ -90,6 +90,7 @@ from ..smt.encode import (
 from ..smt.solver import Limits, Validity, check_valid
 from ..smt.supports import aligned_in_support, member_support
 from ..types import ListType
+from ..unparse import unparse
 from .every_length import Context, Inductive, NotInductive
 from .induction import _loop_list
 
@@ -1069,6 +1070,4 @@ def _outside_reads(mech: ResolvedMechanism, e: n.Expr, lets: dict[str, n.Expr], 
 
 
 def _text(e: n.Expr) -> str:
-    from ..unparse import unparse
-
     return unparse(e)

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from ..counterexample import Counterexample
 from ..diagnostics import SpecError
+from ..interp.replay import DENSITY_CODES
+from ..interp.replay import replay as replay_run
+from ..interp.values import format_value
 from ..obligations import KINDS, ObligationId
 from ..resolve import ResolvedMechanism
 
@@ -25,10 +28,6 @@ class Confirmation:
 
 def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
     """Whether the interpreter's replay of a checker counterexample breaks the obligation it refutes."""
-    from ..interp.replay import DENSITY_CODES
-    from ..interp.replay import replay as replay_run
-    from ..interp.values import format_value
-
     obligation = ObligationId(cex.obligation)
     if not KINDS[obligation].replayed:
         return Confirmation(False, f"{obligation}'s counterexample is not one execution; not replayed")

@@ -26,12 +26,15 @@ from fractions import Fraction
 from typing import Any
 
 from .. import nodes as n
+from ..diagnostics import SpecError
 from ..parse import parse_alignments, parse_source
 from ..resolve import NoiseSite, ResolvedMechanism, resolve, rewrite, statement_exprs, walk, walk_statements
+from ..smt.solver import fresh_context
 from ..span import Source
 from ..status import Status
 from ..types import INT, ListType
 from ..unparse import unparse
+from .learner import Hole, Learner
 from .ranking import RANKINGS
 from .verdicts import Verdict
 from .verify import Options, overall_scope, overall_status, verify_mechanism
@@ -450,9 +453,6 @@ def synthesise(mech: ResolvedMechanism, source: Source, public: dict, options: O
     block). `public` are example values of the public parameters: those of the integers that shape the program
     (k, c) choose the shapes the learner verifies at. `claim_factor`: prove the claim times this instead (is
     there an alignment for a smaller claim than the written one?)."""
-    from ..smt.solver import fresh_context
-    from .learner import Hole, Learner
-
     started = time.perf_counter()
     base = _parse(source)
     if base is None:
@@ -589,8 +589,6 @@ def _alignment_text(name: str, lets: Sequence[str], lines: Sequence[str]) -> str
 
 
 def _parse(source: Source) -> n.SpecFile | None:
-    from ..diagnostics import SpecError
-
     try:
         return parse_source(source)
     except SpecError:
@@ -600,8 +598,6 @@ def _parse(source: Source) -> n.SpecFile | None:
 def _with_alignment(base: n.SpecFile, text: str, name: str) -> ResolvedMechanism | None:
     """The mechanism `name` of `base` with the alignment block `text` (parsed on its own, as the file
     `<synthesised alignment>`: the spec is parsed once, each candidate's few lines each time)."""
-    from ..diagnostics import SpecError
-
     try:
         block = parse_alignments(Source(SYNTHESISED, text))
         spec = dataclasses.replace(base, alignments=tuple(a for a in base.alignments if a.name != name) + block)

@@ -51,6 +51,7 @@ from .every_length import Context
 from .induction import Inductive
 from .models import counterexample
 from .options import Coverage, Options, coverage, structural_values
+from .replay import replay
 from .strategies import prove_for_every_length
 from .verdicts import PendingVerdict
 
@@ -238,8 +239,6 @@ _UNINTERPRETED = "the refutation involves "
 def _confirm(mech: ResolvedMechanism, verdicts: list[PendingVerdict]) -> None:
     """Replay each refutation in the interpreter; one that rests on uninterpreted functions and does not
     reproduce there is not a refutation of the real mechanism, so it becomes unknown."""
-    from .replay import replay
-
     for v in verdicts:
         if v.status != Status.REFUTED or v.counterexample is None or not v.obligation.kind.replayed:
             continue

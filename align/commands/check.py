@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 
 from ..diagnostics import ExitCode
+from ..pipeline import load_file
 from ..render import Renderer
+from ..results import FileResult
 
 DESCRIPTION = ("Parse and resolve each spec and print, for each mechanism, its parameters, adjacency, claim, "
                "sampling sites with cost coefficients, alignment shifts and the Lemma 1 obligations that "
@@ -18,8 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
-    from ..pipeline import load_file
-    from ..results import FileResult
+    # lazy: loads tomli only when this runs (start-up; tests/test_layers.py)
     from .verify import spec_files
 
     status = ExitCode.OK

@@ -15,12 +15,18 @@ import argparse
 import contextlib
 import os
 import stat
+from dataclasses import replace
 
+from ..config import NONE as NO_CONFIG
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
 from ..files import open_output
+from ..gate import acceptance, judge
+from ..pipeline import read, resolve_source, select, verify
 from ..render import Renderer
+from ..results import exit_code
+from ..status import Status
 from . import UsageError
-from .verify import add_proof_arguments
+from .verify import add_proof_arguments, confirm, proof_options
 
 DESCRIPTION = ("Verify one mechanism (as `align verify`) and write the proof in the structure of Lemma 1: the "
                "listing, the parameters and neighbouring inputs, the noise sites with their cost coefficients, "
@@ -47,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _format(args: argparse.Namespace) -> str:
     """--format, else the writer whose suffix -o has (.htm and .markdown too), else Markdown."""
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     from ..report import FORMATS
 
     if args.report_format is not None:
@@ -57,15 +64,8 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
-    from dataclasses import replace
-
-    from ..config import NONE as NO_CONFIG
-    from ..gate import acceptance, judge
-    from ..pipeline import read, resolve_source, select, verify
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     from ..report import render
-    from ..results import exit_code
-    from ..status import Status
-    from .verify import confirm, proof_options
 
     config = getattr(args, "config", NO_CONFIG)
     options = proof_options(args)

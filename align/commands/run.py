@@ -10,7 +10,10 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
+from ..files import read_bytes
+from ..pipeline import read, resolve_source, select
 from ..render import Renderer
+from ..results import SampleRun
 from . import UsageError, file_name, options
 
 if TYPE_CHECKING:
@@ -52,10 +55,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from ..interp.replay import replay
     from ..interp.runner import DEFAULT_CHUNK, Sampling, prepare_arguments
-    from ..pipeline import read, resolve_source, select
-    from ..results import SampleRun
 
     _check_usage(args)
     source = None
@@ -98,6 +100,7 @@ def _check_usage(args: Any) -> None:
 
 def _arguments(mech: ResolvedMechanism, args: Any) -> dict[str, Any]:
     """The run's arguments: the spec's `example` values, overridden by each `--arg`."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import example_arguments
 
     return {**example_arguments(mech.node), **read_pairs(args.arg, "--arg")}
@@ -105,6 +108,7 @@ def _arguments(mech: ResolvedMechanism, args: Any) -> dict[str, Any]:
 
 def read_pairs(items: list[str], option: str) -> dict[str, Any]:
     """`--arg NAME=VALUE` options as a dict (values read without eval: `interp.values.read_value_text`)."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import read_value_text
 
     result = {}
@@ -121,8 +125,8 @@ def read_pairs(items: list[str], option: str) -> dict[str, Any]:
 
 
 def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict]:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..counterexample import Counterexample
-    from ..files import read_bytes
     from ..interp.values import example_arguments
     from ..parse import read_json
 
@@ -140,6 +144,7 @@ def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict
             c = Counterexample.from_json(data, args.noise_file)
             raw_args, raw_neighbour, noise = dict(c.args), dict(c.neighbour), dict(c.noise)
         elif isinstance(data, dict):
+            # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
             from ..interp.values import from_json
 
             try:
@@ -160,6 +165,7 @@ def _replay_inputs(mech: ResolvedMechanism, args: Any) -> tuple[dict, dict, dict
 
 
 def _check_alignment(mech: ResolvedMechanism, args: Any, renderer: Renderer) -> int:
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from ..counterexample import save
     from ..interp.alignment import check_alignment
     from ..interp.runner import DEFAULT_CHUNK, prepare_arguments, prepare_neighbour

@@ -18,8 +18,12 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
+from ..pipeline import checker_pairs, read, resolve_source, select
 from ..render import Renderer
+from ..results import ExactReport
+from ..stats.executors import executor_problem, open_executor
 from . import UsageError, file_name, options
+from .run import read_pairs
 
 DESCRIPTION = (
     "Search for a privacy violation by likelihood-ratio tests on samples of the reference interpreter: input "
@@ -90,12 +94,10 @@ def add_arguments(test: Any) -> None:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from ..exact.search import Computed
     from ..interp.values import example_arguments, example_length
-    from ..pipeline import checker_pairs, read, resolve_source, select
-    from ..stats.executors import executor_problem, open_executor
     from ..stats.lrtest import Pair, counterexample_pair, default_max_length, escalation, search
-    from .run import read_pairs
 
     problem = None if args.executor is None else executor_problem(args.executor)
     if problem is not None:
@@ -123,6 +125,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
                                  ") both --arg (its value on D) and --neighbour (on D'), or neither")
             extra.append(Pair("given", d, neighbour))
         if counterexample is not None:
+            # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
             from ..counterexample import load
 
             ce_public, pair = counterexample_pair(mech, load(counterexample))
@@ -135,8 +138,8 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             if plot is not None or args.executor is not None or args.sharpen or args.no_exact:
                 raise UsageError("--exact computes instead of sampling: leave out --plot, --executor, --sharpen "
                                  "and --no-exact")
+            # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
             from ..exact.search import compute_lengths
-            from ..results import ExactReport
 
             lengths = escalation(mech, length, max_length) if patterns else [length]
             if checker:
@@ -159,6 +162,7 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             report = stage.report(args.file, result, time.perf_counter() - started)
         write_error: SpecError | None = None
         if plot is not None:
+            # lazy: loads numpy only when this runs (start-up; tests/test_layers.py)
             from ..stats.plot import write_plot
 
             try:
@@ -186,6 +190,7 @@ def _plot_file(value: str | None) -> str | None:
     if os.path.isdir(plot):
         example = os.path.join(plot, "plot.png")
         raise UsageError(f"--plot {plot} is a directory: name the figure's file (e.g. {example})")
+    # lazy: loads numpy only when this runs (start-up; tests/test_layers.py)
     from ..stats.plot import available, formats, plot_format
 
     if not available():
@@ -204,6 +209,7 @@ def _progress(stderr: TextIO) -> Iterator[Callable[[str], None] | None]:
     if not stderr.isatty():
         yield None
         return
+    # lazy: loads rich only when this runs (start-up; tests/test_layers.py)
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn
 

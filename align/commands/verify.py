@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 from ..config import NONE as NO_CONFIG
+from ..config import spec_paths
 from ..diagnostics import ExitCode, SpecError, diag, os_reason
+from ..gate import acceptance, judge
 from ..limits import BOUNDED_LENGTH, DEFAULT_MAX_LENGTH, DEFAULT_RLIMIT, DEFAULT_TIMEOUT_MS, TIMEOUT_S
+from ..pipeline import load_file, verify
 from ..render import Renderer
+from ..render.common import Style, diagnostic_line
+from ..results import Confirmation, FileResult, VerifyReport
 from ..span import shown_path
+from ..stats.executors import open_executor
+from ..status import Status
 from . import UsageError, file_name, options
 
 if TYPE_CHECKING:
     from ..checker.verify import Options
     from ..config import Config
-    from ..results import Confirmation, FileResult, MechanismVerdict
+    from ..results import MechanismVerdict
 
 T = TypeVar("T")
 
@@ -66,6 +74,7 @@ def add_proof_arguments(parser: argparse.ArgumentParser) -> None:
 
 def proof_options(args: argparse.Namespace) -> Options:
     """The options of `add_proof_arguments`, checked, over the project's configuration (flags first)."""
+    # lazy: loads lark, sympy, z3 only when this runs (start-up; tests/test_layers.py)
     from ..checker.verify import Options
 
     config = getattr(args, "config", NO_CONFIG)
@@ -81,11 +90,8 @@ def proof_options(args: argparse.Namespace) -> Options:
 
 
 def execute(args: argparse.Namespace, renderer: Renderer) -> int:
-    from functools import partial
-
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..counterexample import save
-    from ..results import VerifyReport
-    from ..stats.executors import open_executor
 
     config = getattr(args, "config", NO_CONFIG)  # flags override the project's configuration
     job = Job(proof_options(args), args.synthesise, args.confirm_samples if args.confirm else None,
@@ -110,7 +116,6 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             try:
                 save(first_counterexample, counterexample)
             except (OSError, ValueError) as error:  # no such directory, a directory, permission denied, a NUL
-                from ..render.common import Style, diagnostic_line
 
                 problem = diag("write-error", None, path=counterexample, reason=os_reason(error))
                 renderer.stderr.write(diagnostic_line(problem, Style.for_stream(renderer.stderr)) + "\n")
@@ -134,12 +139,6 @@ class Job:
 def verify_file(path: str, job: Job) -> FileResult:
     """Load one file and verify each of its mechanisms: its verdicts, each bounded one judged by the gate
     (`gate.judge`: who accepts it), or the diagnostics that stopped it."""
-    from dataclasses import replace
-
-    from ..gate import acceptance, judge
-    from ..pipeline import load_file, verify
-    from ..results import FileResult
-    from ..status import Status
 
     loaded = load_file(path)
     if loaded.spec is None:
@@ -158,8 +157,6 @@ def verify_file(path: str, job: Job) -> FileResult:
 
 def spec_files(args: argparse.Namespace) -> list[str]:
     """The files named on the command line, else the configuration's `paths` (`check` and `verify`)."""
-    from ..config import spec_paths
-
     paths = args.files or list(spec_paths(getattr(args, "config", NO_CONFIG)))
     if not paths:
         raise UsageError("no FILE.dp given, and no `paths` configured (align.toml, or [tool.align] in "
@@ -175,8 +172,8 @@ def _first(*values: T | None) -> T:
 def confirm(result: MechanismVerdict, samples: int) -> Confirmation:
     """`align verify --confirm`: run the likelihood-ratio test on a refuted obligation's counterexample pair, or,
     when no alignment was found by synthesis, on StatDP's patterns with the spec's example values."""
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import example_arguments, example_length, format_values
-    from ..results import Confirmation
     from ..stats.lrtest import counterexample_pair, search
 
     mech, cex = result.mechanism, result.counterexample

@@ -22,20 +22,19 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..diagnostics import SpecError, diag
+from ..interp.runner import prepare_arguments
 from ..interp.values import format_value
 from ..resolve import ResolvedMechanism
+from ..results import TestReport
 from ..stats.lrtest import Pair, Result, Skipped, claim_reads_output, claimed_epsilon, search_pairs
 from .integrate import ZERO, Bracket, Family, Integrator
 from .linear import Constraint, Linear
 from .paths import PATH_LIMIT, Outside, Path, paths, shape
-
-if TYPE_CHECKING:
-    from ..results import TestReport
 
 COARSE = 1 << 11
 """Cells of the first pass's grids."""
@@ -292,8 +291,6 @@ class Computed:
     def report(self, path: str, sampled: Result, seconds: float) -> TestReport:
         """The sampling's result, with the computed one when the sampling found no violation (computed now if the
         search ended before asking)."""
-        from ..results import TestReport
-
         started = time.perf_counter()
         if not sampled.violation:
             self.at(self.length)
@@ -321,8 +318,6 @@ def compute_lengths(mech: ResolvedMechanism, public: Mapping[str, Any], lengths:
 def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
             extra_pairs: Sequence[Pair] = (), patterns: bool = True, limit: int = PATH_LIMIT) -> ExactResult:
     """The exact search; raises SpecError (`exact-outside`) where the program is outside what it follows."""
-    from ..interp.runner import prepare_arguments
-
     if claim_reads_output(mech):
         raise SpecError([diag("exact-outside", mech.node.name_span, mechanism=mech.name,
                               reason="the privacy claim reads the output")])
@@ -351,8 +346,6 @@ def _without_cycle_collection() -> Iterator[None]:
 
 def _compute(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: list[Pair], eps: float,
              limit: int) -> ExactResult:
-    from ..interp.runner import prepare_arguments
-
     result = ExactResult(eps, pairs)
     sides: list[tuple[_Side, _Side]] = []
     known: dict[str, _Side] = {}  # an input in several pairs (StatDP's patterns share D) is explored once

@@ -54,6 +54,7 @@ class SideBySide:
 def side_by_side(mech: ResolvedMechanism, cex: Counterexample) -> SideBySide | None:
     """The two runs of a counterexample; None when it is not one execution (C2's is two runs on D, C4b's an
     order of the noise: `ObligationKind.replayed`)."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..obligations import KINDS, ObligationId
     from .replay import replay
 

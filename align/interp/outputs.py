@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..types import BOOL, INT, REAL, ListType, TagType, TupleType, Type
-from .trees import ListV, Num, TagV, Tree, Tup, leaves
+from .trees import ListV, Num, TagV, Tree, Tup, leaves, tmap
 from .values import Tag, format_value
 
 DISCRETE_KINDS = ("length", "tag", "int", "bool")
@@ -267,14 +267,10 @@ def _normalize(tree: Tree | None, t: Type, prefix: tuple[int, ...], nprefix: int
 
 
 def _map_leaves(tree: Tree, f) -> Tree:
-    from .trees import tmap
-
     return tmap(f, tree)
 
 
 def _map_many(trees: list[Tree], f) -> Tree:
-    from .trees import tmap
-
     return tmap(lambda *xs: f(list(xs)), *trees)
 
 

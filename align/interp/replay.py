@@ -26,6 +26,7 @@ def replay(mech: ResolvedMechanism, path: str, raw_args: dict[str, Any], noise: 
     """One execution on D with the noise H; with the private parameters' values on D', also φ(H) (the
     identity for a mechanism without an alignment) and the run on D' with it, and the obligations this H
     breaks. Arguments are checked (`requires`, adjacency); a run on D that stops raises its `RunError`."""
+    # lazy: loads numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from .alignment import magnitude
     from .runner import prepare_arguments, prepare_neighbour
     from .scalar import Interpreter, NoiseValues, align

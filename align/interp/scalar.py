@@ -29,6 +29,7 @@ from scipy import special
 
 from .. import nodes as n
 from ..builtins import implemented
+from ..diagnostics import did_you_mean
 from ..limits import MAX_LOOP_ITERATIONS
 from ..operators import COMPARISONS, INTEGER_OPERATIONS, RING_OPERATIONS
 from ..resolve import NoiseSite, ResolvedMechanism
@@ -92,8 +93,6 @@ class NoiseValues:
         sites = {s.name: s for s in mech.noise}
         for name, value in self.values.items():
             if name not in sites:
-                from ..diagnostics import did_you_mean
-
                 raise fail("unknown-noise", None, name=name, mechanism=mech.name, hint=did_you_mean(name, sites))
             site = sites[name]
             if site.family and not isinstance(value, list):

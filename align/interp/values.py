@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import Any
 
 from .. import nodes as n
-from ..diagnostics import SpecError, diag
+from ..diagnostics import SpecError, diag, did_you_mean
 from ..limits import MAX_NESTING_DEPTH
 from ..parse import checked_number, exact_text, parse_expression, read_json
 from ..resolve import ResolvedParam
@@ -234,8 +234,6 @@ def convert(name: str, t: Type, value: Any) -> Any:
 def convert_arguments(mechanism: str, params: tuple[ResolvedParam, ...], values: dict[str, Any],
                       option: str = "--arg", only: set[str] | None = None, span: Span | None = None) -> dict[str, Any]:
     """Typed values for the parameters (all of them, or those in `only`); errors name the parameter's span."""
-    from ..diagnostics import did_you_mean
-
     wanted = [p for p in params if only is None or p.name in only]
     names = {p.name for p in wanted}
     for name in values:

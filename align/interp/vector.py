@@ -1002,8 +1002,6 @@ def _fmt(x: Any) -> str:
 
 
 def _cap(lst: ListV) -> int:
-    from .trees import leaves
-
     return leaves(lst.elem)[0].shape[1] if lst.elem is not None else 0
 
 

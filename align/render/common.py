@@ -112,6 +112,7 @@ def adjacency_text(mech: ResolvedMechanism, name: str) -> str:
 
 
 def proof_rule(mech: ResolvedMechanism) -> str:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..rules import rule_for
 
     return rule_for(mech).name
@@ -150,6 +151,7 @@ def refuted_subject(mech: ResolvedMechanism) -> str:
     shifting no noise (Lemma 1 reads a missing alignment so) or the proof rule that needs none (R²DP)."""
     if mech.alignment is not None:
         return "this alignment"
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..rules import rule_for
 
     rule = rule_for(mech)
@@ -174,6 +176,7 @@ def finding_lines(v: Verdict) -> list[str]:
 
 
 def counterexample_lines(counterexample: Counterexample) -> list[str]:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import format_value, format_values
 
     cex = counterexample.to_json()  # the values as the file and the JSON report write them

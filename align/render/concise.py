@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 
 def mechanism_concise(mech: ResolvedMechanism) -> str:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..rules import obligations
 
     obs = obligations(mech)
@@ -89,6 +90,7 @@ class ConciseRenderer(Renderer):
                           + (f"; most frequent outputs: {shown}" if shown else "") + "\n")
 
     def replay(self, replay: Replay) -> None:
+        # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
         from ..interp.values import format_value
 
         verdict = "" if replay.alignment is None else \

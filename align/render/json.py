@@ -35,6 +35,7 @@ def _obligation_json(o: Any) -> dict[str, Any]:
 
 
 def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..obligations import parameter_reads, summarize_site
     from ..rules import obligations
 
@@ -87,6 +88,7 @@ def verdicts_json(mech: ResolvedMechanism, verdicts: list, status: str, scope: s
 
 
 def finding_json(f: Any) -> dict:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import to_json
 
     return {"d": to_json(dict(f.pair.d)), "d_prime": to_json(dict(f.pair.d_prime)), "pattern": f.pair.name,
@@ -101,6 +103,7 @@ def finding_json(f: Any) -> dict:
 
 def skipped_json(skipped: Sequence[Any]) -> list[dict[str, Any]]:
     """The input pairs the program stopped on (left out of the search), with its error."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import to_json
 
     return [{"pattern": s.pair.name, "d": to_json(dict(s.pair.d)), "d_prime": to_json(dict(s.pair.d_prime)),
@@ -129,6 +132,7 @@ def computed_json(report: ExactReport) -> dict[str, Any]:
 
 def exact_json(r: ExactResult) -> dict[str, Any]:
     """A computed search (align/exact/): its verdict and its strongest event with the brackets behind it."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import to_json
 
     def finding(f: Any) -> dict[str, Any]:
@@ -152,6 +156,7 @@ def _event_json(e: Any) -> dict[str, Any]:
 
 
 def replay_json(r: Replay) -> dict[str, Any]:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import to_json
 
     doc: dict[str, Any] = {"command": "run", "mode": "replay", "path": r.path, "mechanism": r.mechanism.name,
@@ -220,6 +225,7 @@ class JsonRenderer(Renderer):
 
     def samples(self, run: SampleRun) -> None:
         # streamed: a long run's outputs never sit in memory together
+        # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
         from ..interp.values import to_json
 
         head = {"command": "run", "path": run.path, "mechanism": run.mechanism.name, "samples": run.samples,

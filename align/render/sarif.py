@@ -26,6 +26,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..diagnostics import CODES, Diagnostic, Severity
 from ..files import project_path
+from ..interp.divergence import side_by_side
 from ..span import Source, Span, visible
 from ..status import Status
 from .base import FilesRenderer, Project
@@ -42,6 +43,7 @@ def rules(docs_url: str | None = None) -> list[dict[str, Any]]:
     """Every reporting descriptor: the obligations, then the diagnostic codes (the registries, in order). With the
     project's `docs-url` (the address of align's docs/ folder), each rule's `helpUri` is the page that explains it:
     checker.md for an obligation, language.md for a diagnostic code."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..obligations import KINDS  # here, not at the top: `align explain` does not load the checker's tables
 
     result = []
@@ -138,8 +140,6 @@ def code_flows(m: MechanismVerdict, v: Verdict, path: str,
                root: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A refutation's counterexample replayed (`interp.divergence`): a code flow with one thread flow per run
     (on D with H, on D' with φ(H)), the step where they part `essential`; and that step as related locations."""
-    from ..interp.divergence import side_by_side
-
     if v.status is not Status.REFUTED or v.counterexample is None or not v.counterexample.args:
         return [], []
     steps = side_by_side(m.mechanism, v.counterexample)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
     """`align check`: what a proof must establish for one mechanism."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..obligations import parameter_reads, summarize_site
     from ..rules import obligations, rule_for
 
@@ -138,6 +139,7 @@ def _bound_text(x: float) -> str:
 def _p1_bound(result: Any, f: Any) -> float:
     """lcb(P1): Clopper–Pearson on c1 of the n1 samples of M(D) (c1 | N1 ~ Binomial(N1, P1)), at the level
     alpha / tests of the finding's eps bound."""
+    # lazy: loads numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from ..stats.bounds import lower_bound
 
     return float(lower_bound(f.c1, f.n1, result.alpha / result.tests))
@@ -285,6 +287,7 @@ def tested_text(report: TestReport) -> str:
 
 
 def arguments_text(values: dict) -> str:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import format_values
 
     return format_values(values)
@@ -296,6 +299,7 @@ def _trace_lines(trace: Sequence[Any]) -> list[str]:
 
 def replay_lines(r: Replay) -> list[str]:
     """The trace of a replayed run and, when aligned, the alignment's table and the neighbour's trace."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import format_value, format_values
 
     lines = ["run on D: " + arguments_text(r.args)]
@@ -417,6 +421,7 @@ class TextRenderer(Renderer):
 
 def summary_text(summary: Summary, top: int = 20) -> str:
     """What `align run` prints about a sample: output lengths, the commonest discrete outputs, real quantiles."""
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from ..interp.runner import QUANTILES
 
     lines = [f"{summary.samples} samples"]
@@ -451,6 +456,7 @@ def summary_text(summary: Summary, top: int = 20) -> str:
 
 def alignment_report_text(report: AlignmentReport) -> str:
     """What `align run --check-alignment` prints: failures per sampled obligation, the largest cost."""
+    # lazy: loads lark, numpy, scipy only when this runs (start-up; tests/test_layers.py)
     from ..interp.alignment import KINDS as SAMPLED_KINDS
     from ..interp.values import format_value
     from ..obligations import KINDS

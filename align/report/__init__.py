@@ -25,6 +25,7 @@ FORMATS: dict[str, type[Writer]] = {w.name: w for w in (MarkdownWriter, HtmlWrit
 
 def document(result: MechanismVerdict, source: Source | None = None, path: str = "") -> Document:
     """The report's document; `source` (default: the result's own, from the Python API) gives the listing."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from .proof import build
 
     return build(result, source or result.source, path or result.mechanism.node.span.path)

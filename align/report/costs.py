@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import sympy
 
 from .. import nodes as n
-from ..obligations import cost_coefficient
+from ..obligations import constant_bindings, cost_coefficient
 from ..resolve import NoiseSite, ResolvedMechanism
-from ..symbolic import NotSymbolic, simplify, to_sympy
+from ..symbolic import NotSymbolic, simplify, symbol, to_sympy
 from ..unparse import unparse
 
 
@@ -154,9 +154,6 @@ def without_bound(costs: CostSum) -> list[str]:
 def expand_constants(mech: ResolvedMechanism, value: sympy.Expr) -> sympy.Expr | None:
     """`value` with the program's parameter-derived constants (eps0 = theta*eps ...) written out; None when
     it has none of them."""
-    from ..obligations import constant_bindings
-    from ..symbolic import symbol
-
     renames = {symbol(name): formula for name, formula in constant_bindings(mech).items()}
     if not set(renames) & value.free_symbols:
         return None
@@ -166,8 +163,6 @@ def expand_constants(mech: ResolvedMechanism, value: sympy.Expr) -> sympy.Expr |
 def _positive(mech: ResolvedMechanism) -> dict[sympy.Symbol, sympy.Symbol]:
     """The parameters that `requires` bounds below by a non-negative number strictly (`eps > 0`, `k >= 1`,
     `0 < theta < 1`), as positive symbols, for sympy's sign reasoning."""
-    from ..symbolic import symbol
-
     positive: dict[sympy.Symbol, sympy.Symbol] = {}
     for r in mech.requires:
         if not isinstance(r, n.Compare):

@@ -7,6 +7,7 @@ import re
 from functools import cache
 
 import sympy
+from sympy.printing.mathml import mathml as to_mathml
 
 _GREEK = {"eps": "epsilon", "epsilon": "epsilon", "delta": "delta", "theta": "theta", "alpha": "alpha",
           "beta": "beta", "gamma": "gamma", "lambda": "lambda", "mu": "mu", "sigma": "sigma", "rho": "rho",
@@ -41,8 +42,6 @@ def latex(expr: sympy.Basic) -> str:
 
 def mathml(expr: sympy.Basic) -> str:
     """Presentation MathML content (without the <math> element)."""
-    from sympy.printing.mathml import mathml as to_mathml
-
     return to_mathml(pretty(expr), printer="presentation")
 
 

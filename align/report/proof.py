@@ -19,6 +19,7 @@ import sympy
 from ..interp.divergence import side_by_side
 from ..interp.values import format_value
 from ..obligations import ObligationId, summarize_site
+from ..render.common import adjacency_text, counterexample_lines, refuted_subject, verdict_summary
 from ..rules import rule_for
 from ..span import visible
 from ..status import Status
@@ -141,8 +142,6 @@ def _names(verdicts) -> str:
 
 def _conclusion(result: MechanismVerdict) -> str:
     """The last paragraph, from the verdicts: each sentence holds for the status it is written for."""
-    from ..render.common import refuted_subject
-
     mech = result.mechanism
     lemma1 = mech.alignment is not None or not any(v.obligation.id == ObligationId.MIX for v in result.verdicts)
     what = refuted_subject(mech)
@@ -232,8 +231,6 @@ def _tone(status: Status) -> Tone:
 
 
 def _summary(result: MechanismVerdict) -> str:
-    from ..render.common import verdict_summary
-
     return verdict_summary(str(result.status), result.scope, result.mechanism, vacuous=result.vacuous)
 
 
@@ -266,8 +263,6 @@ def _listing(result: MechanismVerdict, source: Source, marked: frozenset[int], m
 
 
 def _parameters(result: MechanismVerdict) -> Table:
-    from ..render.common import adjacency_text
-
     mech = result.mechanism
     rows = []
     for p in mech.params:
@@ -400,8 +395,6 @@ def _mixture(mix: Verdict, claim: Inline) -> list:
 
 
 def _counterexample(result: MechanismVerdict, refuted: Verdict, cex: Counterexample, steps) -> list:
-    from ..render.common import counterexample_lines
-
     mech = result.mechanism
     blocks: list = [Paragraph(inlines(Code(refuted.obligation.name), " fails: ", refuted.reason or "", "."),
                               Tone.BAD)]

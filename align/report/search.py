@@ -4,6 +4,7 @@ findings per input pair, and the privacy-loss plot (matplotlib, when installed).
 
 from __future__ import annotations
 
+import io
 import math
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,7 @@ def _at(length: int | None) -> str:
 
 
 def _values(values) -> str:
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import format_values
 
     return format_values(values)
@@ -94,8 +96,7 @@ def _findings(result: Result) -> Table:
 
 def plot_png(name: str, result: Result) -> bytes | None:
     """The privacy-loss plot (`stats.plot`) as PNG bytes; None without matplotlib or findings."""
-    import io
-
+    # lazy: loads numpy only when this runs (start-up; tests/test_layers.py)
     from ..stats.plot import available, write_plot
 
     if not available() or not result.findings:

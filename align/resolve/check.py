@@ -37,7 +37,7 @@ from ..types import (
     is_numeric,
     join,
 )
-from ..unparse import clause_text
+from ..unparse import clause_text, unparse
 from ..visitor import StmtVisitor, SyntaxVisitor
 from .builtin_types import TYPING
 from .constants import literal_value
@@ -800,7 +800,5 @@ def _count(k: int, noun: str) -> str:
 
 
 def _text(e: n.Expr) -> str:
-    from ..unparse import unparse
-
     return unparse(e)
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import z3
 
+from ..distributions import DISTRIBUTIONS, Param
 from ..symbolic import TermText
 from . import terms as zt
 from .encode import Draw, Encoding
@@ -61,8 +62,6 @@ def well_formed(enc: Encoding, d: Draw, args: tuple) -> z3.BoolRef:
 
 def _uses_given(requirement: Any, given: int) -> bool:
     """Requirements on an omitted optional parameter hold for its default (Logistic's and Gumbel's scale 1)."""
-    from ..distributions import Param
-
     return all(not isinstance(x, Param) or x.index < given for left, _, right in requirement.comparisons
                for x in (left, right))
 
@@ -164,14 +163,10 @@ def describe(model: z3.ModelRef, conditions: list[DensityCondition],
 
 
 def _param_names(c: DensityCondition) -> list[str]:
-    from ..distributions import DISTRIBUTIONS
-
     return list(DISTRIBUTIONS[c.draw.stmt.dist].params[:len(c.draw.args)])
 
 
 def _broken_requirement(model: z3.ModelRef, c: DensityCondition) -> str:
-    from ..distributions import DISTRIBUTIONS
-
     dist = DISTRIBUTIONS[c.draw.stmt.dist]
     args = [_real(a) for a in c.draw.args]
     for r in dist.requirements:

@@ -36,10 +36,12 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from ..diagnostics import SpecError
 from ..distributions import DISTRIBUTIONS
 from ..interp.outputs import DISCRETE_KINDS, DiscreteKeys, Outputs
+from ..interp.scalar import Interpreter, NoiseValues
 from .bounds import separate_epsilon_lower_bound
 
 SELECTION_DELTA = 0.1
@@ -196,8 +198,6 @@ class AdditiveNoise:
 
 def _replay(mech: Any, args: Mapping[str, Any], noise: Mapping[tuple[str, int | None], float],
             family_length: int) -> tuple[list, list] | None:
-    from ..interp.scalar import Interpreter, NoiseValues
-
     values: dict[str, Any] = {}
     for site in mech.noise:
         if site.family:
@@ -667,7 +667,5 @@ def threshold_grid(values: np.ndarray) -> np.ndarray:
 def p_values(c1: np.ndarray, n1: float, c2: np.ndarray, n2: float, eps: float | np.ndarray) -> np.ndarray:
     """The exact p-values of bounds.p_value, vectorised (on selection counts: a ranking, not a test); `eps`
     may be one number or one per event."""
-    from scipy import stats
-
     p0 = 1.0 / (1.0 + np.exp(-np.minimum(eps, 700.0)) * n2 / n1)
     return np.where(c1 > 0, stats.binom.sf(c1 - 1, c1 + c2, p0), 1.0)

@@ -26,7 +26,7 @@ import logging
 import re
 import socket
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 
@@ -52,8 +52,6 @@ def _local(text: str, jobs: int) -> Iterator[Executor | None]:
 
 @contextmanager
 def _processes(text: str, jobs: int) -> Iterator[Executor | None]:
-    from concurrent.futures import ProcessPoolExecutor
-
     with ProcessPoolExecutor(jobs) as pool:
         yield pool
 
@@ -61,6 +59,7 @@ def _processes(text: str, jobs: int) -> Iterator[Executor | None]:
 @contextmanager
 def _dask(text: str, jobs: int) -> Iterator[Executor | None]:
     try:
+        # lazy: loads distributed only when this runs (start-up; tests/test_layers.py)
         from distributed import Client, LocalCluster
     except ImportError:
         raise SpecError([diag("executor-needs-dask", None, executor=text)]) from None

@@ -38,6 +38,7 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -45,8 +46,12 @@ import numpy as np
 from .. import nodes
 from ..counterexample import Counterexample
 from ..diagnostics import Diagnostic, SpecError, diag
+from ..interp.outputs import DiscreteKeys
+from ..interp.runner import chunks, prepare_arguments, prepare_neighbour, sample
+from ..interp.scalar import Interpreter
+from ..interp.values import convert_arguments
 from ..limits import MAX_TEST_LENGTH
-from ..resolve import ResolvedMechanism
+from ..resolve import ResolvedMechanism, walk
 from ..types import INT, ListType
 from .bounds import epsilon_lower_bound, p_value, rejected
 from .events import Candidate, Event, Layout, additive_noise, candidates
@@ -131,8 +136,6 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
 
     A pair that violates `requires` or the adjacency is dropped later (`valid_pairs`).
     """
-    from ..interp.scalar import Interpreter
-
     it = Interpreter(mech, trace=False)
     private = [p for p in mech.params if not p.public]
     # an adjacency bound may read the length of a private list (equal on D and D'): the generated lists have `length`
@@ -202,8 +205,6 @@ def search_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int
     ones (the user's, a counterexample file's, then the checker's counterexamples: `pipeline.checker_pairs`),
     StatDP's patterns at `length` (with `patterns`), those that meet `requires` and the adjacency. SpecError
     (`no-input-pair`) when none does. The sampling search and the computed one (align/exact/) both start here."""
-    from ..interp.values import convert_arguments
-
     public_names = {p.name for p in mech.params if p.public}
     public = convert_arguments(mech.name, mech.params, dict(public), only=public_names, span=mech.node.name_span)
     candidates = list(extra_pairs) + (input_pairs(mech, public, length) if patterns else [])
@@ -214,8 +215,6 @@ def search_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int
 
 
 def valid_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], pairs: Sequence[Pair]) -> list[Pair]:
-    from ..interp.runner import prepare_arguments, prepare_neighbour
-
     result = []
     for pair in pairs:
         try:
@@ -232,8 +231,6 @@ def counterexample_pair(mech: ResolvedMechanism, counterexample: Counterexample,
                         name: str = "counterexample") -> tuple[dict[str, Any], Pair]:
     """(public values, Pair) of a counterexample (the checker's, or a file read by counterexample.load).
     Values as floats (the model's are rationals)."""
-    from fractions import Fraction
-
     def plain(value: Any) -> Any:
         if isinstance(value, list):
             return [plain(v) for v in value]
@@ -320,9 +317,6 @@ def run_unit(unit: Unit) -> UnitResult:
 
 
 def _run_unit(unit: Unit) -> UnitResult:
-    from ..interp.outputs import DiscreteKeys
-    from ..interp.runner import sample
-
     mech = unit.mech
     root = np.random.SeedSequence(unit.seed, spawn_key=(unit.round, unit.pair))
     sel1, sel2, test1, test2, sizes = root.spawn(5)
@@ -391,8 +385,6 @@ def run_confirmation(unit: Confirmation) -> Tested | Diagnostic:
 
 
 def _run_confirmation(unit: Confirmation) -> Tested:
-    from ..interp.runner import chunks
-
     root = np.random.SeedSequence(unit.seed, spawn_key=(CONFIRMATION_KEY, unit.index))
     side1, side2, sizes = root.spawn(3)
     m1, m2 = _test_sizes(sizes, unit.n)
@@ -566,15 +558,11 @@ def round_sizes(base: int, samples: int) -> list[int]:
 def claim_reads_output(mech: ResolvedMechanism) -> bool:
     """Whether the claim depends on the output (Free Gap Lemmas 7 and 8: `len(out) / k * eps`); resolution
     lets a claim read only the discrete parts of `out`."""
-    from ..resolve import walk
-
     return any(isinstance(x, nodes.OutRef) for x in walk(mech.claim))
 
 
 def claimed_epsilon(mech: ResolvedMechanism, args: Mapping[str, Any]) -> float:
     """The claim as one number (a claim that does not read the output)."""
-    from ..interp.scalar import Interpreter
-
     it = Interpreter(mech, trace=False)
     it.env = dict(args)
     return float(it.ev(mech.claim))
@@ -584,8 +572,6 @@ def claim_values(mech: ResolvedMechanism, args: Mapping[str, Any], outputs: Any)
     """The claim eps(w) at each sample's output w (the interpreter evaluates it with `out` bound to w).
 
     The claim reads only discrete parts of `out`, so it is evaluated once per distinct discrete output."""
-    from ..interp.scalar import Interpreter
-
     if outputs.n == 0:
         return np.zeros(0)
     keys = outputs.discrete_keys()
@@ -638,8 +624,6 @@ def search(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5, 
     A pair the program stops on (a runtime error on D or D') is left out from then on (`Result.skipped`); when
     no pair of the first length runs, its error is raised. Raises SpecError for bad arguments or no valid pair.
     """
-    from ..interp.runner import prepare_arguments
-
     public, pairs = search_pairs(mech, public, length, extra_pairs, patterns)
     args0 = prepare_arguments(mech, {**public, **pairs[0].d})
     varying = claim_reads_output(mech)
@@ -757,7 +741,7 @@ def _prove_support(mech: ResolvedMechanism, public: Mapping[str, Any], result: R
 
     The event must also be possible on D in exact arithmetic (z3 finds noise for it): the samples in it are
     then not a floating-point artefact of a set the exact semantics gives probability 0."""
-    from ..interp.runner import prepare_arguments
+    # lazy: loads sympy, z3 only when this runs (start-up; tests/test_layers.py)
     from .support import check_event
 
     def status(args: Mapping[str, Any], event: Event) -> tuple[str, str]:

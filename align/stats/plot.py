@@ -19,9 +19,12 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..files import open_output
+
 
 def available() -> bool:
     try:
+        # lazy: loads matplotlib only when this runs (start-up; tests/test_layers.py)
         import matplotlib  # noqa: F401
     except ImportError:
         return False
@@ -34,6 +37,7 @@ _NEEDS_LATEX = {"pgf"}
 
 def formats() -> list[str]:
     """The file suffixes (without the dot) that `write_plot` writes: matplotlib's formats."""
+    # lazy: loads matplotlib only when this runs (start-up; tests/test_layers.py)
     from matplotlib.backend_bases import FigureCanvasBase
 
     return sorted(set(FigureCanvasBase.get_supported_filetypes()) - _NEEDS_LATEX)
@@ -102,7 +106,6 @@ def write_plot(path: str | BinaryIO, mechanism: str, result: Any) -> None:
             raise ValueError(f"matplotlib writes no format of the suffix of {path}")
         drawn = io.BytesIO()
         _draw(drawn, fmt, mechanism, result)
-        from ..files import open_output
 
         with open_output(path) as handle:
             handle.write(drawn.getvalue())
@@ -111,9 +114,11 @@ def write_plot(path: str | BinaryIO, mechanism: str, result: Any) -> None:
 
 
 def _draw(stream: BinaryIO, fmt: str, mechanism: str, result: Any) -> None:
+    # lazy: loads matplotlib only when this runs (start-up; tests/test_layers.py)
     import matplotlib
 
     matplotlib.use("Agg")
+    # lazy: loads matplotlib only when this runs (start-up; tests/test_layers.py)
     from matplotlib.figure import Figure
 
     grid = epsilon_grid(result)

@@ -96,6 +96,7 @@ def _enclose_constants(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef],
     is "no model" for the exact values, and an "impossible" answer stays sound; a model is only a witness
     that the relaxation allows (align test makes no claim from "possible"). Returns the rewritten
     constraints and the bounds of the fresh constants."""
+    # lazy: loads mpmath only when this runs (start-up; tests/test_layers.py)
     from mpmath import iv
 
     saved = iv.prec
@@ -107,6 +108,7 @@ def _enclose_constants(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef],
 
 
 def _enclose(constraints: list[z3.BoolRef], iv: Any) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
+    # lazy: loads mpmath only when this runs (start-up; tests/test_layers.py)
     from mpmath import libmp
 
     memo: dict[int, Any] = {}
