@@ -92,6 +92,12 @@ class ObligationKind:
     quiet: bool = False
     """Reported only when it does not hold: a hypothesis of every proof, whose success would be one more line in
     every report, and whose failure is the verdict's headline (ADJ: "vacuous")."""
+    of_alignment: bool = False
+    """A condition on the alignment φ (Lemma 1's C4): what the encoding assumed of the alignment's terms (an
+    uninterpreted exp or ln) is noted on its verdict."""
+    by_invariant: bool = False
+    """Proved for every length by a loop invariant relating the two runs: the invariant's conjuncts are noted on
+    its verdict and printed by the reports."""
 
 
 KINDS: Mapping[ObligationId, ObligationKind] = {k.id: k for k in (
@@ -113,14 +119,17 @@ KINDS: Mapping[ObligationId, ObligationKind] = {k.id: k for k in (
                    induction="a non-Lipschitz site's shift is 0 in every iteration", replayed=True),
     ObligationKind(ObligationId.C4A, "the alignment is defined on the output and preserves it: M(D, H) = ω implies "
                    "M(D', φ(H)) = ω", label="outputs preserved", one_run=True,
-                   induction="a loop invariant relating the two runs", replayed=True),
+                   induction="a loop invariant relating the two runs", replayed=True, of_alignment=True,
+                   by_invariant=True),
     ObligationKind(ObligationId.C4B, "the alignment is acyclic", label="acyclic", one_run=False,
-                   induction="by construction when no shift reads noise", replayed=False),
+                   induction="by construction when no shift reads noise", replayed=False, of_alignment=True),
     ObligationKind(ObligationId.C4C, "the alignment cost Σ c_i·|ψ_i| is at most the claimed ε",
                    label="cost within the claim", one_run=True,
-                   induction="a loop invariant bounding the cost so far", replayed=True),
+                   induction="a loop invariant bounding the cost so far", replayed=True, of_alignment=True,
+                   by_invariant=True),
     ObligationKind(ObligationId.C4D, "aligned noise stays in its support", label="aligned noise in its support",
-                   one_run=True, induction="the support conditions of the abstract iteration", replayed=True),
+                   one_run=True, induction="the support conditions of the abstract iteration", replayed=True,
+                   of_alignment=True),
     ObligationKind(ObligationId.C5, "countably many local alignments: φ reads only discrete parts of the output",
                    label="reads discrete outputs", one_run=False,
                    induction="by construction: resolution rejects reads of continuous outputs", replayed=False),

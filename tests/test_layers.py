@@ -175,3 +175,33 @@ def test_the_commands_that_prove_nothing_load_no_solver(argv, tmp_path):
     done = subprocess.run([sys.executable, "-c", probe, *argv], cwd=ROOT, capture_output=True, text=True, env=env,
                           check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that are docstrings (a module's, a class's, a function's, an attribute's)."""
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            for statement in body:
+                if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+                    found.add(id(statement.value))
+    return found
+
+
+def test_no_obligation_is_named_by_a_string_outside_its_registry():
+    """An obligation is `ObligationId.C4A`, never "C4a", outside align/obligations.py: each back end's table is
+    keyed by the enum and checked complete at import, so adding an obligation is a row in the registry and an
+    entry in the tables that assert it (not a search for strings)."""
+    from align.obligations import ObligationId
+
+    names = {o.value for o in ObligationId}
+    found = []
+    for module, path in MODULES.items():
+        if module == "align.obligations":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = _docstrings(tree)
+        found += [f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and node.value in names and id(node) not in docstrings]
+    assert found == []

@@ -9,7 +9,9 @@ counterexample is confirmed by exactly the check a user can rerun.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..counterexample import Counterexample
 from ..diagnostics import SpecError
@@ -18,12 +20,73 @@ from ..interp.replay import replay as replay_run
 from ..interp.values import format_value
 from ..obligations import KINDS, ObligationId
 from ..resolve import ResolvedMechanism
+from ..results import Replay
+
+if TYPE_CHECKING:
+    from ..interp.scalar import ScalarAlignment
 
 
 @dataclass(frozen=True)
 class Confirmation:
     confirmed: bool
     detail: str
+
+
+def _stopped(mech: ResolvedMechanism, result: Replay) -> str | None:
+    return None if result.aligned_error is None else "the aligned run on D' stops: " + result.aligned_error.message
+
+
+def _density(mech: ResolvedMechanism, result: Replay) -> str:
+    return _stopped(mech, result) or result.different_density or \
+        "the parameters agree in the interpreter's floating-point runs"
+
+
+def _outputs(mech: ResolvedMechanism, result: Replay) -> str:
+    if result.aligned_run is None:
+        return _stopped(mech, result) or "the aligned run on D' stops"
+    what = "on D' with the same noise" if mech.alignment is None else "aligned run on D'"
+    return f"output on D {format_value(result.run.out, digits=None)}, {what} " \
+           f"{format_value(result.aligned_run.out, digits=None)}"
+
+
+def _cost(mech: ResolvedMechanism, result: Replay) -> str:
+    alignment = _aligned(result)
+    return f"cost {format_value(alignment.cost, digits=None)} vs claim {format_value(alignment.claim, digits=None)}"
+
+
+def _support(mech: ResolvedMechanism, result: Replay) -> str:
+    bad = [d for d in _aligned(result).draws if not d.in_support or not d.whole]
+    return "; ".join(f"{d.draw.display}' = {format_value(d.aligned, digits=None)}" for d in bad) or "all in support"
+
+
+def _lipschitz(mech: ResolvedMechanism, result: Replay) -> str:
+    bad = [d for d in _aligned(result).draws if d.coefficient is None and d.shift != 0]
+    return "; ".join(f"{d.draw.display} shifted by {format_value(d.shift, digits=None)}" for d in bad) or "no shift"
+
+
+def _aligned(result: Replay) -> ScalarAlignment:
+    assert result.alignment is not None, "a replay with a neighbour applies the alignment"
+    return result.alignment
+
+
+DETAILS: dict[ObligationId, Callable[[ResolvedMechanism, Replay], str]] = {
+    ObligationId.C0: _density,
+    ObligationId.C3: _lipschitz,
+    ObligationId.C4A: _outputs,
+    ObligationId.C4C: _cost,
+    ObligationId.C4D: _support,
+}
+"""What a replay shows of each obligation whose counterexample is one execution (`ObligationKind.replayed`)."""
+assert set(DETAILS) == {k.id for k in KINDS.values() if k.replayed}, "a replayed obligation has no detail"
+
+STOPS: dict[ObligationId, tuple[frozenset[str], str]] = {
+    ObligationId.C0: (DENSITY_CODES, "the run on D stops: "),
+    # C4a includes that φ is defined on the run's output: an alignment that reads `out` past its end, or takes the
+    # max of an empty set, has no value there
+    ObligationId.C4A: (frozenset({"index-out-of-range", "empty-reduction"}),
+                       "the alignment cannot be evaluated on this output: "),
+}
+"""The obligations that a run stopping with one of these runtime errors breaks, and how the confirmation says so."""
 
 
 def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
@@ -36,37 +99,8 @@ def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
     except SpecError as error:
         codes = {d.code for d in error.diagnostics}
         messages = "; ".join(d.message for d in error.diagnostics)
-        if obligation == ObligationId.C0 and codes & DENSITY_CODES:
-            return Confirmation(True, "the run on D stops: " + messages)
-        # C4a includes that φ is defined on the run's output: an alignment that reads `out` past its end,
-        # or takes the max of an empty set, has no value there
-        if obligation == ObligationId.C4A and codes & {"index-out-of-range", "empty-reduction"}:
-            return Confirmation(True, "the alignment cannot be evaluated on this output: " + messages)
+        stops, says = STOPS.get(obligation, (frozenset(), ""))
+        if codes & stops:
+            return Confirmation(True, says + messages)
         return Confirmation(False, "replay failed: " + messages)
-    confirmed = obligation in result.failures
-    alignment = result.alignment
-    assert alignment is not None, "a replay with a neighbour applies the alignment"
-    if obligation == ObligationId.C0:
-        if result.aligned_error is not None:
-            return Confirmation(confirmed, "the aligned run on D' stops: " + result.aligned_error.message)
-        return Confirmation(confirmed, result.different_density or
-                            "the parameters agree in the interpreter's floating-point runs")
-    if obligation == ObligationId.C4A:
-        if result.aligned_run is None:
-            assert result.aligned_error is not None
-            return Confirmation(confirmed, "the aligned run on D' stops: " + result.aligned_error.message)
-        what = "on D' with the same noise" if mech.alignment is None else "aligned run on D'"
-        return Confirmation(confirmed, f"output on D {format_value(result.run.out, digits=None)}, {what} "
-                                       f"{format_value(result.aligned_run.out, digits=None)}")
-    if obligation == ObligationId.C4C:
-        return Confirmation(confirmed, f"cost {format_value(alignment.cost, digits=None)} vs claim "
-                                       f"{format_value(alignment.claim, digits=None)}")
-    if obligation == ObligationId.C4D:
-        bad = [d for d in alignment.draws if not d.in_support or not d.whole]
-        return Confirmation(confirmed, "; ".join(f"{d.draw.display}' = {format_value(d.aligned, digits=None)}"
-                                                 for d in bad) or "all in support")
-    if obligation == ObligationId.C3:
-        bad = [d for d in alignment.draws if d.coefficient is None and d.shift != 0]
-        return Confirmation(confirmed, "; ".join(f"{d.draw.display} shifted by {format_value(d.shift, digits=None)}"
-                                                 for d in bad) or "no shift")
-    return Confirmation(confirmed, ", ".join(result.failures) or "no obligation fails on this run")
+    return Confirmation(obligation in result.failures, DETAILS[obligation](mech, result))

@@ -174,15 +174,15 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                     searched = f" ({reach.searched})" if reach is not None else ""
                     v.fail(Status.UNKNOWN, "no pair of inputs that `requires` and the adjacency clauses allow was "
                                            f"found to check{searched}")
-        if o.id in ("C4a", "C4b", "C4c", "C4d") and assumptions:
+        if o.kind.of_alignment and assumptions:
             for assumption in sorted(assumptions):
                 v.note(assumption)
     decided = {id(o): DECIDERS[o.id](mech, o) for o in obs if o.id in rule.decided}
     # Shifting noise that has no cost coefficient has no finite cost: C4c cannot hold where C3 fails.
     c3_failed = [o.site for o in obs
-                 if o.id == "C3" and o.site is not None and verdicts[id(o)].status == Status.REFUTED]
+                 if o.id == ObligationId.C3 and o.site is not None and verdicts[id(o)].status == Status.REFUTED]
     for o in obs:
-        if o.id == "C4c" and c3_failed and verdicts[id(o)].status >= Status.BOUNDED:
+        if o.id == ObligationId.C4C and c3_failed and verdicts[id(o)].status >= Status.BOUNDED:
             verdicts[id(o)].fail(Status.UNKNOWN, "the cost of shifting " + ", ".join(c3_failed) +
                                  " is not defined: it is not Lipschitz (see C3); the other noise costs at most the "
                                  "claim")
@@ -226,7 +226,7 @@ def _unbounded(mech: ResolvedMechanism, options: Options, checked: list[Obligati
     share = elapsed / max(1, len(checked))
     for o in checked:
         verdicts[id(o)].seconds += share
-        if o.id in ("C4a", "C4c") and result.invariant and result.proved.get(o.key, "") is None:
+        if o.kind.by_invariant and result.invariant and result.proved.get(o.key, "") is None:
             verdicts[id(o)].note("loop invariant: " + "; ".join(map(str, result.invariant)), Status.PROVED)
             verdicts[id(o)].invariant = tuple(result.invariant)
     return result

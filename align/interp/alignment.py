@@ -20,7 +20,7 @@ have noticeable probability; it proves nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,68 +320,80 @@ def lane_noise(run: VectorRun, lane: int) -> dict[str, Any]:
     return noise
 
 
-def counterexample(mech: ResolvedMechanism, spec: str, kind: str, args: Mapping[str, Any],
+def counterexample(mech: ResolvedMechanism, spec: str, kind: ObligationId, args: Mapping[str, Any],
                    neighbour: Mapping[str, Any], chunk: ChunkCheck, lane: int, seed: Any) -> Counterexample:
     return Counterexample(spec=spec, mechanism=mech.name, obligation=kind, args=dict(args), neighbour=dict(neighbour),
                           noise=lane_noise(chunk.run, lane), note=explain(mech, kind, chunk, lane, seed))
 
 
-def explain(mech: ResolvedMechanism, kind: str, chunk: ChunkCheck, lane: int, seed: Any) -> str:
+def explain(mech: ResolvedMechanism, kind: ObligationId, chunk: ChunkCheck, lane: int, seed: Any) -> str:
     """One sentence on why a sample fails, in the spec's own names."""
-    where = f"sample {chunk.start + lane} (seed {_seed_text(seed)})"
-    if kind == "C4a":
-        if chunk.aligned_run.dead is not None and chunk.aligned_run.dead[lane]:
-            error = chunk.aligned_run.errors.get(lane)
-            why = error.diagnostic.message if error else "a runtime error"
-            return f"{where}: the run on D' with φ(H) fails: {why}; on D the output is {chunk.outputs.text(lane)}"
-        if chunk.missing[lane]:
-            return (f"{where}: the run on D' with φ(H) draws noise that the run on D did not draw "
-                    f"(control flow differs); on D the output is {chunk.outputs.text(lane)}")
-        return (f"{where}: output on D {chunk.outputs.text(lane)}, on D' with φ(H) "
-                f"{chunk.aligned_outputs.text(lane)}")
-    if kind == "C2":
-        return f"{where}: same output {chunk.outputs.text(lane)}, but the run on D' with φ(H) draws different noise"
-    if kind == "C4c":
-        terms = []
-        for name, s in chunk.shifts.items():
-            rec = s.record
-            for member, col in _drawn_members(rec, lane):
-                cost = s.cost[lane, col] if rec.family else s.cost[lane]
-                if cost:
-                    psi = s.psi[lane, col] if rec.family else s.psi[lane]
-                    label = f"{name}[{member}]" if rec.family else name
-                    terms.append(f"{label}: |ψ| = {format_value(abs(psi.item()))}, cost {format_value(float(cost))}")
-        shown = "; ".join(terms[:6]) + ("; ..." if len(terms) > 6 else "")
-        return (f"{where}: alignment cost {format_value(float(chunk.cost[lane]))} > claim "
-                f"{format_value(float(chunk.claim[lane]))} at ω = {chunk.outputs.text(lane)} ({shown})")
-    if kind == "C4d":
-        for name, s in chunk.shifts.items():
-            rec = s.record
-            for member, col in _drawn_members(rec, lane):
-                at = (lane, col) if rec.family else lane
-                if not (s.support_ok[at] and s.whole_ok[at]):
-                    label = f"{name}[{member}]" if rec.family else name
-                    value, psi = rec.values[at].item(), s.psi[at].item()
-                    dist = rec.site.distribution
-                    text = f"{where}: {label}' = {label} + ψ = {format_value(value)} + {format_value(psi)} = " \
-                           f"{format_value(value + psi)}"
-                    if not s.support_ok[at]:
-                        return f"{text}, outside the support {dist.support} of {dist.name}"
-                    return f"{text}: the shift is not a whole number, which {dist.name} needs"
-        return f"{where}: aligned noise outside its support"
-    if kind == "C0":
-        for name, rec in chunk.run.records.items():
-            other = chunk.aligned_run.records[name]
-            if _same_params(rec, other, chunk.run.n)[lane]:
-                continue
-            dist = rec.site.distribution
-            here = [format_value(float(np.broadcast_to(p, (chunk.run.n,) + p.shape[1:])[lane].flat[0]))
-                    for p in rec.params]
-            there = [format_value(float(np.broadcast_to(p, (chunk.run.n,) + p.shape[1:])[lane].flat[0]))
-                     for p in other.params]
-            return (f"{where}: {name} ~ {dist.name}({', '.join(here)}) on D, but {dist.name}({', '.join(there)}) "
-                    "in the aligned run on D' (Lemma 1 needs one density per noise variable)")
-        return f"{where}: a noise value is drawn with other parameters on D'"
+    return EXPLAIN[kind](chunk, lane, f"sample {chunk.start + lane} (seed {_seed_text(seed)})")
+
+
+def _outputs(chunk: ChunkCheck, lane: int, where: str) -> str:
+    if chunk.aligned_run.dead is not None and chunk.aligned_run.dead[lane]:
+        error = chunk.aligned_run.errors.get(lane)
+        why = error.diagnostic.message if error else "a runtime error"
+        return f"{where}: the run on D' with φ(H) fails: {why}; on D the output is {chunk.outputs.text(lane)}"
+    if chunk.missing[lane]:
+        return (f"{where}: the run on D' with φ(H) draws noise that the run on D did not draw "
+                f"(control flow differs); on D the output is {chunk.outputs.text(lane)}")
+    return f"{where}: output on D {chunk.outputs.text(lane)}, on D' with φ(H) {chunk.aligned_outputs.text(lane)}"
+
+
+def _draws(chunk: ChunkCheck, lane: int, where: str) -> str:
+    return f"{where}: same output {chunk.outputs.text(lane)}, but the run on D' with φ(H) draws different noise"
+
+
+def _cost(chunk: ChunkCheck, lane: int, where: str) -> str:
+    terms = []
+    for name, s in chunk.shifts.items():
+        rec = s.record
+        for member, col in _drawn_members(rec, lane):
+            cost = s.cost[lane, col] if rec.family else s.cost[lane]
+            if cost:
+                psi = s.psi[lane, col] if rec.family else s.psi[lane]
+                label = f"{name}[{member}]" if rec.family else name
+                terms.append(f"{label}: |ψ| = {format_value(abs(psi.item()))}, cost {format_value(float(cost))}")
+    shown = "; ".join(terms[:6]) + ("; ..." if len(terms) > 6 else "")
+    return (f"{where}: alignment cost {format_value(float(chunk.cost[lane]))} > claim "
+            f"{format_value(float(chunk.claim[lane]))} at ω = {chunk.outputs.text(lane)} ({shown})")
+
+
+def _support(chunk: ChunkCheck, lane: int, where: str) -> str:
+    for name, s in chunk.shifts.items():
+        rec = s.record
+        for member, col in _drawn_members(rec, lane):
+            at = (lane, col) if rec.family else lane
+            if not (s.support_ok[at] and s.whole_ok[at]):
+                label = f"{name}[{member}]" if rec.family else name
+                value, psi = rec.values[at].item(), s.psi[at].item()
+                dist = rec.site.distribution
+                text = f"{where}: {label}' = {label} + ψ = {format_value(value)} + {format_value(psi)} = " \
+                       f"{format_value(value + psi)}"
+                if not s.support_ok[at]:
+                    return f"{text}, outside the support {dist.support} of {dist.name}"
+                return f"{text}: the shift is not a whole number, which {dist.name} needs"
+    return f"{where}: aligned noise outside its support"
+
+
+def _density(chunk: ChunkCheck, lane: int, where: str) -> str:
+    for name, rec in chunk.run.records.items():
+        other = chunk.aligned_run.records[name]
+        if _same_params(rec, other, chunk.run.n)[lane]:
+            continue
+        dist = rec.site.distribution
+        here = [format_value(float(np.broadcast_to(p, (chunk.run.n,) + p.shape[1:])[lane].flat[0]))
+                for p in rec.params]
+        there = [format_value(float(np.broadcast_to(p, (chunk.run.n,) + p.shape[1:])[lane].flat[0]))
+                 for p in other.params]
+        return (f"{where}: {name} ~ {dist.name}({', '.join(here)}) on D, but {dist.name}({', '.join(there)}) "
+                "in the aligned run on D' (Lemma 1 needs one density per noise variable)")
+    return f"{where}: a noise value is drawn with other parameters on D'"
+
+
+def _lipschitz(chunk: ChunkCheck, lane: int, where: str) -> str:
     for name, s in chunk.shifts.items():
         rec = s.record
         for member, col in _drawn_members(rec, lane):
@@ -392,6 +404,18 @@ def explain(mech: ResolvedMechanism, kind: str, chunk: ChunkCheck, lane: int, se
                 return (f"{where}: {label} ~ {rec.site.distribution.name} is not Lipschitz, but its shift is "
                         f"{format_value(psi)} (Lemma 1 condition 3 allows only 0)")
     return f"{where}: a non-Lipschitz noise value is shifted"
+
+
+EXPLAIN: dict[ObligationId, Callable[[ChunkCheck, int, str], str]] = {
+    ObligationId.C4A: _outputs,
+    ObligationId.C2: _draws,
+    ObligationId.C4C: _cost,
+    ObligationId.C4D: _support,
+    ObligationId.C0: _density,
+    ObligationId.C3: _lipschitz,
+}
+"""Why one sample breaks each obligation the sampled check tests (`KINDS`), given `where` (the sample, the seed)."""
+assert set(EXPLAIN) == set(KINDS), "an obligation the sampled check tests has no explanation"
 
 
 def _drawn_members(rec: SiteRecord, lane: int):

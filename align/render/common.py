@@ -178,6 +178,7 @@ def finding_lines(v: Verdict) -> list[str]:
 def counterexample_lines(counterexample: Counterexample) -> list[str]:
     # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
     from ..interp.values import format_value, format_values
+    from ..obligations import ObligationId
 
     cex = counterexample.to_json()  # the values as the file and the JSON report write them
     lines = [f"counterexample ({cex.get('why', '')})"]
@@ -192,6 +193,6 @@ def counterexample_lines(counterexample: Counterexample) -> list[str]:
             lines.append(f"  {key}: " + format_values(values, prime, digits=None))
     if "output" in cex:
         lines.append(f"  output on D: {format_value(cex['output'], digits=None)}")
-    if "aligned_output" in cex and cex.get("obligation") == "C4a":
+    if "aligned_output" in cex and cex.get("obligation") == ObligationId.C4A:
         lines.append(f"  output on D' with aligned noise: {format_value(cex['aligned_output'], digits=None)}")
     return lines
