@@ -29,16 +29,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import z3
 
 from .. import nodes as n
-from ..obligations import ObligationId, ObligationKey
+from ..obligations import ObligationId
 from ..resolve import ResolvedMechanism, children, statement_exprs, walk, walk_statements
 from ..results import Conjunct
 from ..smt import terms as zt
-from ..smt.densities import density_conditions
 from ..smt.encode import (
     CURRENT,
     Z3_SPLIT_OPS,
@@ -61,11 +60,10 @@ from ..smt.encode import (
     tag_code,
 )
 from ..smt.solver import Limits, Validity, check_valid
-from ..smt.supports import aligned_in_support
 from ..symbolic import NotSymbolic, from_z3, simplify, z3_text
 from ..types import INT, ListType
 from ..unparse import unparse
-from .every_length import Context, Inductive, NotInductive
+from .every_length import Context, Inductive, NotInductive, draw_conditions
 
 NAME = "induction"
 """How the report names this proof when it declines."""
@@ -658,25 +656,14 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         check_valid(entry_base, entry_cost <= claim, limits).status == Validity.PROVED
     result.proved[ObligationId.C4C, None] = \
         None if c4c else "the aligned cost could not be bounded by the claim from the invariant"
-    # C4d and C3: the shifts of the iteration's draws and of the prefix's draws.
-    conditions: list[tuple[ObligationKey, z3.BoolRef]] = []
-    for run, align in ((pre1, probe.align), (product.run1, product.align)):
-        for d in run.draws:
-            site = mech.noise_site(d.site)
-            psi = _real(align.shift(d.site, d.index if d.index == CURRENT else None))
-            if mech.alignment.shift_of(d.site) is not None:
-                conditions += [((ObligationId.C4D, None), z3.Implies(d.guard, c))
-                               for c, _ in aligned_in_support(d, psi, site.distribution)]
-            if not site.distribution.lipschitz:
-                conditions.append(((ObligationId.C3, d.site), z3.Implies(d.guard, psi == 0)))
-    # C0: the parameters of the prefix's and of the iteration's draws, equal in both runs and well formed.
-    for first, aligned in ((pre1, pre2), (product.run1, product.run2)):
-        conditions += [((ObligationId.C0, c.draw.site), c.formula)
-                       for c in density_conditions(enc, first.draws, aligned.draws)]
-    keys: set[ObligationKey] = {k for k, _ in conditions} | {(ObligationId.C4D, None)} | \
-        {(ObligationId.C3, s.name) for s in mech.noise} | {(ObligationId.C0, s.name) for s in mech.noise}
-    for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
-        formulas = [f for k, f in conditions if k == key]
+    # C4d, C3 and C0 of the prefix's draws and of the iteration's.
+    def shift_in(align: Any) -> Callable[[Any], Any]:
+        return lambda d: align.shift(d.site, d.index if d.index == CURRENT else None)
+
+    shifted = [(pre1.draws, shift_in(probe.align)), (product.run1.draws, shift_in(product.align))]
+    conditions = draw_conditions(mech, enc, shifted, [(pre1.draws, pre2.draws),
+                                                      (product.run1.draws, product.run2.draws)])
+    for key, formulas in conditions.items():
         ok = not formulas or check_valid([enc.requires(), *base[1:], *inv], zt.And(formulas), limits,
                                          satisfiable_if=witness).status == Validity.PROVED
         result.proved[key] = None if ok else "not shown for every iteration"

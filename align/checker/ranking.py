@@ -58,11 +58,11 @@ from dataclasses import dataclass, field, replace
 import z3
 
 from .. import nodes as n
-from ..obligations import ObligationId, ObligationKey
+from ..obligations import ObligationId
 from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
 from ..resolve.program import children
 from ..smt import terms as zt
-from ..smt.densities import density_conditions, well_formed
+from ..smt.densities import well_formed
 from ..smt.encode import (
     CURRENT,
     Z3_SPLIT_OPS,
@@ -88,10 +88,10 @@ from ..smt.encode import (
     subterms,
 )
 from ..smt.solver import Limits, Validity, check_valid
-from ..smt.supports import aligned_in_support, member_support
+from ..smt.supports import member_support
 from ..types import ListType
 from ..unparse import unparse
-from .every_length import Context, Inductive, NotInductive
+from .every_length import Context, Inductive, NotInductive, draw_conditions
 from .induction import _loop_list
 
 PER_INDEX_RLIMIT = 500_000
@@ -886,24 +886,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         "the aligned cost could not be bounded by the claim for every length"
 
     # C4d, C3, C0 per draw: the prefix's, and the map loop's at a symbolic index i < n.
-    conditions: list[tuple[ObligationKey, z3.BoolRef]] = []
-    for draws, index in ((pre_draws1, None), (map_draws1, i)):
-        for d in draws:
-            site = mech.noise_site(d.site)
-            psi = _real(align.shift(d.site, index))
-            if mech.alignment.shift_of(d.site) is not None:
-                conditions += [((ObligationId.C4D, None), z3.Implies(d.guard, c))
-                               for c, _ in aligned_in_support(d, psi, site.distribution)]
-            if not site.distribution.lipschitz:
-                conditions.append(((ObligationId.C3, d.site), z3.Implies(d.guard, psi == 0)))
-    for first, second in ((pre_draws1, pre_draws2), (map_draws1, map_draws2)):
-        conditions += [((ObligationId.C0, c.draw.site), c.formula) for c in density_conditions(enc, first, second)]
-    keys: set[ObligationKey] = {k for k, _ in conditions} | {(ObligationId.C4D, None)} | \
-        {(ObligationId.C3, s.name) for s in mech.noise} | {(ObligationId.C0, s.name) for s in mech.noise}
+    conditions = draw_conditions(mech, enc, [(pre_draws1, lambda d: align.shift(d.site, None)),
+                                             (map_draws1, lambda d: align.shift(d.site, i))],
+                                 [(pre_draws1, pre_draws2), (map_draws1, map_draws2)])
     # Each first without quantifiers (as C4c), then quantified within PER_INDEX_RLIMIT.
     per_index = replace(limits, rlimit=min(limits.rlimit, PER_INDEX_RLIMIT))
-    for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
-        formulas = [f for k, f in conditions if k == key]
+    for key, formulas in conditions.items():
         ok = not formulas or valid_ground_first(
             zt.And(formulas), [i], (in_range,), key[0],
             "the maxima's definitions instantiated at the member's index and at each other's witnesses, without "

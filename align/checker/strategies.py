@@ -4,16 +4,20 @@
 a running fold into its builtin; `fusion.py`: loops over one range into one), then tries each strategy of
 `STRATEGIES` that does not decline the mechanism, and takes the first proof; when none fits, the body may still
 be proved part by part (`phases.py`), each part by this function again. Adding a strategy is one record here and
-one module with its `prove(mech, context)` (checker/every_length.py: the protocol).
+one module with its `prove(mech, context)` (checker/every_length.py: the protocol); adding a rewrite, one record
+in `REWRITES` (checker/rewrites.py).
 """
 
 from __future__ import annotations
 
-from ..obligations import ObligationId
+from ..obligations import KINDS, ObligationId
 from ..resolve import ResolvedMechanism
 from . import acyclic, entries, folds, fusion, induction, phases, ranking, records
 from .every_length import Context, Inductive, NotInductive, Strategy
-from .rewrites import NotRewritable
+from .rewrites import NotRewritable, Rewrite
+
+REWRITES: tuple[Rewrite, ...] = (Rewrite("folds", folds.fold), Rewrite("fusion", fusion.fuse))
+"""The rewrites, in the order they apply: a running fold into its builtin first (a fused loop may hold one)."""
 
 
 def _records_only(mech: ResolvedMechanism) -> bool:
@@ -42,11 +46,11 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
     written = mech
     reasons = []
     rewrite_notes = []
-    for name, rewrite in (("folds", folds.fold), ("fusion", fusion.fuse)):
+    for rewrite in REWRITES:
         try:
-            rewritten = rewrite(mech)
+            rewritten = rewrite.apply(mech)
         except NotRewritable as error:
-            reasons.append(f"{name}: {error}")
+            reasons.append(f"{rewrite.name}: {error}")
             continue
         if rewritten is not None:
             mech = rewritten.mechanism
@@ -65,7 +69,7 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
             return phases.prove(written, lambda part: prove_for_every_length(part, context)[0]), reasons
         except NotInductive as error:
             return None, reasons + [f"{phases.NAME}: {error}"]
-    for key in (ObligationId.C4A, ObligationId.C4C) if rewrite_notes else ():  # beside the rewritten loop's invariant
+    for key in (k for k, kind in KINDS.items() if kind.by_invariant and rewrite_notes):  # beside the invariant
         result.notes.setdefault(key, [])[:0] = rewrite_notes
     if (ObligationId.C4B, None) not in result.proved:
         no_reads = acyclic.reads_no_noise(mech)
