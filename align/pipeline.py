@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .diagnostics import Diagnostic, SpecError, diag, did_you_mean
 from .files import read_source
 from .floats import diagnostics, qualify
-from .results import MechanismVerdict, SynthesisOutcome
+from .results import CheckedMechanism, CheckedSite, MechanismVerdict, SynthesisOutcome
 from .span import Source, shown_path
 from .status import Status
 from .unparse import unparse
@@ -239,3 +239,15 @@ def _checker_pairs(mech: ResolvedMechanism) -> tuple[Pair, ...]:
         if pair.d and pair.d != pair.d_prime and all((pair.d, pair.d_prime) != (q.d, q.d_prime) for q in pairs):
             pairs.append(pair)
     return tuple(pairs)
+
+
+def check(mech: ResolvedMechanism) -> CheckedMechanism:
+    """`align check` of one resolved mechanism: its proof rule, each sampling site's summary and reads, the
+    obligations `align verify` will discharge (computed here, printed by every format)."""
+    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
+    from .obligations import parameter_reads, summarize_site
+    from .rules import rule_for
+
+    rule = rule_for(mech)
+    sites = tuple(CheckedSite(summarize_site(mech, s), parameter_reads(mech, s)) for s in mech.noise)
+    return CheckedMechanism(mech, rule, sites, rule.obligations(mech))

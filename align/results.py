@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from .exact.search import ExactResult
     from .interp.runner import Summary
     from .interp.scalar import ScalarAlignment, ScalarRun
-    from .obligations import Obligation, ObligationId
+    from .obligations import Obligation, ObligationId, ParameterReads, SiteSummary
     from .resolve import ResolvedMechanism
+    from .rules import ProofRule
     from .span import Source
     from .stats.lrtest import Result, Skipped
 
@@ -197,6 +198,29 @@ def exit_code(status: Status, accept_bounded: bool) -> ExitCode:
 
 
 @dataclass(frozen=True)
+class CheckedSite:
+    """One sampling site as `align check` shows it: its distribution, cost coefficient and shift as text, and
+    what its parameters read (C0)."""
+
+    summary: SiteSummary
+    reads: ParameterReads
+
+
+@dataclass(frozen=True)
+class CheckedMechanism:
+    """`align check`: what a proof of one mechanism must establish (`pipeline.check`), computed once; every
+    format prints it, none recomputes it. Proves nothing."""
+
+    mechanism: ResolvedMechanism
+    rule: ProofRule
+    """The proof rule `align verify` will use (`rules.rule_for`)."""
+    sites: tuple[CheckedSite, ...]
+    """Each sampling site, in program order."""
+    obligations: tuple[Obligation, ...]
+    """What the rule must establish, in report order."""
+
+
+@dataclass(frozen=True)
 class FileResult:
     """One input file of `check` or `verify`: the errors that stopped it, or its mechanisms' results and their
     warnings."""
@@ -204,8 +228,8 @@ class FileResult:
     path: str
     source: Source | None
     diagnostics: tuple[Diagnostic, ...] = ()
-    checked: tuple[ResolvedMechanism, ...] = ()
-    """`check`: the resolved mechanisms."""
+    checked: tuple[CheckedMechanism, ...] = ()
+    """`check`: what a proof of each mechanism must establish."""
     verified: tuple[MechanismVerdict, ...] = ()
     """`verify`: each mechanism's verdict."""
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from align import nodes as n
 from align.diagnostics import SpecError
 from align.parse import parse_expression, parse_source
+from align.pipeline import check
 from align.render.json import mechanism_json
 from align.render.text import mechanism_text
 from align.resolve import resolve, walk
@@ -76,8 +77,8 @@ def test_mutated_specs_parse_or_give_located_diagnostics(text: str):
         return
     for mech in spec.mechanisms:
         obligations(mech)
-        mechanism_text(mech)
-        mechanism_json(mech)
+        mechanism_text(check(mech))
+        mechanism_json(check(mech))
 
 
 def _strip(e: object) -> object:

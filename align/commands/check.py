@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..diagnostics import ExitCode
-from ..pipeline import load_file
+from ..pipeline import check, load_file
 from ..render import Renderer
 from ..results import FileResult
 
@@ -30,5 +30,6 @@ def execute(args: argparse.Namespace, renderer: Renderer) -> int:
             status = ExitCode.ERROR
             renderer.checked_file(FileResult(path, loaded.source, loaded.diagnostics))
         else:
-            renderer.checked_file(FileResult(path, loaded.source, loaded.diagnostics, checked=loaded.spec.mechanisms))
+            checked = tuple(check(mech) for mech in loaded.spec.mechanisms)
+            renderer.checked_file(FileResult(path, loaded.source, loaded.diagnostics, checked=checked))
     return status

@@ -14,15 +14,12 @@ from .common import Style, diagnostic_line
 if TYPE_CHECKING:
     from ..interp.alignment import AlignmentReport
     from ..resolve import ResolvedMechanism
-    from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
+    from ..results import CheckedMechanism, ExactReport, FileResult, Replay, SampleRun, TestReport
 
 
-def mechanism_concise(mech: ResolvedMechanism) -> str:
-    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
-    from ..rules import obligations
-
-    obs = obligations(mech)
-    ids = " ".join(o.name for o in obs)
+def mechanism_concise(checked: CheckedMechanism) -> str:
+    mech = checked.mechanism
+    ids = " ".join(o.name for o in checked.obligations)
     return (f"{mech.node.name_span}: mechanism {mech.name}: {len(mech.noise)} sampling site(s); "
             f"obligations {ids}")
 
@@ -65,8 +62,8 @@ class ConciseRenderer(Renderer):
 
     def checked_file(self, file: FileResult) -> None:
         self._diagnostics(file.diagnostics)
-        for mech in file.checked:
-            self.stdout.write(mechanism_concise(mech) + "\n")
+        for checked in file.checked:
+            self.stdout.write(mechanism_concise(checked) + "\n")
 
     def verified_file(self, file: FileResult) -> None:
         self._diagnostics(file.diagnostics)

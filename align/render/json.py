@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..exact.search import ExactResult
     from ..interp.alignment import AlignmentReport
     from ..resolve import ResolvedMechanism
-    from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
+    from ..results import CheckedMechanism, ExactReport, FileResult, Replay, SampleRun, TestReport
 
 
 def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
@@ -34,13 +34,10 @@ def _obligation_json(o: Any) -> dict[str, Any]:
     return {"id": o.id, "title": o.title, "span": o.span.to_json(), "details": list(o.details), "site": o.site}
 
 
-def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
-    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
-    from ..obligations import parameter_reads, summarize_site
-    from ..rules import obligations
-
+def mechanism_json(checked: CheckedMechanism) -> dict[str, Any]:
+    mech = checked.mechanism
     sites = []
-    for s in (summarize_site(mech, site) for site in mech.noise):
+    for s, reads in ((c.summary, c.reads) for c in checked.sites):
         sites.append({
             "name": s.site.name, "family": s.site.family,
             "index": s.site.loop.var if s.site.loop else None,
@@ -49,8 +46,8 @@ def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
             "cost_coefficient": s.cost_text if s.site.distribution.lipschitz else None,
             "cost_note": s.site.distribution.cost_note,
             "alignment": s.shift_text, "span": s.site.span.to_json(),
-            "parameters_public": parameter_reads(mech, s.site).public,
-            "parameters_read": parameter_reads(mech, s.site).text(),
+            "parameters_public": reads.public,
+            "parameters_read": reads.text(),
         })
     return {
         "name": mech.name,
@@ -60,7 +57,7 @@ def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
         "requires": [unparse(r) for r in mech.requires],
         "privacy": unparse(mech.claim),
         "example": {x.label: unparse(x.value) for x in mech.node.examples},
-        "proof_rule": proof_rule(mech),
+        "proof_rule": checked.rule.name,
         "output_type": str(mech.output_type),
         "sampling_sites": sites,
         "alignment": None if mech.alignment is None else {
@@ -68,7 +65,7 @@ def mechanism_json(mech: ResolvedMechanism) -> dict[str, Any]:
             "shifts": [{"var": s.var, "index": s.index_var, "shift": unparse(s.shift)} for s in mech.alignment.shifts],
             "invariants": [unparse(i.condition) for i in mech.alignment.invariants],
         },
-        "obligations": [_obligation_json(o) for o in obligations(mech)],
+        "obligations": [_obligation_json(o) for o in checked.obligations],
     }
 
 

@@ -28,15 +28,12 @@ if TYPE_CHECKING:
     from ..interp.alignment import AlignmentReport
     from ..interp.runner import Summary
     from ..resolve import ResolvedMechanism
-    from ..results import ExactReport, FileResult, Replay, SampleRun, TestReport
+    from ..results import CheckedMechanism, ExactReport, FileResult, Replay, SampleRun, TestReport
 
 
-def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
+def mechanism_text(checked: CheckedMechanism, style: Style = PLAIN) -> str:
     """`align check`: what a proof must establish for one mechanism."""
-    # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
-    from ..obligations import parameter_reads, summarize_site
-    from ..rules import obligations, rule_for
-
+    mech = checked.mechanism
     node = mech.node
     out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(node.name_span))}"]
     width = max((len(p.name) + len(str(p.type)) for p in mech.params), default=0) + 2
@@ -49,20 +46,19 @@ def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
     if node.examples:
         out.append("  example      " + ", ".join(unparse_example(x) for x in node.examples) +
                    "  (align run and align test use these unless --arg or --length says otherwise)")
-    out.append("  proof rule   " + proof_rule(mech))
+    out.append("  proof rule   " + checked.rule.name)
     out.append("  output       " + str(mech.output_type))
     out.append("  sampling sites")
     if not mech.noise:
         out.append("    (none)")
-    summaries = [summarize_site(mech, s) for s in mech.noise]
+    summaries = [c.summary for c in checked.sites]
     name_w = max((len(s.site.display) for s in summaries), default=0)
     dist_w = max((len(s.distribution_text) for s in summaries), default=0)
-    for s in summaries:
+    for s, reads in zip(summaries, (c.reads for c in checked.sites)):
         out.append(f"    {s.site.display.ljust(name_w)} ~ {s.distribution_text.ljust(dist_w)}  "
                    f"{style.dim('line ' + str(s.site.span.line))}")
         cost = f"c = {s.cost_text}" if s.site.distribution.lipschitz else s.cost_text
         out.append(f"    {' ' * name_w}   cost coefficient {cost}")
-        reads = parameter_reads(mech, s.site)
         marked = reads.text() if reads.public else style.error(reads.text())
         out.append(f"    {' ' * name_w}   parameters: {marked}")
         out.append(f"    {' ' * name_w}   alignment: {s.shift_text}")
@@ -73,11 +69,11 @@ def mechanism_text(mech: ResolvedMechanism, style: Style = PLAIN) -> str:
                 out.append(f"    let {let.name} = {unparse(let.value)}")
             for inv in mech.alignment.invariants:
                 out.append(f"    invariant {unparse(inv.condition)}")
-    elif rule_for(mech).aligned:
+    elif checked.rule.aligned:
         out.append("  alignment    none written: `align verify` synthesises one (docs/synthesis.md); the checker "
                    "alone reads it as shifting no noise")
     out.append("  obligations for `align verify` (nothing is proved by `align check`)")
-    for ob in obligations(mech):
+    for ob in checked.obligations:
         out.append(f"    {style.accent(ob.id.ljust(4))} {ob.title}  {style.dim(str(ob.span))}")
         for detail in ob.details:
             out.append(f"         {detail}")
@@ -136,15 +132,6 @@ def _bound_text(x: float) -> str:
     return "-inf" if x == -math.inf else f"{x:.4g}"
 
 
-def _p1_bound(result: Any, f: Any) -> float:
-    """lcb(P1): Clopper–Pearson on c1 of the n1 samples of M(D) (c1 | N1 ~ Binomial(N1, P1)), at the level
-    alpha / tests of the finding's eps bound."""
-    # lazy: loads numpy, scipy only when this runs (start-up; tests/test_layers.py)
-    from ..stats.bounds import lower_bound
-
-    return float(lower_bound(f.c1, f.n1, result.alpha / result.tests))
-
-
 def _strongest_text(f: Any) -> str:
     return "= inf" if f.epsilon_bound == math.inf else f">= {_bound_text(f.epsilon_lower_bound)}"
 
@@ -175,7 +162,7 @@ def result_text(path: str, mechanism: str, result: Any, seconds: float) -> str:
         lines.append(f"  M(D'):  {w.c2} of {w.n2} samples in the event{mismatch}")
         if w.epsilon_bound == math.inf:
             lines.append(f"  eps = inf: P[M(D') in E] = 0 is proved ({w.impossible}), and "
-                         f"P[M(D) in E] >= {_p1_bound(result, w):.3g} with {confidence} confidence "
+                         f"P[M(D) in E] >= {result.p1_lower_bound(w):.3g} with {confidence} confidence "
                          f"(the samples alone give eps >= {_bound_text(w.epsilon_lower_bound)})")
         else:
             lines.append(f"  eps >= {_bound_text(w.epsilon_lower_bound)} with {confidence} confidence "
@@ -371,8 +358,8 @@ class TextRenderer(Renderer):
     def checked_file(self, file: FileResult) -> None:
         self._diagnostics(file.source, file.diagnostics)
         style = Style.for_stream(self.stdout)
-        for mech in file.checked:
-            self.stdout.write(mechanism_text(mech, style) + "\n\n")
+        for checked in file.checked:
+            self.stdout.write(mechanism_text(checked, style) + "\n\n")
 
     def verified_file(self, file: FileResult) -> None:
         self._diagnostics(file.source, file.diagnostics)

@@ -53,7 +53,7 @@ from ..interp.values import convert_arguments
 from ..limits import MAX_TEST_LENGTH
 from ..resolve import ResolvedMechanism, walk
 from ..types import INT, ListType
-from .bounds import epsilon_lower_bound, p_value, rejected
+from .bounds import epsilon_lower_bound, lower_bound, p_value, rejected
 from .events import Candidate, Event, Layout, additive_noise, candidates
 
 # ------------------------------------------------------------------------------------------------ pairs
@@ -518,6 +518,11 @@ class Result:
     computed stage did not cover); none when no pattern generates a list (scalars, or only given pairs)."""
     skipped: list[Skipped] = field(default_factory=list)
     """The pairs the program stopped on, left out from then on."""
+
+    def p1_lower_bound(self, f: Finding) -> float:
+        """lcb(P1) of a finding: Clopper–Pearson on c1 of the n1 samples of M(D) (c1 | N1 ~ Binomial(N1, P1)), at
+        the level alpha / tests of its eps bound (what an eps = inf finding states of P[M(D) in E])."""
+        return float(lower_bound(f.c1, f.n1, self.alpha / self.tests))
 
     @property
     def witness(self) -> Finding | None:
