@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from align.checker.verify import DEFAULT_MAX_LENGTH, Options, overall_scope, overall_status, verify_mechanism
+from align.checker.options import DEFAULT_MAX_LENGTH, Options
+from align.checker.verify import overall_scope, overall_status, verify_mechanism
 from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.status import Status
