@@ -28,7 +28,7 @@ the mechanism each guards against:
 3. Every adjacency clause on a list is prefix-closed (not add/remove-one-record, which changes the length), and
    the alignment states no invariant (an invariant is about a loop).
 4. The bounded check covers every input shape up to t: no integer parameter shapes the program (none does without a
-   loop; `verify.coverage`), and it runs to t without stopping at a refutation (`every_obligation`).
+   loop; `options.coverage`), and it runs to t without stopping at a refutation (`every_obligation`).
 """
 
 from __future__ import annotations

@@ -679,7 +679,7 @@ def _same_draws_across_runs(product: _Product, pre1: Run, pre2: Run, assume: lis
     """C2 across the runs: when the outputs agree, (D, H) and (D', φ(H)) draw the same samples, in the prefix
     (`entry`: the prefixes' outputs agree) and in every iteration (`assume`: the invariant). The cost and the
     support conditions read the first run's draws only; a sample drawn only by the aligned run would be
-    shifted with no term counting it (verify._same_draws_across_runs)."""
+    shifted with no term counting it (checks._same_draws_across_runs)."""
     run1, run2 = product.run1, product.run2
     if len(run1.draws) != len(run2.draws) or len(pre1.draws) != len(pre2.draws):
         return "the two runs have different sampling statements"
