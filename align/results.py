@@ -306,7 +306,7 @@ class TestReport:
         return ExitCode.REFUTED if self.violation else ExitCode.OK
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExactReport:
     """`align test --exact`: the privacy loss computed from the mechanism's paths for one mechanism."""
 
