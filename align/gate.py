@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .diagnostics import ExitCode
 from .files import Glob, project_path
 from .status import Status
 
@@ -97,13 +96,3 @@ def judge(verdict: MechanismVerdict, accepted: Acceptance | None) -> tuple[bool,
                        "`# align: accept-bounded`, or a configuration glob naming it, accepts it")
     kind = "a synthesised alignment, " if synthesised else ""
     return True, f"accepted ({kind}bounded is not a proof for longer inputs) by {accepted.by}"
-
-
-def exit_code(verdicts: list[MechanismVerdict]) -> ExitCode:
-    """The gate over mechanisms: 1 when one is refuted, else 3 when one is unknown or bounded and not accepted,
-    else 0."""
-    codes = {v.exit_code for v in verdicts}
-    for code in (ExitCode.REFUTED, ExitCode.UNKNOWN):
-        if code in codes:
-            return code
-    return ExitCode.OK

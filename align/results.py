@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .diagnostics import Diagnostic, ExitCode, Severity
-from .gate import exit_code as gate
 from .status import Status
 
 if TYPE_CHECKING:
@@ -251,11 +250,12 @@ class VerifyReport:
 
     @property
     def exit_code(self) -> ExitCode:
-        """2 when a file did not load, else the gate over every mechanism (`gate.exit_code`: each bounded one
-        passes when its spec's acceptance does)."""
+        """2 when a file did not load; else 1 when a mechanism is refuted, else 3 when one is unknown or bounded
+        and not accepted (each bounded one passes when its spec's acceptance does: `gate.judge`), else 0."""
         if any(not f.ok for f in self.files):
             return ExitCode.ERROR
-        return gate([m for f in self.files for m in f.verified])
+        codes = {m.exit_code for f in self.files for m in f.verified}
+        return next((code for code in (ExitCode.REFUTED, ExitCode.UNKNOWN) if code in codes), ExitCode.OK)
 
 
 @dataclass(frozen=True)
