@@ -35,9 +35,9 @@ from align.render.json import verdicts_json
 from align.render.text import verdicts_text
 
 from .conftest import ROOT, SPECS, corpus
-from .test_verify import verified
+from .test_verify import VERIFIED, verified
 
-pytestmark = pytest.mark.slow  # corpus-wide: `pytest -m "not slow"` skips it
+pytestmark = [pytest.mark.slow, VERIFIED]  # corpus-wide: `pytest -m "not slow"` skips it
 
 FILES = corpus()
 FOLDERS = sorted({p.parent.name for p in FILES})

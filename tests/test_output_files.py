@@ -117,6 +117,7 @@ def test_a_hostile_output_name_makes_no_markdown_element(report, tmp_path: Path)
     assert not [tag for tag, attrs in page.elements if tag == "a" or any(a.startswith("on") for a in attrs)]
 
 
+@pytest.mark.slow
 @needs_pdflatex
 def test_a_hostile_output_name_runs_no_tex(report, tmp_path: Path):
     name = "r}\\typeout{\\detokenize{INJ}ECTED}\\iffalse{ ^^5c%#.tex"
