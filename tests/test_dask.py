@@ -19,6 +19,9 @@ from align.stats.lrtest import search
 from .conftest import SPECS
 from .test_align_test import _ref
 
+# Its module fixture starts a Dask cluster once per worker: with `--dist loadgroup` one worker runs the file.
+pytestmark = pytest.mark.xdist_group("test_dask")
+
 SPEC = SPECS / "incorrect" / "noisy_max_running_sum.dp"
 
 

@@ -20,6 +20,9 @@ from traitlets import default
 
 from .conftest import ROOT
 
+# Its module fixture runs the whole notebook once per worker: with `--dist loadgroup` one worker runs the file.
+pytestmark = pytest.mark.xdist_group("test_notebook")
+
 DOCS = ROOT / "docs"
 NOTEBOOK = DOCS / "tutorial.ipynb"
 TIMEOUT = 300

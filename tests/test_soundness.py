@@ -17,6 +17,10 @@ from align.span import Source
 
 from .conftest import ROOT, load_bench
 
+# Its module fixture builds the representative specs' mutants once per worker: `--dist loadgroup` runs the file
+# in one worker.
+pytestmark = pytest.mark.xdist_group("test_soundness")
+
 S = load_bench("soundness.py")
 
 # Specs that between them give every operator a place: three sampling sites and two kinds of TOP (alg1),
