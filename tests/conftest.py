@@ -1,11 +1,14 @@
-"""Shared fixtures: the spec corpus and the `--update-golden` flag that regenerates golden outputs."""
+"""Shared fixtures: the spec corpus, the fast tier's sample of it, and the `--update-golden` flag that
+regenerates golden outputs."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -15,6 +18,31 @@ SPECS = ROOT / "specs"
 
 def corpus() -> list[Path]:
     return sorted(SPECS.rglob("*.dp"))
+
+
+# One spec per corpus folder, each quick to check: the fast tier (`pytest -m "not slow"`) runs every corpus-wide
+# test on these; the rest of the corpus is marked slow per spec (`corpus_params`), and `.ci/run` runs it all.
+SAMPLE = frozenset({
+    "counting/noisy_count.dp",                # add/remove neighbours, proved for every input length
+    "dworkroth/histogram.dp",                 # a loop over a private list under L1 adjacency, proved
+    "freegap/example2_noisy_threshold.dp",    # a discrete output (TOP/BOT) and an alignment in two pieces, proved
+    "incorrect/clipped_sum_unclipped.dp",     # refuted, with a counterexample the interpreter confirms; a violation
+    "r2dp/point_mass.dp",                     # the R²DP mixture rule, proved
+})
+
+
+def in_sample(spec: Path | str, sample: Collection[str] = SAMPLE) -> bool:
+    """Whether a corpus spec (its path, or its name under specs/) is one of the fast tier's SAMPLE."""
+    path = Path(spec)
+    return str(path.relative_to(SPECS) if path.is_absolute() else path) in sample
+
+
+def corpus_params(values: Iterable[Any], spec: Callable[[Any], Path | str] = lambda v: v,
+                  ids: Callable[[Any], str] = lambda p: str(Path(p).relative_to(SPECS)),
+                  sample: Collection[str] = SAMPLE) -> list[Any]:
+    """The parameters of a corpus-wide test: every value, marked slow unless its spec (`spec(value)`) is in
+    `sample` (SAMPLE, or a part of it where a test takes seconds on some of SAMPLE)."""
+    return [pytest.param(v, id=ids(v), marks=() if in_sample(spec(v), sample) else pytest.mark.slow) for v in values]
 
 
 def load_bench(relative: str) -> ModuleType:

@@ -72,6 +72,7 @@ def _z3_holds(kind: AdjacencyKind, ops, here, there, bound) -> bool:
         return solver.check() == z3.sat  # `up` is existential: some direction fits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [k for k in AdjacencyKind if ADJACENCY[k].on_list])
 def test_z3_and_python_readings_agree(kind: AdjacencyKind):
     """The checker's z3 relation and the interpreter's check admit exactly the same pairs (both spellings of

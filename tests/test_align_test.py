@@ -29,7 +29,7 @@ from align.pipeline import checker_pairs, load_mechanism
 from align.render.text import result_text
 from align.stats.lrtest import default_max_length, input_pairs, round_sizes, search
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+from .conftest import corpus_params
 
 ROOT = Path(__file__).resolve().parent.parent
 INCORRECT = ROOT / "specs" / "incorrect"
@@ -89,7 +89,7 @@ def _assert_one_test(result) -> None:
         assert all(f.epsilon_bound < f.eps for f in result.findings)
 
 
-@pytest.mark.parametrize("name", sorted(VIOLATIONS))
+@pytest.mark.parametrize("name", corpus_params(sorted(VIOLATIONS), spec=lambda name: f"incorrect/{name}.dp", ids=str))
 def test_violation_is_confirmed(name):
     """As `align test` does by default: the sampling, and when its rounds find nothing, the computed
     probabilities (align/exact/) before the confirmation tests, at the example's length and then at longer ones.
@@ -114,6 +114,7 @@ def test_violation_is_confirmed(name):
     _assert_one_test(result)
 
 
+@pytest.mark.slow
 def test_every_report_of_the_violating_specs_is_one_test():
     """Real `align test` runs (checker pairs, patterns, support proofs) on every `# expect: violation` spec, with
     small budgets so that both verdicts occur: the text and the JSON report bounds >= the claim exactly when they
@@ -166,6 +167,7 @@ CORRECT = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(CORRECT))
 def test_false_alarms_on_correct_specs_are_consistent_with_alpha(path):
     public, length = CORRECT[path]
@@ -186,6 +188,7 @@ def _counts(result):
     return [(f.pair.name, f.event.text, f.c1, f.n1, f.c2, f.n2) for f in result.findings]
 
 
+@pytest.mark.slow
 def test_same_seed_same_counts_on_any_executor():
     ref = _ref(INCORRECT / "svt_lee_clifton.dp")
     kwargs = {"public": {"T": 0, "c": 1, "eps": 1}, "length": 6, "samples": 4000, "seed": 7, "stop_early": False}
@@ -198,6 +201,7 @@ def test_same_seed_same_counts_on_any_executor():
     assert _counts(search(ref, **{**kwargs, "seed": 8})) != alone
 
 
+@pytest.mark.slow
 def test_confirmation_tests_are_counted_from_the_start_and_drawn_afresh():
     """A search that finds nothing tests its most promising events once more on `confirm_factor` times the
     largest round's samples; those tests are in the Bonferroni factor whether or not they run, their seeds are
@@ -263,6 +267,7 @@ def _run(*argv):
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 def test_cli_confirms_a_violation_in_text_and_json():
     path = str(INCORRECT / "svt_stoddard_no_query_noise.dp")
     code, out, err = _run("test", path, "--arg", "T=0.5", "--arg", "eps=1")
@@ -289,6 +294,7 @@ def test_cli_given_pair_and_no_violation():
     assert code == 0 and "no violation found" in out
 
 
+@pytest.mark.slow
 def test_cli_errors(tmp_path):
     path = str(INCORRECT / "histogram_lap_eps.dp")
     # a public parameter with neither --arg nor an example (the clause removed)
@@ -323,6 +329,7 @@ def test_cli_tries_a_counterexample_pair_first(tmp_path):
     assert code == 1 and doc["claimed_epsilon"] == 0.5 and doc["pairs"] >= 2
 
 
+@pytest.mark.slow
 def test_verify_confirm_tells_a_broken_proof_from_a_broken_mechanism(monkeypatch):
     import json as _json
 
@@ -336,6 +343,7 @@ def test_verify_confirm_tells_a_broken_proof_from_a_broken_mechanism(monkeypatch
     assert private["violation"] is False and "no violation was found" in private["text"]
 
 
+@pytest.mark.slow
 def test_cli_plot_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     from align.stats.plot import bounds_per_pair, epsilon_grid, p_curve
@@ -394,6 +402,7 @@ def test_exact_privacy_loss_model_is_found_by_replay_only_for_additive_noise():
     assert _model(INCORRECT / "noisy_max_value_laplace.dp", {"eps": 1}, [1, 1], [2, 1]) is None
 
 
+@pytest.mark.slow
 def test_exact_privacy_loss_events_find_a_loss_spread_over_coordinates(monkeypatch):
     from align.stats import lrtest
 
@@ -422,6 +431,7 @@ ALG6 = ROOT / "specs" / "freegap" / "alg6_hybrid_estimates.dp"
 ALG6_CLAIM = "privacy (theta + len(out) / k * (1 - theta)) * eps"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("public", [{"T": 1, "k": 2, "eps": 1, "theta": 0.5}, {"T": 1, "k": 2, "eps": 2, "theta": 0.5}])
 def test_a_claim_that_reads_the_output_raises_no_false_alarm(public):
     ref = _ref(ALG6)
@@ -437,6 +447,7 @@ def test_a_claim_that_reads_the_output_raises_no_false_alarm(public):
                 assert f.eps == pytest.approx((theta + f.event.key[0] / k * (1 - theta)) * eps)
 
 
+@pytest.mark.slow
 def test_a_broken_claim_that_reads_the_output_is_confirmed(tmp_path):
     text = ALG6.read_text()
     assert text.count(ALG6_CLAIM) == 1
@@ -452,6 +463,7 @@ def test_a_broken_claim_that_reads_the_output_is_confirmed(tmp_path):
     assert code == 1 and doc["claim_reads_output"] and doc["witness"]["epsilon"] == doc["claimed_epsilon"]
 
 
+@pytest.mark.slow
 def test_algorithm5_claim_reads_the_output_and_runs():
     public = {"T": 1, "k": 2, "eps": 1}
     result = search(_ref(ROOT / "specs" / "freegap" / "alg5_hybrid_identity.dp"), public, length=5, samples=2000,
@@ -486,6 +498,7 @@ def test_each_candidate_carries_the_largest_claim_over_its_selection_samples():
         assert c.eps == max(claim1[in1].max(initial=-np.inf), claim2[in2].max(initial=-np.inf))
 
 
+@pytest.mark.slow
 def test_checker_counterexamples_become_the_first_pairs():
     from align.checker.verify import verify_mechanism
     from align.stats.lrtest import counterexample_pair
@@ -584,6 +597,7 @@ alignment noisy_mean {{
 """
 
 
+@pytest.mark.slow
 def test_a_pair_the_program_cannot_run_is_skipped_with_a_note(tmp_path):
     """A pair on which the program stops (here a division by zero on q = []) is left out with a note in every
     format, and the search goes on with the others, in the sampling, in the computed stage and with --exact;
@@ -620,6 +634,7 @@ def test_a_pair_the_program_cannot_run_is_skipped_with_a_note(tmp_path):
 SPARSE_IGNORES_C = INCORRECT / "sparse_threshold_noise_ignores_c.dp"
 
 
+@pytest.mark.slow
 def test_the_search_escalates_the_length_until_the_violation_shows():
     """Sparse with thresholds c times too little noisy leaks only on long inputs (its header): at the example's
     length 6 neither the sampling nor the computed probabilities show it; the search doubles the length, and the
@@ -657,6 +672,7 @@ def test_the_search_escalates_the_length_until_the_violation_shows():
     assert code == 0 and doc["lengths"] == [6] and doc["length"] is None
 
 
+@pytest.mark.slow
 def test_every_length_searched_is_in_the_bonferroni_factor():
     """The tests of the longer lengths are counted from the start (a search that stops early, or computes a length
     instead of sampling it, only spends less than it counted): every p-value is adjusted by the same factor, and

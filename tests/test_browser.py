@@ -41,6 +41,7 @@ def test_align_chromium_overrides_the_path(monkeypatch: pytest.MonkeyPatch) -> N
     assert chromium_path() == "/opt/elsewhere/chrome"
 
 
+@pytest.mark.slow
 def test_console_error_is_an_error(tmp_path: Path) -> None:
     html = page(tmp_path, '<script>console.log("fine", 1); console.error("proof table missing", 42);</script>')
     with open_page(html) as p:
@@ -49,6 +50,7 @@ def test_console_error_is_an_error(tmp_path: Path) -> None:
         assert p.errors == ["console.error: proof table missing 42"]
 
 
+@pytest.mark.slow
 def test_uncaught_exceptions_are_errors(tmp_path: Path) -> None:
     html = page(tmp_path, '<script>throw new TypeError("boom")</script>\n'
                           '<script>Promise.reject(new Error("rejected"))</script>')
@@ -80,6 +82,7 @@ def test_clean_page_with_table_and_mathml(tmp_path: Path) -> None:
         assert numerator_bottom <= denominator_top
 
 
+@pytest.mark.slow
 def test_external_requests_are_reported(tmp_path: Path) -> None:
     html = page(tmp_path, '<img src="http://example.com/x.png" alt="remote">\n'
                           '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline">')
@@ -112,6 +115,7 @@ def http_server() -> Iterator[tuple[str, list[str]]]:
         server.server_close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("offline", [True, False])
 def test_offline_pages_reach_no_server(tmp_path: Path, http_server: tuple[str, list[str]], offline: bool) -> None:
     base, hits = http_server
@@ -124,6 +128,7 @@ def test_offline_pages_reach_no_server(tmp_path: Path, http_server: tuple[str, l
                                                 f"404 (Not Found) ({base}/remote.png)"])
 
 
+@pytest.mark.slow
 def test_missing_local_files_are_errors(tmp_path: Path) -> None:
     html = page(tmp_path, '<link rel="stylesheet" href="missing.css"><img src="missing.png" alt="missing">')
     with open_page(html) as p:
@@ -132,6 +137,7 @@ def test_missing_local_files_are_errors(tmp_path: Path) -> None:
         assert p.external_requests == [(tmp_path / name).as_uri() for name in ("missing.css", "missing.png")]
 
 
+@pytest.mark.slow
 def test_evaluate_raises_what_the_page_throws(tmp_path: Path) -> None:
     with open_page(page(tmp_path, "<p>hi</p>")) as p:
         assert p.evaluate("document.querySelector('p').textContent") == "hi"
@@ -141,6 +147,7 @@ def test_evaluate_raises_what_the_page_throws(tmp_path: Path) -> None:
         assert p.errors == []
 
 
+@pytest.mark.slow
 def test_screenshot_is_a_full_page_png(tmp_path: Path) -> None:
     html = page(tmp_path, '<h1>Proof report</h1><div style="height: 2500px; background: #d0e0ff">tall</div>'
                           "<p>end</p>")
@@ -156,6 +163,7 @@ def test_screenshot_is_a_full_page_png(tmp_path: Path) -> None:
     assert len(data) > 1000
 
 
+@pytest.mark.slow
 def test_load_timeout_is_a_clear_error(tmp_path: Path) -> None:
     html = page(tmp_path, "<script>while (true) {}</script>")  # the load event never fires
     start = time.monotonic()

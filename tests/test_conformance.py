@@ -65,8 +65,6 @@ from mechanisms import (
 from .conftest import SPECS
 from .test_mechanisms import FLOAT_TRAPS, _float_loop_tops
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
-
 ALPHA = 1e-3
 """Per case (Bonferroni over its tests); see the module docstring."""
 SAMPLES = 50_000
@@ -327,6 +325,7 @@ def test_every_mechanism_class_is_covered():
     assert len(CASES) == 21
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_interpreter_and_implementation_have_the_same_output_distribution(case: Case):
     mech = load(case.spec)

@@ -19,7 +19,8 @@ from align.stats.lrtest import search
 from .conftest import SPECS
 from .test_align_test import _ref
 
-pytestmark = pytest.mark.slow  # starts worker processes
+# Its module fixture starts a Dask cluster once per worker: with `--dist loadgroup` one worker runs the file.
+pytestmark = pytest.mark.xdist_group("test_dask")
 
 SPEC = SPECS / "incorrect" / "noisy_max_running_sum.dp"
 
@@ -35,6 +36,7 @@ def _counts(result) -> list[tuple]:
     return [(f.pair.name, str(f.event), f.forward, f.c1, f.n1, f.c2, f.n2) for f in result.findings]
 
 
+@pytest.mark.slow
 def test_a_local_cluster_gives_the_in_process_counts(cluster: LocalCluster):
     mech = _ref(SPEC)
     # two rounds (no early stop), several pairs: units of different sizes land on both workers
@@ -56,6 +58,7 @@ def _test(*flags: str) -> tuple[int, dict]:
     return code, report
 
 
+@pytest.mark.slow
 def test_align_test_on_a_scheduler_address_and_on_its_own_cluster(cluster: LocalCluster):
     code, local = _test()
     assert code == 1  # the violation is confirmed
@@ -84,6 +87,7 @@ def test_a_malformed_scheduler_address_is_a_usage_error(address: str):
     assert time.monotonic() - start < 3
 
 
+@pytest.mark.slow
 def test_an_unknown_executor_is_a_usage_error():
     err = io.StringIO()
     assert main(["test", str(SPEC), "--arg", "eps=1", "--executor", "threads"], stdout=io.StringIO(), stderr=err) == 2

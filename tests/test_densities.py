@@ -19,8 +19,6 @@ from align.smt.encode import Encoding, _generic
 from align.smt.solver import fresh_context
 from align.span import Source
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
-
 ROOT = Path(__file__).resolve().parent.parent
 C0_SPECS = {
     # spec -> the site whose density differs or is not one
@@ -58,6 +56,7 @@ def test_each_class_is_refused_by_c0_with_the_two_parameter_values(name: str):
     assert cex["replay"]["confirmed"], cex["replay"]
 
 
+@pytest.mark.slow
 def test_every_distribution_requirement_is_checked_both_ways():
     """For each distribution, one mechanism with well-formed public parameters (C0 proved) and one whose
     parameters break a requirement for some value `requires` allows (C0 refuted)."""
@@ -160,6 +159,7 @@ def test_a_sqrt_side_condition_holds_only_where_the_root_exists():
     assert verdicts[("C4a", None)].status == "refuted"
 
 
+@pytest.mark.slow
 def test_structural_integers_are_part_of_the_scope():
     mech = resolve(parse_source(read_source(str(ROOT / "specs/incorrect/repeated_answer_loop_bound.dp")))).mechanisms[0]
     verdicts = verify_mechanism(mech, Options(max_length=3))

@@ -211,7 +211,9 @@ CROSS = [
 ]
 
 
-@pytest.mark.parametrize("rel, public, q", CROSS, ids=[c[0] for c in CROSS])
+# The fast tier keeps noisy min (a fraction of a second); the SVT variants take seconds each.
+@pytest.mark.parametrize("rel, public, q", [
+    pytest.param(*c, id=c[0], marks=() if c[0] == "freegap/noisy_min.dp" else pytest.mark.slow) for c in CROSS])
 def test_brackets_agree_with_the_interpreters_samples(rel, public, q):
     """Every output shape's bracket, and "shape, first noisy value <= its median", against 200,000 runs of the
     reference interpreter on the same input (seed 0)."""
@@ -321,6 +323,7 @@ def _run(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 def test_the_command_reports_a_computed_violation():
     code, out, _ = _run("test", "--exact", str(SPECS / "incorrect/svt_lee_clifton.dp"))
     assert code == 1
@@ -334,6 +337,7 @@ def test_the_command_reports_a_computed_violation():
     assert s["epsilon_lower_bound"] == pytest.approx(math.log(s["p"][0] / s["p_prime"][1]))
 
 
+@pytest.mark.slow
 def test_the_command_finds_no_violation_in_above_threshold():
     code, out, _ = _run("test", "--exact", str(SPECS / "dworkroth/above_threshold.dp"), "--length", "4")
     assert code == 0 and "no violation" in out and "this is not a proof" in out
@@ -414,6 +418,7 @@ def test_an_equality_test_on_the_same_noise_takes_its_true_branch(tmp_path):
     assert not result.violation and result.strongest is not None and result.strongest.epsilon <= 1.0
 
 
+@pytest.mark.slow
 def test_the_library_call_is_the_command():
     import align
 

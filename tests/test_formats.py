@@ -24,14 +24,11 @@ from align.render.sarif import SarifRenderer
 from align.results import FileResult, MechanismVerdict, VerifyReport
 from align.status import Status
 
-from .conftest import ROOT, SPECS, corpus
-from .test_verify import verified
-
-pytestmark = pytest.mark.slow  # corpus-wide: `pytest -m "not slow"` skips it
+from .conftest import ROOT, corpus, corpus_params
+from .test_verify import VERIFIED, verified
 
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json").read_text())
 FILES = corpus()
-IDS = [str(p.relative_to(SPECS)) for p in FILES]
 
 
 def _main(*argv: str) -> tuple[int, str, str]:
@@ -61,7 +58,8 @@ def _validate(log: dict[str, Any]) -> None:
     jsonschema.Draft4Validator(SCHEMA).validate(log)
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@VERIFIED
+@pytest.mark.parametrize("path", corpus_params(FILES))
 def test_every_corpus_log_is_valid_sarif_with_one_result_per_open_obligation(path: Path):
     code, out = _render(SarifRenderer, path)
     log = json.loads(out)
@@ -132,7 +130,8 @@ def test_a_file_that_does_not_load_is_a_located_error_result(tmp_path: Path):
 COMMAND = re.compile(r"::(error|warning) ((?:[A-Za-z]+=[^,:]*)(?:,[A-Za-z]+=[^,:]*)*)::(.*)")
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@VERIFIED
+@pytest.mark.parametrize("path", corpus_params(FILES))
 def test_github_annotations_are_workflow_commands_one_per_open_obligation(path: Path):
     _, out = _render(GithubRenderer, path)
     _, sarif = _render(SarifRenderer, path)
@@ -156,7 +155,8 @@ def test_github_annotations_are_workflow_commands_one_per_open_obligation(path: 
 # ------------------------------------------------------------------------------------------------ align report
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@VERIFIED
+@pytest.mark.parametrize("path", corpus_params(FILES))
 def test_every_corpus_report_has_its_proof_in_every_format(path: Path):
     from align.obligations import ObligationId
     from align.report import FORMATS, document

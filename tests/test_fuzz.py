@@ -14,8 +14,6 @@ import pytest
 from .conftest import ROOT
 from .test_report_escaping import needs_pdflatex
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
-
 
 @pytest.fixture(scope="module")
 def fuzz():
@@ -27,6 +25,7 @@ def fuzz():
     return module
 
 
+@pytest.mark.slow
 def test_quick_fuzz_finds_no_internal_error_and_no_hang(fuzz):
     summary, _ = fuzz.fuzz(quick=True, jobs=2)
     report = fuzz.table(summary) + "".join(f"\n{o.status} {c.category} #{i}: {o.detail} {c.argv!a}"
@@ -43,11 +42,13 @@ def test_quick_fuzz_finds_no_internal_error_and_no_hang(fuzz):
     assert summary.last_line == f"inputs: {summary.inputs} internal: 0 hangs: 0 escapes: 0"
 
 
+@pytest.mark.slow
 def test_the_inputs_are_deterministic(fuzz):
     first = fuzz.build_cases(fuzz.QUICK)
     assert fuzz.build_cases(fuzz.QUICK) == first
 
 
+@pytest.mark.slow
 def test_a_hang_is_detected_and_the_worker_replaced(fuzz, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(fuzz.LIMIT_S, "verify", 0.05)
     # a verification that takes seconds: Algorithm 5's bounded check of every obligation (without
@@ -191,6 +192,7 @@ def test_saved_inputs_replay_as_they_were(fuzz, tmp_path: Path):
     assert (tmp_path / "00007_names_check_x" / fuzz.REPO / "specs" / "l").is_symlink()
 
 
+@pytest.mark.slow
 @needs_pdflatex
 def test_a_compiled_report_that_reads_outside_or_runs_injected_code_escapes(fuzz, tmp_path: Path):
     (tmp_path / "canary.dp").write_text("ALIGN_CANARY_test\n")

@@ -22,9 +22,7 @@ from align.interp.runner import prepare_arguments, prepare_neighbour
 from align.parse import parse_source, read_source
 from align.resolve import resolve
 
-from .conftest import SPECS, corpus
-
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+from .conftest import SPECS, corpus, corpus_params
 
 SAMPLES = 10000
 SEED = 2024
@@ -266,7 +264,7 @@ def test_every_spec_with_an_alignment_has_cases():
     assert with_alignment == set(CASES)
 
 
-@pytest.mark.parametrize("relative", sorted(CASES))
+@pytest.mark.parametrize("relative", corpus_params(sorted(CASES), ids=str))
 def test_sampled_alignment_agrees_with_the_expected_verdict(relative: str):
     mech, expectations = _load(relative)
     kinds = {e.kind for e in expectations}

@@ -18,10 +18,8 @@ from align.interp.scalar import Interpreter, NoiseValues
 from align.parse import parse_source, read_source
 from align.resolve import resolve
 
-from .conftest import SPECS, corpus
+from .conftest import SPECS, corpus, in_sample
 from .test_interp_alignment import CASES, _typed
-
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
 SAMPLES = 400
 
@@ -62,7 +60,11 @@ def test_every_corpus_spec_has_arguments():
     assert {str(p.relative_to(SPECS)) for p in corpus()} == set(ARGS)
 
 
-@pytest.mark.parametrize("relative,raw", _specs(), ids=[f"{r}-{k}" for k, (r, _) in enumerate(_specs())])
+# The fast tier replays the corpus sample, the refused densities and the specs written for the interpreter's corners.
+@pytest.mark.parametrize("relative,raw", [
+    pytest.param(r, raw, id=f"{r}-{k}",
+                 marks=() if in_sample(r) or r in REFUSED or r.startswith("../tests/") else pytest.mark.slow)
+    for k, (r, raw) in enumerate(_specs())])
 def test_scalar_replay_of_vector_samples_is_identical(relative: str, raw: dict):
     path = (SPECS / relative).resolve()
     mech = resolve(parse_source(read_source(str(path)))).mechanisms[0]

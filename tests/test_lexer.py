@@ -203,6 +203,7 @@ def _lark_tokenizes(text: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_token_soup_that_lark_accepts_never_lexes_as_error():
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies

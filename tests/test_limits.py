@@ -45,8 +45,6 @@ from align.span import Source, Span, visible
 
 from .conftest import ROOT
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
-
 SPEC = """mechanism m(q: real, eps: real)
   adjacent |q - q'| <= 1
   requires eps > 0
@@ -178,6 +176,7 @@ def _deepest_accepted(before: str, inner: str, after: str) -> tuple[str, str]:
         n += 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES)
 def test_the_deepest_accepted_spec_goes_through_every_stage(tmp_path: Path, shape: str):
     accepted, refused = _deepest_accepted(*SHAPES[shape])
@@ -204,6 +203,7 @@ def test_the_depth_limit_holds_with_little_stack_left(tmp_path: Path):
     assert nested(150) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["-" * 100000 + "1", "(" * 50000 + "1" + ")" * 50000, "[" * 50000 + "]" * 50000,
                                   " + ".join(["q"] * 20000), "abs(" * 20000 + "1" + ")" * 20000])
 def test_pathological_nesting_is_refused_quickly(tmp_path: Path, text: str):
@@ -394,6 +394,7 @@ def _unwritable(tmp_path: Path) -> list[str]:
     return [str(tmp_path / "no" / "such" / "c.json"), str(tmp_path / "adir"), str(tmp_path / "afile" / "c.json")]
 
 
+@pytest.mark.slow
 def test_verify_counterexample_write_errors_are_diagnosed(tmp_path: Path):
     for target in _unwritable(tmp_path):
         code, out, err = run("verify", BROKEN, "--max-length", "1", "--counterexample", target)
@@ -428,7 +429,8 @@ def test_permission_denied_is_a_write_error(tmp_path: Path):
 @pytest.mark.parametrize("body,code", [
     ("for i in 0 .. 1000000000000 { output q + eta }", "loop-too-long"),
     ("x = 0\n  for i in 0 .. 1000000000000 { x = x + 1 }\n  output q + eta + x", "loop-too-long"),
-    ("for i in 0 .. 400 { for j in 0 .. 400 { output q + eta } }", "loop-too-long"),
+    pytest.param("for i in 0 .. 400 { for j in 0 .. 400 { output q + eta } }", "loop-too-long",
+                 marks=pytest.mark.slow),  # seconds: the nested loop runs until the step count is past the limit
     ("for i in 0 .. 100000 { output q + eta }", "run-too-large"),
     ("for i in 0 .. 100000 { xi ~ Lap(1 / eps) }\n  output q + eta", "run-too-large"),
     ("a0 = [q]\n  " + "\n  ".join(f"a{i} = [a{i - 1}]" for i in range(1, 40)) + "\n  output q + eta", "list-too-deep"),
@@ -446,6 +448,7 @@ def test_runs_that_would_not_end_or_fit_are_refused(tmp_path: Path, body: str, c
         assert status == 2 and codes(err) == [code]
 
 
+@pytest.mark.slow
 def test_a_long_loop_within_the_limits_runs(tmp_path: Path):
     spec = tmp_path / "spec.dp"
     spec.write_text(SPEC.replace("output q + eta + EXPR", "x = 0\n  for i in 0 .. 100000 { x = x + 1 }\n  output x"))
@@ -469,6 +472,7 @@ def test_the_checker_does_not_unroll_past_its_limit(path: Path):
     assert not any(v.status == "proved" and v.obligation.id in ("C4a", "C4c") for v in verdicts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted((ROOT / "tests" / "memory").glob("*.dp")), ids=lambda p: p.stem)
 def test_the_checker_stays_within_bounded_memory(path: Path):
     """Specs that once grew `align verify` past 12 GB: under a 3 GB address-space limit, a verdict (refuted)."""
@@ -588,6 +592,7 @@ def test_every_numeric_option_is_bounded():
                     assert action.option_strings[0] in NUMERIC_OPTIONS[command], (command, action.option_strings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["run", SVT, *SVT_ARGS, "--samples", "0"],
                                   ["verify", "specs/freegap/example1_laplace.dp", "--timeout", "1e-3"],
                                   # one sample: a test sample's Poisson size is often 0 (found by bench/fuzz.py)

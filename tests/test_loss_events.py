@@ -41,8 +41,6 @@ from align.stats.events import (
 )
 from align.stats.lrtest import search
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
-
 ROOT = Path(__file__).resolve().parent.parent
 
 GRID = np.r_[np.arange(-6.0, 6.25, 0.25), [-1e-12, 1e-12, 40.0, -40.0]]
@@ -308,6 +306,7 @@ DETECT = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(DETECT))
 def test_too_little_noise_of_each_kind_is_detected(tmp_path, name):
     qtype, adjacency, noise, public, length = DETECT[name]
@@ -320,6 +319,7 @@ def test_too_little_noise_of_each_kind_is_detected(tmp_path, name):
         assert result.strongest.support_mismatch
 
 
+@pytest.mark.slow
 def test_the_new_spec_is_found_by_the_loss_column_alone(monkeypatch):
     """specs/incorrect/geometric_counting_queries.dp: each answer alone has loss eps, the outputs are integers
     (no threshold events on them), so the joint loss is what shows the true 5 eps."""
@@ -354,6 +354,7 @@ CORRECT = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CORRECT))
 def test_correct_mechanisms_raise_no_more_alarms_than_alpha_allows(tmp_path, name):
     qtype, adjacency, body, public, length = CORRECT[name]

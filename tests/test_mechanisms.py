@@ -51,8 +51,6 @@ from mechanisms.gap_estimates import (
 )
 from mechanisms.svt_gap import Noise
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
-
 ALPHA = 1e-3
 
 
@@ -665,6 +663,7 @@ def test_blue_error_with_theorem_6_2_model_is_corollary_1(k, lam):
     assert np.allclose(error, blue_variance_ratio(k, lam) * sigma2, rtol=1e-12, atol=0)
 
 
+@pytest.mark.slow
 def test_blue_error_on_tied_queries_matches_noisy_top_k():
     # Tied queries: the released gaps are the spacings Exp(b/j) of the top order statistics (Rényi), not
     # Theorem 6.2's q_i + eta_i - q_i+1 - eta_i+1; the first selected query's BLUE is then worse than its

@@ -20,7 +20,8 @@ from traitlets import default
 
 from .conftest import ROOT
 
-pytestmark = pytest.mark.slow
+# Its module fixture runs the whole notebook once per worker: with `--dist loadgroup` one worker runs the file.
+pytestmark = pytest.mark.xdist_group("test_notebook")
 
 DOCS = ROOT / "docs"
 NOTEBOOK = DOCS / "tutorial.ipynb"
@@ -80,6 +81,7 @@ def test_the_notebook_is_stored_clean_for_python3():
         assert cell.outputs == [] and cell.execution_count is None, cell.source[:60]
 
 
+@pytest.mark.slow
 def test_it_runs_in_this_interpreter_and_without_errors(executed):
     nb = executed["nb"]
     assert printed(nb, "kernel interpreter").strip() == f"kernel interpreter: {sys.executable}"
@@ -88,6 +90,7 @@ def test_it_runs_in_this_interpreter_and_without_errors(executed):
     assert executed["seconds"] < 240
 
 
+@pytest.mark.slow
 def test_the_laplace_mechanism_is_proved_and_too_little_noise_breaks_c4c(executed):
     nb = executed["nb"]
     assert "Laplace mechanism: PROVED for all inputs" in printed(nb, "laplace = align.verify(LAPLACE)")
@@ -97,6 +100,7 @@ def test_the_laplace_mechanism_is_proved_and_too_little_noise_breaks_c4c(execute
     assert "counterexample: D =" in halved
 
 
+@pytest.mark.slow
 def test_svt_with_gap_is_proved_for_every_length_and_the_alignment_replays(executed):
     nb = executed["nb"]
     assert "cost coefficient c = eps1/2" in printed(nb, '"-m", "align", "check"')
@@ -106,6 +110,7 @@ def test_svt_with_gap_is_proved_for_every_length_and_the_alignment_replays(execu
     assert "same output: True" in printed(nb, "replayed = align.replay(SVT")
 
 
+@pytest.mark.slow
 def test_stoddard_is_refuted_on_c4a_replayed_and_a_violation_is_confirmed(executed):
     nb = executed["nb"]
     assert "Stoddard's SVT: REFUTED - refuted: C4a" in printed(nb, "stoddard = align.verify(STODDARD)")
@@ -116,6 +121,7 @@ def test_stoddard_is_refuted_on_c4a_replayed_and_a_violation_is_confirmed(execut
     assert "so eps >=  : inf" in report
 
 
+@pytest.mark.slow
 def test_gumbel_noise_fails_c3_where_laplace_and_logistic_pass(executed):
     nb = executed["nb"]
     assert "Gumbel release: C3(g) REFUTED" in printed(nb, "gumbel = align.verify(GUMBEL)")
@@ -125,6 +131,7 @@ def test_gumbel_noise_fails_c3_where_laplace_and_logistic_pass(executed):
     assert "align.test: privacy violation confirmed" in printed(nb, "gumbel_test = align.test(GUMBEL")
 
 
+@pytest.mark.slow
 def test_the_r2dp_mixture_rule_gives_the_closed_form(executed):
     nb = executed["nb"]
     rule = printed(nb, "mix = next(")
@@ -139,6 +146,7 @@ def displayed(nb: Any, mime: str) -> list[str]:
             if o.output_type == "execute_result" and mime in o.get("data", {})]
 
 
+@pytest.mark.slow
 def test_results_render_themselves_as_reports(executed):
     """`align.verify` and `align.test` results left as a cell's value display as the HTML report (and carry a
     Markdown form for other front ends): the proof's obligations table and its MathML, the search's findings."""

@@ -23,6 +23,9 @@ from align.cli import main
 from .conftest import SPECS
 from .test_report_escaping import _Elements, assert_only_expected_files, compile_tex, markdown_html, needs_pdflatex
 
+# Its module fixtures verify and confirm svt_stoddard once per worker: with `--dist loadgroup` one worker runs the file.
+pytestmark = pytest.mark.xdist_group("test_output_files")
+
 STODDARD = SPECS / "incorrect" / "svt_stoddard_no_query_noise.dp"
 LAPLACE = SPECS / "freegap" / "example1_laplace.dp"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -117,6 +120,7 @@ def test_a_hostile_output_name_makes_no_markdown_element(report, tmp_path: Path)
     assert not [tag for tag, attrs in page.elements if tag == "a" or any(a.startswith("on") for a in attrs)]
 
 
+@pytest.mark.slow
 @needs_pdflatex
 def test_a_hostile_output_name_runs_no_tex(report, tmp_path: Path):
     name = "r}\\typeout{\\detokenize{INJ}ECTED}\\iffalse{ ^^5c%#.tex"

@@ -38,6 +38,7 @@ def _parse_corpus() -> list[str]:
     return [repr(parse.parse_source(Source(str(p), p.read_text()))) for p in corpus()]
 
 
+@pytest.mark.slow
 def test_a_saved_parser_parses_the_corpus_as_a_built_one(cache: Path) -> None:
     built = _parse_corpus()
     assert len(_files(cache)) == 1, "the first use saves the built parser"
@@ -61,6 +62,7 @@ def test_a_damaged_file_is_rebuilt(cache: Path) -> None:
     assert _parse_corpus() == built
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
 def test_a_directory_others_can_write_is_not_used(cache: Path) -> None:
     cache.mkdir(mode=0o700)
@@ -72,6 +74,7 @@ def test_a_directory_others_can_write_is_not_used(cache: Path) -> None:
     assert built == _parse_corpus()
 
 
+@pytest.mark.slow
 def test_an_unusable_location_still_parses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -110,6 +113,7 @@ def _check_imports(spec: Path, env: dict[str, str], output_format: str = "text")
     return ast.literal_eval(lines[-2]), ast.literal_eval(lines[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "shown"), [
     ("alg2_svt_gap.dp", "eps1/2 = eps*(1 - theta)/(2*k)"),
     ("alg3_adaptive_svt_gap_geo.dp", "eps2/2 = eps*(1 - theta)/(4*k)"),  # -ln(1 - p), p = 1 - exp(-eps2/2)
@@ -125,6 +129,7 @@ def test_products_of_powers_are_printed_without_sympy(tmp_path: Path, name: str,
     assert not list((tmp_path / "cache").glob("coefficients-*.json"))
 
 
+@pytest.mark.slow
 def test_kept_coefficients_spare_sympy_and_show_the_same_texts(tmp_path: Path) -> None:
     """The text report's other cost coefficients (sympy: here a scale that reads the data, 1 + abs(q)) are kept in
     the cache directory: a second `align check` of the spec imports no sympy and prints the same report; a damaged

@@ -16,8 +16,6 @@ from align.distributions import DISTRIBUTIONS
 from mechanisms import r2dp
 from mechanisms.utility import Metric, Utility
 
-pytestmark = pytest.mark.slow  # statistical: `pytest -m "not slow"` skips it
-
 
 def _rng(name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([20261202, zlib.crc32(name.encode())]))
@@ -57,6 +55,7 @@ def test_table_1_matches_sampling_the_mixture(mechanism):
         _within(w * w, Utility(Metric.L2).of_fold(mechanism.fold) ** 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["gamma", "uniform"])
 @pytest.mark.parametrize("metric,gamma", [("usefulness", 0.5), ("usefulness", 3.0), ("l1", None), ("l2", None)])
 def test_the_optimum_spends_exactly_the_budget_and_at_eps_1_is_the_laplace_limit(family, metric, gamma):
@@ -105,6 +104,7 @@ def test_at_large_eps_the_gamma_optimum_is_interior_and_beats_laplace(eps, metri
     assert utility.better(found.value, utility.of_laplace(eps, 1.0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.5, 2.0, 5.0])
 def test_the_ensembles_scale_spends_the_budget_and_its_metrics_are_the_components(eps):
     """Algorithm 1's ensemble as the optimiser builds it (u = a1 X1 + a2 X2 + a3 X3, the weights carrying the

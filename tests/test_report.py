@@ -22,6 +22,9 @@ from align.status import Status
 
 from .conftest import SPECS
 
+# Its module fixtures verify two specs once per worker: with `--dist loadgroup` one worker runs the file.
+pytestmark = pytest.mark.xdist_group("test_report")
+
 SVT = SPECS / "freegap" / "alg2_svt_gap.dp"
 LAPLACE = SPECS / "freegap" / "example1_laplace.dp"
 STODDARD = SPECS / "incorrect" / "svt_stoddard_no_query_noise.dp"

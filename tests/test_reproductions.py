@@ -16,8 +16,6 @@ import pytest
 
 from .conftest import load_bench
 
-pytestmark = pytest.mark.slow  # statistical: `pytest -m "not slow"` skips it
-
 FAST = {
     "papers/adaptive_svt.py": 1_000,
     "papers/exp_mech_gap.py": 10,
@@ -33,6 +31,7 @@ PLOT_LIMIT = 150_000
 """Bytes: the committed plots stay small (docs/reproductions/*.png)."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(FAST))
 def test_fast_reproduction_reaches_the_recorded_verdict(script, tmp_path):
     claim = load_bench("papers/_claim.py")
@@ -47,6 +46,7 @@ def test_fast_reproduction_reaches_the_recorded_verdict(script, tmp_path):
     assert claim.PLOTS.joinpath(f"{result.name}.png").is_file(), "the full run's plot is committed"
 
 
+@pytest.mark.slow
 def test_intervals_cover_at_their_stated_rate():
     """Estimate.proportion and Estimate.mean: over 400 repetitions with a known truth, a 99 % interval misses
     about 4 times (binomial(400, 0.01): P(misses > 12) < 1e-4)."""
@@ -94,6 +94,7 @@ def test_intervals_are_simultaneous_over_the_rows_with_a_theory():
     assert fixed.at(0.999) is fixed
 
 
+@pytest.mark.slow
 def test_exp_mech_gap_only_the_misprinted_algorithm_8_disagrees():
     """The verdict is DISAGREES because of Algorithm 8 as printed; every other row (Algorithm 7, its spec,
     Algorithm 8 with Theorem 8.3's location, and the printed one at eps = 1, where it is right) agrees, and
@@ -109,6 +110,7 @@ def test_exp_mech_gap_only_the_misprinted_algorithm_8_disagrees():
             assert row.agrees, row
 
 
+@pytest.mark.slow
 def test_top_k_blue_disagrees_only_where_the_selection_depends_on_the_noise():
     """Corollary 1 holds where Noisy Top-K selected the true top k in order in every run; every row of our
     order-statistics model agrees; the seed's theory misses on tied queries for the first selected query."""
@@ -160,6 +162,7 @@ def test_adaptive_svt_drops_only_queries_far_below_the_threshold():
         assert np.all(d >= 25 / adaptive.eps0) and np.all(d + 2 * adaptive.sigma >= 25 * adaptive.top_scale)
 
 
+@pytest.mark.slow
 def test_r2dp_rule_is_the_supremum_of_the_loss_at_x_equal_q():
     # Theorem 4.1 is exact: the loss sup_x |ln p(x|q)/p(x|q')| over |q - q'| <= dq, computed by quadrature alone,
     # equals ln(E[u]/M_u'(-dq)) from the closed forms, at x = q and |q - q'| = dq; the tails only reach dq·min u.
@@ -172,6 +175,7 @@ def test_r2dp_rule_is_the_supremum_of_the_loss_at_x_equal_q():
             assert sup.tail < sup.value - 1e-3, setting
 
 
+@pytest.mark.slow
 def test_r2dp_rule_quadrature_density_matches_the_mgf_closed_form():
     # The reproduction's quadrature density (scipy laws, independent of mechanisms' closed forms) against
     # ½ M_u'(-s) from the closed forms, near q and in the tail (where both keep their digits).
@@ -196,6 +200,7 @@ def test_r2dp_rule_numeric_supremum_sees_a_wrong_rule():
     assert math.isclose(sup, r2dp.bernoulli(p, b0, b1).epsilon(dq), abs_tol=1e-12)
 
 
+@pytest.mark.slow
 def test_noisy_top_k_exp_privacy_sees_too_little_noise(monkeypatch):
     # the exact-density check is not vacuous: with half the noise (Exp(k/eps)) the loss reaches 2 eps
     module = load_bench("papers/noisy_top_k_exp_privacy.py")

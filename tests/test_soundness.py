@@ -17,8 +17,9 @@ from align.span import Source
 
 from .conftest import ROOT, load_bench
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
-
+# Its module fixture builds the representative specs' mutants once per worker: `--dist loadgroup` runs the file
+# in one worker.
+pytestmark = pytest.mark.xdist_group("test_soundness")
 
 S = load_bench("soundness.py")
 
@@ -63,6 +64,7 @@ def representative_mutants() -> list:
     return [m for spec in REPRESENTATIVE for m in S.mutants_of(_subject(spec))]
 
 
+@pytest.mark.slow
 def test_every_operator_has_a_doc_and_mutates_a_representative_spec(representative_mutants):
     counts = Counter(m.operator for m in representative_mutants)
     for op in S.OPERATORS.values():
@@ -70,6 +72,7 @@ def test_every_operator_has_a_doc_and_mutates_a_representative_spec(representati
         assert counts[op.name] >= 1, f"operator {op.name} has no place in {REPRESENTATIVE}"
 
 
+@pytest.mark.slow
 def test_every_mutant_parses_resolves_and_differs_from_its_spec(representative_mutants):
     originals = {spec: parse_source(Source(spec, (ROOT / "specs" / spec).read_text())) for spec in REPRESENTATIVE}
     for m in representative_mutants:
@@ -79,6 +82,7 @@ def test_every_mutant_parses_resolves_and_differs_from_its_spec(representative_m
         assert f"mutation: {m.place}" in m.text
 
 
+@pytest.mark.slow
 def test_mutants_are_the_same_on_every_run():
     first = S.select(["specs/freegap/alg2_svt_gap.dp"], None, False)
     again = S.select(["specs/freegap/alg2_svt_gap.dp"], None, False)
@@ -86,10 +90,12 @@ def test_mutants_are_the_same_on_every_run():
     assert len({m.key for m in first}) == len(first) > 30
 
 
+@pytest.mark.slow
 def test_the_corpus_gives_at_least_300_mutants():
     assert len(S.select(None, None, False)) >= 300
 
 
+@pytest.mark.slow
 def test_operators_make_the_intended_change():
     # The mutations the brief names, checked on their text.
     assert "eta ~ Lap(100 / eps / 2)" in _mutant("freegap/example1_laplace.dp", "halve_noise").text
@@ -113,6 +119,7 @@ def test_operators_make_the_intended_change():
     assert "    if q[i] > 2 {\n      break\n    }\n  }" in _mutant("freegap/alg2_svt_gap.dp", "break_on_private").text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("operator", ["halve_noise", "halve_claim", "widen_adjacency", "noise_reads_private",
                                       "scale_adds_private", "implicit_flow_scale", "float_dead_noise"])
 def test_a_non_private_mutant_of_the_laplace_mechanism_is_not_proved(tmp_path, operator: str):
@@ -121,6 +128,7 @@ def test_a_non_private_mutant_of_the_laplace_mechanism_is_not_proved(tmp_path, o
     assert _verified(tmp_path, m).status not in ("proved", "bounded")
 
 
+@pytest.mark.slow
 def test_a_test_only_doubles_fail_was_proved_and_is_unsound_without_the_float_rule(tmp_path, monkeypatch):
     # Issue 35: exact arithmetic keeps the guarded noise (0.1 + 0.2 == 0.3 holds of the reals), the interpreter's
     # doubles drop it. The checker proved the mutant before the float-sensitivity rule (align/floats.py) existed;
@@ -146,6 +154,7 @@ def test_the_empirical_checks_refute_a_private_noise_scale(tmp_path):
     assert all(f.command and f.command[1] == path for f in outcome.findings)
 
 
+@pytest.mark.slow
 def test_the_empirical_checks_refute_a_broken_alignment(tmp_path):
     m = _mutant("freegap/alg2_svt_gap.dp", "negate_shift")  # eta' = eta - 1: BOTs turn into TOPs
     _, outcome = _checked(tmp_path, m, S.Verdict("bounded", 3))
@@ -153,6 +162,7 @@ def test_the_empirical_checks_refute_a_broken_alignment(tmp_path):
     assert outcome.checked_lengths == [3]
 
 
+@pytest.mark.slow
 def test_the_empirical_checks_accept_a_private_mutant(tmp_path):
     # A public second list changes nothing about privacy: no finding (the checks have no false alarm here).
     m = _mutant("freegap/alg2_svt_gap.dp", "second_list_public")
@@ -161,6 +171,7 @@ def test_the_empirical_checks_accept_a_private_mutant(tmp_path):
     assert outcome.checked_lengths == [3, 5]
 
 
+@pytest.mark.slow
 def test_a_vacuous_bounded_proof_is_reported_as_such(tmp_path):
     m = next(x for x in S.mutants_of(_subject("freegap/alg2_svt_gap.dp"), ["requires_length_less_noise"]))
     _, outcome = _checked(tmp_path, m, S.Verdict("bounded", 3))
@@ -168,6 +179,7 @@ def test_a_vacuous_bounded_proof_is_reported_as_such(tmp_path):
     assert outcome.beyond, "beyond the bound, halved noise is caught"
 
 
+@pytest.mark.slow
 def test_a_relation_without_distinct_pairs_is_vacuous_not_proved(tmp_path):
     # Issue 35: with |q - q'| <= 0 the only neighbours are D = D', every obligation holds of them, and the Laplace
     # mechanism (like the identity) was "proved". The checker now says vacuous (obligation ADJ), exit 3.
@@ -181,6 +193,7 @@ def test_a_relation_without_distinct_pairs_is_vacuous_not_proved(tmp_path):
     assert "|q[i] - q'[i]| <= 0, monotone q" in bare
 
 
+@pytest.mark.slow
 def test_the_empirical_checks_see_a_vacuous_proof(tmp_path):
     # Independent of the checker: given "proved", the harness sees that no two distinct inputs are neighbours.
     m = _mutant("freegap/example1_laplace.dp", "tighten_adjacency")
@@ -213,6 +226,7 @@ def test_distinct_neighbours_are_found_for_every_kind_of_clause():
         assert S.distinct_neighbours(mech(params, adjacent), {"eps": 1}, 3) is distinct, (params, adjacent)
 
 
+@pytest.mark.slow
 def test_a_data_dependent_break_before_top_k_is_not_proved(tmp_path):
     # Found by the harness: the list that top-k ranks was encoded with a fixed length whatever the path, so a
     # `break` on private data in the loop that builds it was "bounded" (align test proves eps = inf;
@@ -221,6 +235,7 @@ def test_a_data_dependent_break_before_top_k_is_not_proved(tmp_path):
     assert _verified(tmp_path, m).status == "unknown"
 
 
+@pytest.mark.slow
 def test_an_alignment_that_reads_past_the_output_is_not_proved(tmp_path):
     # Found by the harness: the checker read the output's unused slot where the interpreter stops with
     # index-out-of-range (specs/incorrect/sparse_alignment_reads_past_output.dp). C4a includes that φ is
@@ -230,6 +245,7 @@ def test_an_alignment_that_reads_past_the_output_is_not_proved(tmp_path):
     assert _verified(tmp_path, m).status == "refuted"
 
 
+@pytest.mark.slow
 def test_the_quick_subset_has_no_unsound_verdict():
     outcomes = S.run(S.select(None, None, quick=True), jobs=2, budget=FAST)
     assert len(outcomes) >= 20
@@ -237,6 +253,7 @@ def test_the_quick_subset_has_no_unsound_verdict():
     assert [o.mutant.key for o in outcomes if o.unsound] == []
 
 
+@pytest.mark.slow
 def test_the_empirical_checks_report_a_mechanism_that_stops_on_valid_inputs(tmp_path):
     # `if q[i] > 2 { break }` in top-k's first loop leaves fewer than k + 1 noisy values on some inputs:
     # top_k_with_gaps then has no meaning, and whether it happens depends on the data.

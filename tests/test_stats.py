@@ -22,8 +22,6 @@ from align.stats.bounds import (
     upper_bound,
 )
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
-
 REPS = 4000
 
 
@@ -48,6 +46,7 @@ def test_clopper_pearson_extremes_and_two_sided():
     assert hi == pytest.approx(upper_bound(10, 100, 0.025), rel=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p2,eps", [(0.01, 0.5), (0.05, 1.0), (0.002, 2.0)])
 def test_p_value_is_valid_on_the_boundary_of_h0(p2, eps):
     """Poissonised counts with P1 = e^eps P2 (the least favourable case): reject at 5% at most 5% of the time."""
@@ -162,6 +161,7 @@ def test_unique_rows_is_numpys_row_unique(low, high, width):
     assert np.array_equal(ours[0][ours[1]], keys)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("varying", [False, True])
 def test_every_candidate_event_is_scored_on_its_own_counts(varying):
     # candidates() counts events in bulk (sorted thresholds, bins as differences, packed discrete rows) and

@@ -19,7 +19,7 @@ from align.stats.events import Event, Layout
 from align.stats.lrtest import input_pairs, search, valid_pairs
 from align.stats.support import check_event, impossible
 
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+from .conftest import SAMPLE, corpus_params
 
 ROOT = Path(__file__).resolve().parent.parent
 def _runnable(path: Path) -> bool:
@@ -115,7 +115,9 @@ def _events_holding(mech, outputs, positions: int, rng: np.random.Generator, cou
     return events
 
 
-@pytest.mark.parametrize("path", SPECS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+# The fast tier: the sample but the histogram (its events take seconds to decide).
+@pytest.mark.parametrize("path", corpus_params(SPECS, ids=lambda p: f"{p.parent.name}/{p.stem}",
+                                               sample=SAMPLE - {"dworkroth/histogram.dp"}))
 def test_an_event_a_sample_falls_in_is_never_proved_impossible(path):
     mech = _mech(path)
     public = example_arguments(mech.node)
@@ -137,6 +139,7 @@ def test_an_event_a_sample_falls_in_is_never_proved_impossible(path):
     assert checked >= 8
 
 
+@pytest.mark.slow
 def test_search_marks_the_stoddard_witness_infinite():
     path = ROOT / "specs/incorrect/svt_stoddard_no_query_noise.dp"
     result = search(load_mechanism(str(path), "svt_stoddard_no_query_noise"), {"T": 0.5, "eps": 1}, length=5, seed=0)

@@ -37,7 +37,7 @@ def _without_alignment(text: str) -> str:
     return text[:text.index("\nalignment ")] + "\n"
 
 
-@pytest.mark.parametrize("name,shifts", [
+PROVED = [
     ("dworkroth/above_threshold.dp", ["rho' = rho + 1", "nu[i]' = nu[i] + (out[i] is TOP ? 2 : 0)"]),
     ("freegap/example1_laplace.dp", ["eta' = eta + q - q'"]),
     ("dworkroth/histogram.dp", ["eta[i]' = eta[i] + q[i] - q'[i]"]),
@@ -72,7 +72,14 @@ def _without_alignment(text: str) -> str:
      ["let down = all(l in 0 .. len(q): q[l] >= q'[l])", "eta' = eta + (down ? 0 : 1)",
       "xi[i]' = xi[i] + (down ? (out[i] is TOP2 ? q[i] - q'[i] : 0) : (out[i] is TOP2 ? 1 + q[i] - q'[i] : 0))",
       "zeta[i]' = zeta[i] + (down ? (out[i] is TOP1 ? q[i] - q'[i] : 0) : (out[i] is TOP1 ? 1 + q[i] - q'[i] : 0))"]),
-])
+]
+# Searched in a fraction of a second, so in the fast tier; the SVT family and the top-k take seconds each.
+QUICK = {"freegap/example1_laplace.dp", "dworkroth/histogram.dp", "freegap/noisy_max.dp", "counting/noisy_count.dp",
+         "counting/record_histogram.dp"}
+
+
+@pytest.mark.parametrize("name,shifts", [
+    pytest.param(*case, marks=() if case[0] in QUICK else pytest.mark.slow) for case in PROVED])
 def test_a_proved_spec_is_proved_again_with_a_synthesised_alignment(name: str, shifts: list[str]):
     """The spec's own alignment ignored: the synthesised one is the paper's (Vadhan's for AboveThreshold, Free
     Gap's Equation (2) for SVT with Gap), proved for every length, and pasted into the spec it is proved again."""
@@ -162,6 +169,7 @@ def test_candidates_come_least_weight_first(monkeypatch):
     assert found.status == Status.PROVED and weights[0] == 0 and weights == sorted(weights) and len(weights) >= 3
 
 
+@pytest.mark.slow
 def test_the_search_is_deterministic():
     first = _search(SPECS / "dworkroth" / "above_threshold.dp")[2]
     second = _search(SPECS / "dworkroth" / "above_threshold.dp")[2]
@@ -181,6 +189,7 @@ def _verify(tmp_path: Path, text: str, *flags: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+@pytest.mark.slow
 def test_a_spec_without_an_alignment_gets_one_synthesised(tmp_path: Path):
     """No alignment block, or `alignment NAME auto`: `align verify` synthesises one and prints it to paste."""
     text = _without_alignment((SPECS / "dworkroth" / "above_threshold.dp").read_text())
@@ -222,6 +231,7 @@ def test_confirm_looks_for_a_violation_after_a_failed_search(tmp_path: Path):
     assert code == 3 and "privacy violation confirmed" in out
 
 
+@pytest.mark.slow
 def test_synthesise_finds_an_alignment_for_a_smaller_claim(tmp_path: Path):
     """A proved written alignment: `--synthesise` asks whether the template space proves half the claim (then a
     quarter ...). AboveThreshold with twice the noise is eps/2-private; as written it is tight."""

@@ -18,9 +18,7 @@ from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.status import Status
 
-from .conftest import SPECS, corpus
-
-pytestmark = pytest.mark.slow  # corpus-wide: `pytest -m "not slow"` skips it
+from .conftest import SPECS, corpus, corpus_params
 
 OUTSIDE_THE_SPACE = {"counting/smart_sum.dp", "counting/released_estimate_then_above_threshold.dp"}
 """Proved specs whose alignment the template space does not hold (docs/synthesis.md, "Limits"): SmartSum's block
@@ -28,10 +26,9 @@ noise needs the window sum since the last block, which is not a term; the releas
 the tag at `out[1 + i]`, past the output before its loop, where the template's guards read the site's index."""
 
 FILES = [p for p in corpus() if "\nalignment " in p.read_text()]
-IDS = [str(p.relative_to(SPECS)) for p in FILES]
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@pytest.mark.parametrize("path", corpus_params(FILES))
 def test_synthesis_agrees_with_the_expected_verdict(path: Path):
     source = read_source(str(path))
     kinds = {e.kind for e in read_expectations(source)}

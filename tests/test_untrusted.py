@@ -111,6 +111,7 @@ def test_a_file_that_is_not_text_is_refused_without_an_excerpt(repo: Path):
 
 # --------------------------------------------------------------------------------------------- bounded globs
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["specs/**/*.dp", "specs/" + "*/" * 25 + "*.dp"])
 def test_symlink_loops_end_at_once(repo: Path, pattern: str):
     # pathlib follows a link to a folder in each `*` component: 3^25 paths, expanded and sorted by every command
@@ -244,7 +245,9 @@ def _log_safe(text: str, fmt: str) -> None:
             assert line.startswith(("::error ", "::warning ", "align: ")), line
 
 
-@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=range(len(HOSTILE_NAMES)))
+# Each name runs every output format as a program: the fast tier keeps the first.
+@pytest.mark.parametrize("name", [pytest.param(name, id=str(k), marks=() if k == 0 else pytest.mark.slow)
+                                  for k, name in enumerate(HOSTILE_NAMES)])
 def test_hostile_file_names_forge_no_workflow_command_and_no_terminal_control(repo: Path, name: str):
     shutil.copy(REFUTED, repo / "specs" / name)
     broken = "broken-" + name
@@ -304,6 +307,7 @@ def _outputs_to(target: str) -> list[list[str]]:
              "--counterexample-out", target]]
 
 
+@pytest.mark.slow
 def test_an_output_named_through_a_link_out_of_the_repository_is_refused(repo: Path, tmp_path: Path):
     shutil.copy(REFUTED, repo / "specs" / "refuted.dp")
     shutil.copy(BROKEN_SVT, repo / "specs" / "broken_svt.dp")
@@ -321,6 +325,7 @@ def test_an_output_named_through_a_link_out_of_the_repository_is_refused(repo: P
             assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_an_output_that_is_a_fifo_without_a_reader_fails_at_once(repo: Path):
     shutil.copy(REFUTED, repo / "specs" / "refuted.dp")
     shutil.copy(BROKEN_SVT, repo / "specs" / "broken_svt.dp")

@@ -25,12 +25,12 @@ from align.span import Source
 from align.symbolic import symbol
 from align.unparse import unparse
 
-from .conftest import ROOT, SPECS, corpus
-
-pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
+from .conftest import ROOT, SPECS, corpus, corpus_params
 
 FILES = corpus()
-IDS = [str(p.relative_to(SPECS)) for p in FILES]
+# The corpus verification is cached per process (`verified`): with `--dist loadgroup`, every test that reads it
+# (here and in test_golden, test_formats and test_words) runs in one worker, so the corpus is verified once.
+VERIFIED = pytest.mark.xdist_group("corpus-verdicts")
 
 
 @cache
@@ -42,7 +42,8 @@ def verified(path: Path):
     return source, mech, list(verify(mech, Options(max_length=3)).verdicts)
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@VERIFIED
+@pytest.mark.parametrize("path", corpus_params(FILES))
 def test_spec_gets_its_expected_verdict(path: Path):
     source, mech, verdicts = verified(path)
     status = overall_status(verdicts)
@@ -84,7 +85,8 @@ def test_spec_gets_its_expected_verdict(path: Path):
         assert v.status != "proved" or "<=" not in v.scope, "a bounded scope is never `proved`"
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@VERIFIED
+@pytest.mark.parametrize("path", corpus_params(FILES))
 def test_every_refutation_really_breaks_its_obligation(path: Path):
     _, _, verdicts = verified(path)
     for v in verdicts:
@@ -113,6 +115,8 @@ RANKED = ["freegap/alg4_noisy_top_k_gap.dp", "freegap/alg4_noisy_top_k_gap_count
           "freegap/alg6_hybrid_estimates.dp", "freegap/noisy_max.dp", "freegap/noisy_min.dp"]
 
 
+@pytest.mark.slow
+@VERIFIED
 @pytest.mark.parametrize("name,how", [(name, "loop invariant:") for name in SVT_FAMILY] +
                          [(name, "for every length: `") for name in RANKED])
 def test_loops_and_rankings_are_proved_for_every_input_length(name: str, how: str):
@@ -128,6 +132,7 @@ def test_loops_and_rankings_are_proved_for_every_input_length(name: str, how: st
 BOUNDED = "incorrect/noisy_answers_requires_long_input.dp"
 
 
+@pytest.mark.slow
 def test_bounded_proofs_say_so_in_every_format(monkeypatch: pytest.MonkeyPatch):
     _, _, verdicts = verified(SPECS / BOUNDED)
     assert overall_status(verdicts) == "bounded"
@@ -272,15 +277,19 @@ def test_induction_declines_a_builtin_over_a_whole_list_parameter():
 SMART_SUM_WINDOW = "eta1[i]' = eta1[i] + sum(l in i + 1 - M .. i + 1: q[l] - q'[l])"
 
 
+SLOW = pytest.mark.slow
+
+
+# Each variant takes a second or more but the one the fast tier keeps (a window that ends before i + 1).
 @pytest.mark.parametrize("change,failing", [
-    (("privacy 2 * eps", "privacy 3 * eps / 2"), "C4c"),
-    (("eta1 ~ Lap(1 / eps)", "eta1 ~ Lap(1 / (2 * eps))"), "C4c"),
+    pytest.param(("privacy 2 * eps", "privacy 3 * eps / 2"), "C4c", marks=SLOW),
+    pytest.param(("eta1 ~ Lap(1 / eps)", "eta1 ~ Lap(1 / (2 * eps))"), "C4c", marks=SLOW),
     ((SMART_SUM_WINDOW, SMART_SUM_WINDOW.replace(".. i + 1:", ".. i:")), "C4a"),
-    ((SMART_SUM_WINDOW, SMART_SUM_WINDOW.replace("i + 1 - M", "i - M")), "C4a"),
-    ((SMART_SUM_WINDOW, SMART_SUM_WINDOW.replace("i + 1 - M", "i + 2 - M")), "C4a"),
-    (("next = block + q[i] + eta1", "next = block + 2 * q[i] + eta1"), "C4a"),
-    (("if (i + 1) % M == 0", "if (i + 1) % (M + 1) == 0"), "C4a"),
-    (("adjacent sum |q[i] - q'[i]| <= 1", "adjacent |q[i] - q'[i]| <= 1"), "C4c"),
+    pytest.param((SMART_SUM_WINDOW, SMART_SUM_WINDOW.replace("i + 1 - M", "i - M")), "C4a", marks=SLOW),
+    pytest.param((SMART_SUM_WINDOW, SMART_SUM_WINDOW.replace("i + 1 - M", "i + 2 - M")), "C4a", marks=SLOW),
+    pytest.param(("next = block + q[i] + eta1", "next = block + 2 * q[i] + eta1"), "C4a", marks=SLOW),
+    pytest.param(("if (i + 1) % M == 0", "if (i + 1) % (M + 1) == 0"), "C4a", marks=SLOW),
+    pytest.param(("adjacent sum |q[i] - q'[i]| <= 1", "adjacent |q[i] - q'[i]| <= 1"), "C4c", marks=SLOW),
 ])
 def test_the_block_window_does_not_prove_broken_smart_sums(change, failing):
     # SmartSum's block-end shift reads the window sum(l in i + 1 - M .. i + 1: ...), a ghost reset at each
@@ -299,6 +308,7 @@ def test_the_block_window_does_not_prove_broken_smart_sums(change, failing):
     assert overall_status(verify_mechanism(mech)) == "refuted"
 
 
+@pytest.mark.slow
 def test_a_window_outside_a_block_end_is_not_known():
     # The ghost gives the window's value only where it ends a block; a shift that reads it in every iteration
     # (here the in-block noise) sees an unconstrained value there, and nothing is proved from it: that
@@ -347,6 +357,7 @@ alignment bylist {
         induction.prove(mech, strategy_context(Options()))
 
 
+@pytest.mark.slow
 def test_counterexamples_do_not_depend_on_earlier_calls():
     # z3's models depend on the history of its context; verify_mechanism starts a fresh one each time
     from align.checker.verify import verify_mechanism
@@ -365,6 +376,7 @@ def test_counterexamples_do_not_depend_on_earlier_calls():
     assert counterexamples("specs/incorrect/noisy_max_value_exp.dp") == first and len(first) == 2
 
 
+@pytest.mark.slow
 def test_distinct_inputs_finds_counterexamples_with_another_neighbour():
     # for align test's input pairs: every refutation then has D != D' (Stoddard's alignment also breaks at
     # D = D', which is where z3 finds it otherwise)
@@ -377,6 +389,7 @@ def test_distinct_inputs_finds_counterexamples_with_another_neighbour():
         assert pairs and all(d != d2 for d, d2 in pairs), name
 
 
+@pytest.mark.slow
 def test_a_refutation_stops_the_bounded_check_after_its_length_unless_every_obligation_is_asked():
     # noisy_max_alignment_empty_max: C4a is refuted at length 1. The others are then checked up to length 1 only,
     # and say so; --every-obligation checks them up to --max-length. The refutation itself is the same.

@@ -47,11 +47,11 @@ from align.report.document import (
 from align.results import FileResult, MechanismVerdict, VerifyReport
 from align.status import Status
 
-from .conftest import ROOT, SPECS, corpus
+from .conftest import ROOT, SPECS, corpus, corpus_params
 from .test_report_escaping import LATEX_REQUIRED, compile_tex, needs_pdflatex
+from .test_verify import VERIFIED, verified
 
 FILES = corpus()
-IDS = [str(p.relative_to(SPECS)) for p in FILES]
 STODDARD = SPECS / "incorrect" / "svt_stoddard_no_query_noise.dp"
 SVT = SPECS / "freegap" / "alg2_svt_gap.dp"
 NUMERIC_SPARSE = SPECS / "dworkroth" / "numeric_sparse.dp"
@@ -197,6 +197,7 @@ def test_stoddard_s_loop_invariant_proves_c4c_only_and_names_no_refuted_obligati
     assert "The checker proved C4c for every input length" in section and "C4a" not in section
 
 
+@pytest.mark.slow
 def test_the_loop_invariant_prints_its_formulas_as_mathematics_not_z3_text():
     """numeric_sparse's budget step b was z3's `2*(1/((2*ToReal(c))/(8/9*eps))) + ...`: it is ε/c."""
     result = align.verify(NUMERIC_SPARSE)
@@ -315,7 +316,6 @@ def test_an_unknown_verdict_carries_no_note_of_a_refutation(randomized_response:
     assert any("confirmed by replaying" in r.text for r in c4a.remarks)  # made, and not shown
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", [SPECS / "incorrect" / name for name in (
     "vacuous_adjacency.dp", "dead_branch_sqrt_negative.dp", "argmax_of_constant_noise.dp")], ids=lambda p: p.stem)
 def test_specs_without_an_alignment_carry_no_contradicting_note(path: Path):
@@ -355,6 +355,7 @@ def test_the_overfull_check_finds_a_table_too_wide(tmp_path: Path):
     assert problem.startswith("Overfull \\hbox (")
 
 
+@pytest.mark.slow
 @needs_pdflatex
 @pytest.mark.parametrize("path", [SVT, STODDARD, SPECS / "r2dp" / "trunc_gaussian.dp"], ids=lambda p: p.stem)
 def test_a_latex_report_compiles_with_every_line_within_the_page(path: Path, tmp_path: Path):
@@ -380,8 +381,6 @@ def test_a_long_listing_line_is_cut_into_continuation_rows(tmp_path: Path):
 def _formats(path: Path) -> tuple[MechanismVerdict, Document, dict[str, str]]:
     """One verification (shared with tests/test_verify.py), every renderer of `align verify` and every report
     format, from it."""
-    from .test_verify import verified
-
     source, mech, verdicts = verified(path)
     result = MechanismVerdict(mech, tuple(verdicts), overall_status(verdicts), overall_scope(verdicts))
     file = FileResult(str(path.relative_to(ROOT)), source, verified=(result,))
@@ -399,8 +398,8 @@ def _formats(path: Path) -> tuple[MechanismVerdict, Document, dict[str, str]]:
     return result, doc, texts
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@VERIFIED
+@pytest.mark.parametrize("path", corpus_params(FILES))
 def test_every_corpus_output_says_only_what_its_verdicts_are(path: Path, tmp_path: Path):
     result, doc, texts = _formats(path)
     assert false_claims(result, doc) == []
