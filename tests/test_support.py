@@ -19,6 +19,8 @@ from align.stats.events import Event, Layout
 from align.stats.lrtest import input_pairs, search, valid_pairs
 from align.stats.support import check_event, impossible
 
+from .conftest import corpus
+
 pytestmark = pytest.mark.slow  # corpus-wide or statistical: `pytest -m "not slow"` skips it
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +32,7 @@ def _runnable(path: Path) -> bool:
     return bool(load_mechanism(str(path)).node.examples) and bool(kinds & {"proved", "bounded", "violation"})
 
 
-SPECS = sorted(p for p in (ROOT / "specs").glob("*/*.dp") if _runnable(p))
+SPECS = sorted(p for p in corpus() if _runnable(p))
 
 
 def _mech(path: Path):
