@@ -15,7 +15,8 @@ cell is a fresh verification in this process, with the overall status's letter (
 u unknown, p proved for all inputs), run in a process of its own; a cell that takes over 60 s is stopped and
 ends the row (shown as `>60`). The last line counts the unknown verdicts per length (issue 12: none at
 --max-length 5, besides the specs that expect one). Spec paths given on the command line (under specs/) replace
-the whole corpus, to add rows for new specs.
+the whole corpus, to add rows for new specs. The corpus is every spec under specs/ except specs/peers/, the other
+projects' programs (specs/peers/README.md): `python bench/verify.py specs/peers/*.dp` times those.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PEERS = ROOT / "specs" / "peers"
 sys.path.insert(0, str(ROOT))
 
 from align.checker.options import DEFAULT_MAX_LENGTH, Options
@@ -39,7 +41,9 @@ CELL_LIMIT_S = 60.0
 
 
 def _mechanisms(only: list[str]):
-    paths = [ROOT / p for p in only] if only else sorted((ROOT / "specs").rglob("*.dp"))
+    # specs/peers/ (other projects' programs, tests/test_peers.py) is not the corpus: name its files to add them
+    paths = [ROOT / p for p in only] if only else sorted(p for p in (ROOT / "specs").rglob("*.dp")
+                                                         if PEERS not in p.parents)
     for path in paths:
         rel = path.resolve().relative_to(ROOT)
         yield rel, resolve(parse_source(read_source(str(rel)))).mechanisms[0]

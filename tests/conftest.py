@@ -14,10 +14,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
+PEERS = SPECS / "peers"
+"""Other projects' benchmark programs as they write them (issue 37): a benchmark of what align proves today, kept
+out of the corpus, whose expectations the corpus-wide tests hold align to; tests/test_peers.py checks them."""
 
 
 def corpus() -> list[Path]:
-    return sorted(SPECS.rglob("*.dp"))
+    return sorted(p for p in SPECS.rglob("*.dp") if PEERS not in p.parents)
+
+
+def peers() -> list[Path]:
+    return sorted(PEERS.glob("*.dp"))
 
 
 # One spec per corpus folder, each quick to check: the fast tier (`pytest -m "not slow"`) runs every corpus-wide

@@ -31,6 +31,8 @@ from align.parse import read_source
 from align.pipeline import checker_pairs, load_mechanism
 from align.report import jupyter
 
+from .conftest import corpus
+
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
 
@@ -257,7 +259,7 @@ def _expect_proved(path: Path) -> bool:
     return any(e.kind == "proved" for e in read_expectations(read_source(str(path))))
 
 
-CORRECT = sorted(p for p in SPECS.glob("*/*.dp") if p.parent.name != "incorrect" and _expect_proved(p))
+CORRECT = sorted(p for p in corpus() if p.parent.name != "incorrect" and _expect_proved(p))
 
 
 @pytest.mark.slow

@@ -19,9 +19,11 @@ from align.stats.events import Event, Layout
 from align.stats.lrtest import input_pairs, search, valid_pairs
 from align.stats.support import check_event, impossible
 
-from .conftest import SAMPLE, corpus_params
+from .conftest import SAMPLE, corpus, corpus_params
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
 def _runnable(path: Path) -> bool:
     """Specs that run on their example values: every expected-proved, bounded or violating one (the others with
     an `example` clause show a mechanism the interpreter refuses there: a negative scale, eps1 = 0, no
@@ -30,7 +32,7 @@ def _runnable(path: Path) -> bool:
     return bool(load_mechanism(str(path)).node.examples) and bool(kinds & {"proved", "bounded", "violation"})
 
 
-SPECS = sorted(p for p in (ROOT / "specs").glob("*/*.dp") if _runnable(p))
+SPECS = sorted(p for p in corpus() if _runnable(p))
 
 
 def _mech(path: Path):
