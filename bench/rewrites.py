@@ -66,6 +66,7 @@ from align.parse import parse_source
 from align.pipeline import resolve_source
 from align.resolve import ResolvedMechanism
 from align.resolve.program import free_names, walk
+from align.resolve.program import rewrite as outermost
 from align.span import Source, Span
 from align.types import Scalar, TagType, Type
 from align.unparse import unparse, unparse_spec
@@ -629,12 +630,12 @@ def _inline_one(spec: n.SpecFile) -> n.SpecFile | None:
                 later = body_reads(rest, st.target)
                 if later and later == body_reads(mech.body, st.target) and not (free_names(st.value) & writes(rest)):
                     return block[:k] + map_block(rest, lambda e, s_=st: substitute(e, s_.target, s_.value))
-            nested = _attempt_nested(st)
-            if nested is not None:
-                return block[:k] + (nested,) + block[k + 1:]
+            inner = nested(st)
+            if inner is not None:
+                return block[:k] + (inner,) + block[k + 1:]
         return None
 
-    def _attempt_nested(st: n.Stmt) -> n.Stmt | None:
+    def nested(st: n.Stmt) -> n.Stmt | None:
         if isinstance(st, n.If):
             then = attempt(st.then)
             if then is not None:
@@ -735,7 +736,6 @@ def _replace_in_own(st: n.Stmt, e: n.Expr, ref: n.Expr) -> n.Stmt:
 
 
 def _replace_node(x: n.Expr, target: n.Expr, by: n.Expr) -> n.Expr:
-    from align.resolve.program import rewrite as outermost
     return outermost(x, lambda y: by if y is target else None)
 
 
@@ -749,7 +749,7 @@ def _pick_output(st: n.Stmt) -> list[n.Expr]:
     if not isinstance(st, n.Output):
         return []
     v = st.value
-    if isinstance(v, n.Call) and v.func.isupper():
+    if isinstance(v, n.Call) and v.func.isupper():  # a tag with a payload (tags are capitals, builtins not)
         return [a for a in v.args if not trivial(a)]
     if isinstance(v, n.TupleLit):
         return [a for a in v.items if not trivial(a)]
@@ -1582,8 +1582,6 @@ def _encode_reads(s: Subject, is_tag: Callable[[n.Expr, str], n.Expr],
     """The alignment's and the claim's reads of tags rewritten, outermost first (so that `payload(v, T, d)[k]` is
     seen whole): `v is T` by `is_tag(v, T)`, `count(out, T)` by a comprehension over the outputs, and
     `payload(v, T, d)[k]` (k None: the whole payload) by `payload(v, T, d, k)`, which may raise `Decline`."""
-    from align.resolve.program import rewrite as outermost
-
     fresh = Fresh(s)
 
     def f(x: n.Expr) -> n.Expr | None:
