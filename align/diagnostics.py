@@ -140,7 +140,9 @@ CODES: Mapping[str, Code] = _registry(
          "A sample inside a `for` loop creates the family name[i] indexed by that loop's variable."),
     Code("continuous-output-read",
          "{who} reads {what}, a continuous part of the output (Lemma 1, condition 5)",
-         "Local alignments may depend on the output only through its discrete parts (tags, indices, booleans), so that there are countably many of them."),
+         "Local alignments may depend on the output only through its discrete parts (tags, indices, booleans, "
+         "the result of a comparison), so that there are countably many of them. To tell which branch released a "
+         "number, compare it: `out[i] == 0` reads a sentinel 0 released by one branch."),
     # -- exact and floating-point arithmetic (a warning: align/floats.py) ----------------------------------
     Code("float-sensitive", "{what} can be decided differently in floating point than in exact arithmetic: {reason}",
          "align proves a mechanism in exact arithmetic (0.1 is 1/10); the interpreter, like any implementation in "

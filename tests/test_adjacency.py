@@ -214,18 +214,21 @@ def test_a_record_inserted_anywhere_refutes_the_mechanism_that_reads_records_by_
 
 
 def test_the_samples_of_a_longer_input_are_compared_across_the_two_runs(monkeypatch):
-    """noise_per_record draws one sample per record: C2 is refuted only by comparing the draws of the runs on D
-    and on D' (the self-composition on one D agrees with itself)."""
+    """shifted_draw_only_on_neighbour draws b only where x[i] >= 1: C2 is refuted only by comparing the draws of
+    the runs on D and on D' (the self-composition on one D agrees with itself). (noise_per_record, one sample per
+    record, was the subject before issue 37: its outputs on D and D' agree only when the extra sample is exactly
+    0, an event of probability 0, so C2 holds almost surely there and C4a refutes it.)"""
     from align.checker import checks
     from align.status import Status
 
     def c2(verdicts):
         return next(v for v in verdicts if v.obligation.id == "C2").status
 
-    assert c2(_verify("incorrect/noise_per_record.dp")) == Status.REFUTED
+    spec = "incorrect/shifted_draw_only_on_neighbour.dp"
+    assert c2(_verify(spec)) == Status.REFUTED
     monkeypatch.setattr(checks, "_same_draws_across_runs",
                         lambda q: checks._samples_determined(q.mech, q.enc, q.limits))
-    assert c2(_verify("incorrect/noise_per_record.dp")) != Status.REFUTED
+    assert c2(_verify(spec)) != Status.REFUTED
 
 
 def test_a_sample_drawn_only_by_the_aligned_run_is_compared_by_both_back_ends(monkeypatch):

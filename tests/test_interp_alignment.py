@@ -229,6 +229,12 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
                                                   {"q": [0, 0, 1, 1, 2, 5]})],
     "incorrect/noisy_count_scale_reads_length.dp": [({"q": Q, "eps": 1}, {"q": Q + [0]})],
     "incorrect/noise_per_record.dp": [({"q": [0, 0], "eps": 1}, {"q": [0, 0, 0]})],
+    # exact ties (specs/incorrect/tie_*.dp): each fails on a set of positive probability
+    "incorrect/tie_discrete_noise.dp": [({"x": 1, "eps": 1}, {"x": 0})],
+    "incorrect/tie_zero_coefficient.dp": [({"x": 0, "c": 0, "eps": 1}, {"x": 1})],
+    "incorrect/tie_clamped_noise.dp": [({"x": 0, "eps": 1}, {"x": 1})],
+    "incorrect/tie_noise_on_both_sides.dp": [({"x": 0, "eps": 1}, {"x": 1})],
+    "incorrect/tie_across_independent_runs.dp": [({"q": 0, "eps": 1}, {"q": 1})],
     "incorrect/record_difference_insertion.dp": [({"q": [0, 1], "eps": 1}, {"q": [1, 0, 1]})],
     "incorrect/shifted_draw_only_on_neighbour.dp": [({"x": [0], "eps": 1}, {"x": [1]}),
                                                     ({"x": [0, 1, 0], "eps": 0.5}, {"x": [1, 1, 0]})],

@@ -106,7 +106,7 @@ def _same_draws_across_runs(q: Query) -> tuple[Answer, Describe]:
     branch that reads private data, or by a loop over a list one record longer) would be shifted with no
     term counting it (specs/incorrect/shifted_draw_only_on_neighbour.dp)."""
     conditions = same_draw_conditions(q.enc, q.run1, q.run2)
-    premise = [*q.assumptions(), q.run1.output.equal(q.run2.output)]
+    premise = [*q.assumptions(), q.run1.output.equal(q.run2.output, q.enc)]
     answer = check_valid(premise, zt.And([c for c, _ in conditions]), q.limits, satisfiable_if=q.assumptions())
     return answer, lambda model: first_false(model, conditions)
 
@@ -147,7 +147,7 @@ def _check_c3(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Descr
 
 def _check_c4a(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     defined = q.align.defined()
-    preserved = q.run1.output.equal(q.run2.output)
+    preserved = q.run1.output.equal(q.run2.output, q.enc)
     answer = check_valid(q.assumptions(), zt.And([preserved, *(c for c, _ in defined)]), q.limits)
     return answer, lambda model: (first_false(model, defined, None) or
                                   first_difference(model, q.run1.output, q.run2.output))
@@ -261,7 +261,7 @@ def _samples_determined(mech: ResolvedMechanism, enc: Encoding, limits: Limits):
     same = zt.And([a.guard == b.guard for a, b in pairs]) if pairs else zt.BoolVal(True)
     base = [enc.requires(), *noise_support(enc)]
     # Two runs that draw the same noise have the same output: the assumptions have a model when base has one.
-    answer = check_valid(base + [run_a.output.equal(run_b.output)], same, limits, satisfiable_if=base)
+    answer = check_valid(base + [run_a.output.equal(run_b.output, enc)], same, limits, satisfiable_if=base)
 
     def describe(model):
         for a, b in pairs:

@@ -86,6 +86,8 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         self.guards: list[n.Expr] = []
         self.output_type: Type = UNKNOWN
         self.first_output: Span | None = None
+        self.comparing = 0
+        """How many comparisons the expression being checked is inside (their operands may read continuous outputs)."""
         self.in_while = 0
         """Depth of rejected `while` loops, so that a `break` inside one is not reported twice."""
         self.in_len = 0
@@ -441,7 +443,7 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         """The type of e used as a value: an output element must be wholly discrete here (condition 5)."""
         t = self.expr(e)
         if isinstance(t, OutElem):
-            if not is_discrete(t.elem):
+            if not is_discrete(t.elem) and not self.comparing:
                 self.error("continuous-output-read", e.span, who=self.reader(), what=f"`{_text(e)}` (of type {t.elem})")
                 return UNKNOWN
             return t.elem
@@ -659,7 +661,14 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         return self.expect_numeric(e.operand, "operand of `-`")
 
     def visit_compare(self, e: n.Compare, ctx: None = None) -> Type:
-        types = [self.value(x) for x in e.operands]
+        # A comparison is a boolean: a continuous part of the output read within one is read only through it, a
+        # discrete part (condition 5: `out[i] == 0` tells a released sentinel from a noisy value, two local
+        # alignments). Whether the two runs agree on it is C4a's and C4b's to check.
+        self.comparing += 1
+        try:
+            types = [self.value(x) for x in e.operands]
+        finally:
+            self.comparing -= 1
         for op, (a, b), (x, y) in zip(e.ops, pairwise(types), pairwise(e.operands)):
             if op in ("==", "!="):
                 if join(a, b) is None:
@@ -723,7 +732,7 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
                 component = self.tuple_component(e, inner)
                 if component is UNKNOWN:
                     return UNKNOWN
-                if not is_discrete(component):
+                if not is_discrete(component) and not self.comparing:
                     self.error("continuous-output-read", e.span, who=self.reader(),
                                what=f"`{_text(e)}` (of type {component})")
                     return UNKNOWN

@@ -30,6 +30,7 @@ from ..limits import MAX_UNROLL
 from ..operators import INTEGER_OPERATIONS, ORDERS, RING_OPERATIONS
 from ..resolve import ResolvedMechanism
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
+from ..unparse import unparse
 from ..visitor import IRVisitor, StmtVisitor
 from . import terms as zt
 
@@ -337,6 +338,15 @@ def default_value(t: Type) -> Value:
 # ----------------------------------------------------------------------------------------------- encoding
 
 
+@dataclass(frozen=True)
+class Tie:
+    """An exact tie of a comparison that has probability 0, excluded: `formula` says the difference is not 0."""
+
+    formula: z3.BoolRef
+    text: str
+    """The assumption, as the verdicts print it."""
+
+
 @dataclass
 class Encoding:
     """Symbols shared by every run of one mechanism at one length: parameters, inputs, noise."""
@@ -360,7 +370,15 @@ class Encoding:
     uninterpreted: set[str] = field(default_factory=set)
     assumptions: set[str] = field(default_factory=set)
     """Measure-zero assumptions used (reported with the verdicts)."""
+    ties: dict[str, Tie] = field(default_factory=dict)
+    """The exact ties of comparisons that have probability 0 (`note_ties`), by formula; assumed by `requires()` only
+    while `exclude_ties` is set (the checker first tries a query without them, so that a proof that does not need
+    them does not say it used them)."""
+    exclude_ties: bool = False
     continuous: set[str] = field(default_factory=set)
+    noise_runs: dict[str, str] = field(default_factory=dict)
+    """The noise vector each noise symbol belongs to, by its run's prefix ("" for H, which the aligned run shifts;
+    "A.", "B." for the independent runs of a self-composition)."""
     """Names of the z3 symbols of noise with a density (not Point, not integer-valued)."""
     functions: dict[str, z3.FuncDeclRef] = field(default_factory=dict)
     applications: dict[str, list[tuple[z3.ArithRef, z3.ArithRef]]] = field(default_factory=dict)
@@ -444,6 +462,7 @@ class Encoding:
             member = name if index is None else f"{name}[i]" if index == -1 else f"{name}[{index}]"
             label = self.prefix + prefix + member
             self.noise[key] = zt.Int(label) if integer else zt.Real(label)
+            self.noise_runs[label] = prefix
             site = self.mech.site(name)
             if site is not None and site.distribution.continuous:
                 self.continuous.add(label)
@@ -509,9 +528,24 @@ class Encoding:
                     parts.append(zt.Sum([rule.measure(Z3_OPS, a, b) for a, b in pairs] or [zt.IntVal(0)]) <= bound)
         return zt.And(parts)
 
+    @contextmanager
+    def excluding_ties(self) -> Iterator[None]:
+        """Within: `requires()` assumes that no exact tie of probability 0 (`ties`) happens."""
+        saved, self.exclude_ties = self.exclude_ties, True
+        try:
+            yield
+        finally:
+            self.exclude_ties = saved
+
+    def off_ties(self, model: z3.ModelRef) -> bool:
+        """Whether `model` is at none of the exact ties noted so far (a counterexample there is not one of the
+        null set that almost-sure semantics excludes)."""
+        return all(z3.is_true(model.eval(t.formula, model_completion=True)) for t in self.ties.values())
+
     def requires(self) -> z3.BoolRef:
         ev = ExprEval(self, self.params, {})
-        return zt.And([ev.value(r) for r in self.mech.requires] + list(self.side))
+        ties = [t.formula for t in self.ties.values()] if self.exclude_ties else []
+        return zt.And([ev.value(r) for r in self.mech.requires] + list(self.side) + ties)
 
 
 def record_adjacency(rule: AdjacencyRule, here: RecordList, there: RecordList) -> list[z3.BoolRef]:
@@ -765,6 +799,8 @@ class ExprEval(IRVisitor[Value, None]):
         values = [self.value(x) for x in e.operands]
         parts = []
         for op, a, b in zip(e.ops, values, values[1:]):
+            if z3.is_arith(a) and z3.is_arith(b):
+                note_ties(self.enc, _real(a) - _real(b), e)
             if op == "==":
                 parts.append(equal(a, b))
             elif op == "!=":
@@ -1030,6 +1066,85 @@ def _linear_in(term: z3.ExprRef, name: str, enc: Encoding) -> bool:
     return len(with_x) == 1 and scaled_x(with_x[0])
 
 
+_MAX_TIE_CASES = 256
+"""How many cases (`_cases`) of one difference the tie exclusion looks at; beyond, it excludes nothing there."""
+
+
+def _cases(term: z3.ExprRef, budget: list[int]) -> list[z3.ExprRef] | None:
+    """The terms without `If` that `term` equals, one for each way its conditions go (`If(c, x, y) - b` is x - b or
+    y - b); None past `_MAX_TIE_CASES` of them. Every value of `term` is a value of one of them."""
+    if z3.is_app_of(term, z3.Z3_OP_ITE):
+        _condition, then, orelse = term.children()
+        first, second = _cases(then, budget), _cases(orelse, budget)
+        if first is None or second is None:
+            return None
+        return list({t.get_id(): t for t in (*first, *second)}.values())
+    if not z3.is_app(term) or term.num_args() == 0 or not z3.is_arith(term) or \
+            term.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        return [term]
+    options = [_cases(c, budget) if z3.is_arith(c) else [c] for c in term.children()]
+    if any(o is None for o in options):
+        return None
+    combined: list[list[z3.ExprRef]] = [[]]
+    for option in options:
+        assert option is not None
+        combined = [[*prefix, c] for prefix in combined for c in option]
+        budget[0] -= len(combined)
+        if budget[0] < 0 or len(combined) > _MAX_TIE_CASES:
+            return None
+    if len(combined) == 1:
+        return [term]
+    return list({t.get_id(): t for t in (z3.simplify(term.decl()(*args)) for args in combined)}.values())
+
+
+OUTPUT_TIES = ("exact ties between released values are excluded: a released value whose noise has a density "
+               "equals another value with probability 0 (Theorem 10.1)")
+
+
+def note_equality_ties(enc: Encoding, a: Value, b: Value, text: str) -> None:
+    """`note_ties` for each pair of numbers that `equal(a, b)` compares."""
+    if isinstance(a, TagV) and isinstance(b, TagV):
+        for tag, fa in a.payload:
+            for x, y in zip(fa, b.fields(tag)):
+                note_equality_ties(enc, x, y, text)
+    elif isinstance(a, (TupV, ListV)) and isinstance(b, (TupV, ListV)):
+        for x, y in zip(a.items, b.items):
+            note_equality_ties(enc, x, y, text)
+    elif z3.is_expr(a) and z3.is_expr(b) and z3.is_arith(a) and z3.is_arith(b):
+        _note_difference(enc, _real(a) - _real(b), text)
+
+
+def note_ties(enc: Encoding, difference: z3.ArithRef, e: n.Compare) -> None:
+    """Almost-sure semantics (Theorem 10.1: Lemma 1's conditions need to hold for almost every noise vector):
+    the difference of two compared values is 0 with probability 0 in each case of its conditions (`_cases`) that
+    is c·η + a, with η noise that has a density, c a nonzero number and a free of η — conditioned on the rest,
+    a tie fixes η to one point. Each such case's `!= 0` is a `Tie` (assumed only when a query needs it). Never for
+    noise without a density (Point, Geo, integer-valued noise), never when η's coefficient is not a nonzero
+    number (`x*eta` with x possibly 0), and never for a value that is not linear in η (specs/incorrect/
+    tie_*.dp). The aligned run's values are functions of H through the shifts; their cases are terms in H
+    too, so the same test applies to them directly; but a difference of values of two runs with independent
+    noise is never excluded (see `_note_difference`)."""
+    _note_difference(enc, difference, f"exact ties of `{unparse(e)}` (line {e.span.line}) are excluded: the noise "
+                                      "in them has a density, so a tie has probability 0 (Theorem 10.1)")
+
+
+def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
+    cases = _cases(z3.simplify(difference), [4 * _MAX_TIE_CASES])
+    if cases is None:
+        return
+    for case in cases:
+        case = z3.simplify(case)
+        # A tie is excluded within one noise vector: two runs with independent noise (C2's self-composition, C4b's
+        # second run) are compared where their outputs agree, an event of probability 0 itself when the outputs
+        # are continuous; only sets N × anything or anything × N of probability 0 may be left out of it
+        # (specs/incorrect/tie_across_independent_runs.dp).
+        if len({enc.noise_runs[s] for s in _symbols(case) if s in enc.noise_runs}) > 1:
+            continue
+        if any(_linear_in(case, name, enc) for name in sorted(_continuous_symbols(case, enc))):
+            formula = case != 0
+            enc.ties.setdefault(formula.sexpr(), Tie(formula, text))
+
+
 def _generic(values: tuple, enc: Encoding) -> bool:
     """Ties among the values have probability 0: each value is a + c·η with a number c != 0 and a noise
     variable η of its own, drawn from a distribution with a density, that occurs in no other value and not in
@@ -1149,9 +1264,12 @@ class OutputSeq:
     def select(self, index: z3.ArithRef) -> Value:
         return select(self.slots, index)
 
-    def equal(self, other: OutputSeq) -> z3.BoolRef:
+    def equal(self, other: OutputSeq, enc: Encoding | None = None) -> z3.BoolRef:
+        """The two sequences are equal; with `enc`, the exact ties of their numbers are noted (`note_ties`)."""
         parts = [self.length == other.length]
         for k, (a, b) in enumerate(zip(self.slots, other.slots)):
+            if enc is not None:
+                note_equality_ties(enc, a, b, OUTPUT_TIES)
             parts.append(z3.Implies(k < self.length, equal(a, b)))
         return zt.And(parts)
 
