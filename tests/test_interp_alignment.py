@@ -235,6 +235,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/tie_clamped_noise.dp": [({"x": 0, "eps": 1}, {"x": 1})],
     "incorrect/tie_noise_on_both_sides.dp": [({"x": 0, "eps": 1}, {"x": 1})],
     "incorrect/tie_across_independent_runs.dp": [({"q": 0, "eps": 1}, {"q": 1})],
+    "incorrect/tie_hidden_by_sqrt.dp": [({"x": 0, "eps": 1}, {"x": 1})],
+    "incorrect/tie_hidden_by_point.dp": [({"x": 0, "eps": 1}, {"x": 1})],
     "incorrect/record_difference_insertion.dp": [({"q": [0, 1], "eps": 1}, {"q": [1, 0, 1]})],
     "incorrect/shifted_draw_only_on_neighbour.dp": [({"x": [0], "eps": 1}, {"x": [1]}),
                                                     ({"x": [0, 1, 0], "eps": 0.5}, {"x": [1, 1, 0]})],

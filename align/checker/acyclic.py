@@ -140,7 +140,7 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
     # A second run on the same D with other noise, for deciding which conditions the output determines.
     other = Run(enc, enc.params, noise_prefix="B.").execute()
     other_align = AlignmentEval(enc, other)
-    cache: dict[tuple[str, str], bool | None] = {}
+    cache: dict[tuple[str, str, str], bool | None] = {}
 
     other_drawn = {(d.site, d.index): d.guard for d in other.draws}
     current: list[z3.BoolRef] = []

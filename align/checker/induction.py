@@ -210,9 +210,11 @@ class _Product:
     """One abstract iteration of the two runs from a symbolic head state."""
 
     def __init__(self, mech: ResolvedMechanism, loop: n.For, carried: list[str], enc: Encoding,
-                 entry1: dict, entry2: dict, constants: dict, lengths: dict):
+                 entry1: dict, entry2: dict, constants: dict, lengths: dict,
+                 noise1: dict | None = None, noise2: dict | None = None):
         self.mech = mech
         self.enc = enc
+        self.constants = constants
         self.lengths = lengths
         """The symbolic length of each list parameter; the loop runs over the first."""
         self.i = zt.Int("%i")
@@ -236,10 +238,14 @@ class _Product:
         base1 = {**constants, **{k: v for k, v in entry1.items() if k not in carried}, **inputs1}
         base2 = {**constants, **{k: v for k, v in entry2.items() if k not in carried}, **inputs2}
         self.run1 = Run(enc, {**base1, **self.head1, loop.var: self.i})
+        # the scalar noise the prefix drew, which the body may read (`q[i] + nu >= T + rho`): in the aligned run,
+        # its aligned value
+        self.run1.current = dict(noise1 or {})
         self.run1.running.append(zt.BoolVal(True))
         self.run1.block(loop.body)
         self.align = _IterAlignment(self, inputs1, inputs2, constants)
         self.run2 = Run(enc, {**base2, **self.head2, loop.var: self.i}, shift=self.align.shift, twin=self.run1)
+        self.run2.current = dict(noise2 or {})
         self.run2.running.append(zt.BoolVal(True))
         self.run2.block(loop.body)
         self.continues1, self.continues2 = self.run1.running[-1], self.run2.running[-1]
@@ -506,7 +512,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     carried = sorted(x for x in assigned if x in before)
     result = Inductive()
     try:
-        probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants, lengths)
+        probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants, lengths, pre1.current,
+                         pre1.current)
     except EncodingError as error:
         raise NotInductive(str(error)) from None
 
@@ -516,7 +523,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     pre2_inputs = {**enc.params, **enc.neighbour}
     pre2 = Run(enc, pre2_inputs, shift=prefix_shift, twin=pre1)
     pre2.block(prefix)
-    product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants, lengths)
+    product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants, lengths, pre1.current, pre2.current)
     entry_cost = _prefix_cost(pre1, probe, cost_term)
     claim = _real(ExprEval(enc, {**enc.params, **constants}, {}).arith(mech.claim))
     nonnegative = [length >= 0 for length in lengths.values()] + _record_facts(mech, enc)
@@ -550,7 +557,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
                after_ghosts, {q: used + step for q, (used, step, _, _) in product.used.items()},
                {w: x.after(product.i) for w, x in windows.items()})
-    step = _iteration_cost_bound(mech, product, cost_term)
+    step = _iteration_cost_bound(mech, product, cost_term, limits)
     # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
     candidates: list[tuple[str | _Naming, Callable[..., z3.BoolRef]]] = []
     for x in carried:
@@ -714,6 +721,7 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
     for pre, head, tag in ((pre_a, heads[0], "A."), (pre_b, heads[1], "B.")):
         state = {**constants, **{k: v for k, v in pre.vars.items() if k not in carried}, **inputs, **head, loop.var: i}
         run = Run(enc, state, noise_prefix=tag)
+        run.current = dict(pre.current)
         run.running.append(zt.BoolVal(True))
         run.block(loop.body)
         iters.append(run)
@@ -847,7 +855,8 @@ def _eval_in(enc: Encoding, state: dict, constants: dict, e: n.Expr):
     return ExprEval(enc, {**enc.params, **constants, **state}, {}).value(e)
 
 
-def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term) -> z3.ArithRef | None:
+def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term,
+                          limits: Limits) -> z3.ArithRef | None:
     """Σ over the iteration's sampling sites of c·(a bound on |ψ|), for the template
     aligned_cost <= a + b·counter; None when some shift has no syntactic bound."""
     assert mech.alignment is not None, "_prove requires an alignment"
@@ -860,18 +869,24 @@ def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term)
         shift = mech.alignment.shift_of(d.site)
         if shift is None or not mech.noise_site(d.site).distribution.lipschitz:
             continue
-        bound = _shift_bound(mech, product, shift.shift)
+        bound = _shift_bound(mech, product, shift.shift, limits)
         if bound is None:
             return None
         total.append(cost_term(product.enc, mech.noise_site(d.site), d) * bound)
     return zt.Sum(total) if total else None
 
 
-def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.ArithRef | None:
+def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr, limits: Limits) -> z3.ArithRef | None:
     """An upper bound of |e| from its shape: constants, conditionals, and x - x' paired by adjacency."""
     if isinstance(e, n.Conditional):
-        a, b = _shift_bound(mech, product, e.then), _shift_bound(mech, product, e.orelse)
-        return None if a is None or b is None else z3.If(a >= b, a, b)
+        a, b = _shift_bound(mech, product, e.then, limits), _shift_bound(mech, product, e.orelse, limits)
+        if a is None or b is None:
+            return None
+        for larger, smaller in ((a, b), (b, a)):  # written without a case when `requires` decides it
+            if check_valid([product.enc.requires()], larger >= smaller, limits, vacuity=False).status == \
+                    Validity.PROVED:
+                return larger
+        return z3.If(a >= b, a, b)
     terms: list[tuple[int, n.Expr]] = []
 
     def flatten(x: n.Expr, sign: int) -> None:
@@ -889,11 +904,22 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.Ar
     for k, (sign, term) in enumerate(terms):
         if k in used:
             continue
-        if isinstance(term, n.Number):
-            total = total + zt.RealVal(abs(term.value))
+        fixed = _fixed_value(mech, product, term)
+        if fixed is not None:  # a number, or the same value in every iteration of both runs
+            total = total + _abs(product.enc, fixed, limits)
+            continue
+        if isinstance(term, n.Binary) and term.op == "*":
+            for factor, other in ((term.left, term.right), (term.right, term.left)):
+                scale = _fixed_value(mech, product, factor)
+                bound = _shift_bound(mech, product, other, limits) if scale is not None else None
+                if scale is not None and bound is not None:
+                    total = total + _abs(product.enc, scale, limits) * bound
+                    break
+            else:
+                return None
             continue
         if isinstance(term, n.Conditional):
-            bound = _shift_bound(mech, product, term)
+            bound = _shift_bound(mech, product, term, limits)
             if bound is None:
                 return None
             total = total + bound
@@ -913,6 +939,34 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.Ar
         assert adj.bound is not None, "a clause that bounds every entry has a bound"
         total = total + _real(ExprEval(product.enc, dict(product.enc.params), {}).arith(adj.bound))
     return total
+
+
+def _abs(enc: Encoding, x: z3.ArithRef, limits: Limits) -> z3.ArithRef:
+    """|x|, written without a case when `requires` decides the sign (`2 * Delta` with Delta > 0)."""
+    x = _real(x)
+    for sign in (1, -1):
+        if check_valid([enc.requires()], sign * x >= 0, limits, vacuity=False).status == Validity.PROVED:
+            return z3.simplify(sign * x)
+    return z3.If(x >= 0, x, -x)
+
+
+def _fixed_value(mech: ResolvedMechanism, product: _Product, e: n.Expr) -> z3.ArithRef | None:
+    """The value of `e` when it is the same in every iteration and both runs — it reads only numbers, public scalar
+    parameters and the constants derived from them — else None."""
+    for sub in walk(e):
+        if isinstance(sub, (n.NoiseRef, n.MemberRef, n.OutRef, n.LocalRef, n.LetRef, n.Comprehension, n.Index)):
+            return None
+        if isinstance(sub, n.ParamRef):
+            param = mech.param(sub.id)
+            if sub.primed or param is None or not param.public or isinstance(param.type, ListType):
+                return None
+        if isinstance(sub, n.VarRef) and sub.id not in mech.constants:
+            return None
+    try:
+        value = ExprEval(product.enc, {**product.enc.params, **product.constants}, {}).value(e)
+    except EncodingError:
+        return None
+    return _real(value) if z3.is_expr(value) and z3.is_arith(value) else None
 
 
 def _primed(e: n.Expr) -> bool:

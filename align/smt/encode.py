@@ -376,6 +376,8 @@ class Encoding:
     them does not say it used them)."""
     exclude_ties: bool = False
     continuous: set[str] = field(default_factory=set)
+    noise_sites: dict[str, str] = field(default_factory=dict)
+    """The noise variable of each noise symbol."""
     noise_runs: dict[str, str] = field(default_factory=dict)
     """The noise vector each noise symbol belongs to, by its run's prefix ("" for H, which the aligned run shifts;
     "A.", "B." for the independent runs of a self-composition)."""
@@ -463,6 +465,7 @@ class Encoding:
             label = self.prefix + prefix + member
             self.noise[key] = zt.Int(label) if integer else zt.Real(label)
             self.noise_runs[label] = prefix
+            self.noise_sites[label] = name
             site = self.mech.site(name)
             if site is not None and site.distribution.continuous:
                 self.continuous.add(label)
@@ -1128,6 +1131,17 @@ def note_ties(enc: Encoding, difference: z3.ArithRef, e: n.Compare) -> None:
                                       "in them has a density, so a tie has probability 0 (Theorem 10.1)")
 
 
+def _plain_symbol(enc: Encoding, name: str) -> bool:
+    """A parameter's value, or noise that is not a function of other noise: noise with a density, or noise
+    without one whose parameters read no noise."""
+    site_name = enc.noise_sites.get(name)
+    if site_name is None:
+        return name.removeprefix(enc.prefix).split("[")[0].rstrip("'") in {p.name for p in enc.mech.params}
+    site = enc.mech.site(site_name)
+    return site is not None and (site.distribution.continuous or
+                                 not any(enc.mech.reads_noise(arg) for arg in site.args))
+
+
 def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
     cases = _cases(z3.simplify(difference), [4 * _MAX_TIE_CASES])
     if cases is None:
@@ -1138,7 +1152,14 @@ def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
         # second run) are compared where their outputs agree, an event of probability 0 itself when the outputs
         # are continuous; only sets N × anything or anything × N of probability 0 may be left out of it
         # (specs/incorrect/tie_across_independent_runs.dp).
-        if len({enc.noise_runs[s] for s in _symbols(case) if s in enc.noise_runs}) > 1:
+        symbols = _symbols(case)
+        if len({enc.noise_runs[s] for s in symbols if s in enc.noise_runs}) > 1:
+            continue
+        # "a free of η" must hold of what the symbols stand for, not only of their names: an auxiliary symbol
+        # (`%sqrt3`, tied to its argument by a side condition; a summary; an out-of-range read) or a noise
+        # without a density whose parameters read noise (`z ~ Point(max(eta, 0))`) may be a function of η
+        # (specs/incorrect/tie_hidden_by_sqrt.dp, tie_hidden_by_point.dp).
+        if any(not _plain_symbol(enc, name) for name in symbols):
             continue
         if any(_linear_in(case, name, enc) for name in sorted(_continuous_symbols(case, enc))):
             formula = case != 0
