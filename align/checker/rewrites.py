@@ -1,5 +1,6 @@
-"""Rewrites that keep a program's meaning and bring it into a shape the proofs for every length take
-(`folds.py`: loops that only accumulate become folds; `fusion.py`: two loops in sequence become one).
+"""Rewrites that keep a program's meaning and bring it into a shape the proofs for every length take (`bounds.py`:
+loop bounds read through constants are written out; `folds.py`: loops that only accumulate become folds;
+`fusion.py`: two loops in sequence become one).
 `strategies.prove_for_every_length` applies each of `strategies.REWRITES` in turn before the proofs for every
 length."""
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from ..obligations import KINDS, ObligationId
 from ..resolve import ResolvedMechanism
-from . import acyclic, entries, folds, fusion, induction, phases, ranking, records
+from . import acyclic, bounds, entries, folds, fusion, induction, phases, ranking, records
 from .every_length import Context, Inductive, NotInductive, Strategy
 from .rewrites import NotRewritable, Rewrite
 
 REWRITES: tuple[Rewrite, ...] = (Rewrite("folds", folds.fold), Rewrite("fusion", fusion.fuse))
-"""The rewrites, in the order they apply: a running fold into its builtin first (a fused loop may hold one)."""
+"""The rewrites, in the order they apply: a running fold into its builtin first (a fused loop may hold one). Before
+them (and before the parts are split), loop bounds read through constants are written out (`bounds.py`)."""
 
 
 def _records_only(mech: ResolvedMechanism) -> bool:
@@ -43,9 +44,13 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
     """The proof for every length by the first strategy that fits (after the rewrites), else part by part; the
     proof (None when no shape fits), and why each strategy tried did not (`verify.strategy_context` makes the
     context)."""
-    written = mech
     reasons = []
     rewrite_notes = []
+    bounded = bounds.inline_bounds(mech)  # a normal form of the program as written: the parts see it too
+    if bounded is not None:
+        mech = bounded.mechanism
+        rewrite_notes.append(bounded.note)
+    written = mech
     for rewrite in REWRITES:
         try:
             rewritten = rewrite.apply(mech)

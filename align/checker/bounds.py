@@ -1,0 +1,133 @@
+"""Loop bounds written through names: a bound that reads a name the parameters fix (a parameter-derived constant,
+or a variable always assigned the same expression of parameters) is rewritten with that expression, so that the
+proofs for every length see what the loop runs over.
+
+    n = len(q)                                             n = len(q)
+    for i in 0 .. n { ... }                         ⟶      for i in 0 .. len(q) { ... }
+
+Such a name is one whose every assignment, wherever it stands, sets it to the same expression, which reads only
+parameters (unprimed: the run's own) and other such names — a parameter-derived constant (docs/language.md,
+section 10.3) is one — and one of those assignments comes before the loop, unconditionally, in the loop's block or
+a block around it (a loop that may run 0 times, or a branch, may leave it unassigned: the interpreter stops there,
+and the rewritten program would not). Wherever the loop starts, the name then holds that expression's value, in both
+runs, so the rewritten bound has the value the written one has and the program computes, draws and outputs the same.
+The variables stay assigned (other statements may read them); the alignment's reads of the constants are written out
+too (the same values).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+from .. import nodes as n
+from ..resolve import ResolvedMechanism, free_names, walk, walk_statements
+from ..unparse import unparse
+from .rewrites import Rewritten
+
+NAME = "bounds"
+
+
+def _definitions(mech: ResolvedMechanism) -> dict[str, n.Expr]:
+    """Each name whose value is fixed by the parameters wherever it is read, with the expression that gives it (the
+    names it reads inlined): a parameter-derived constant, or a variable that every one of its assignments, wherever
+    they stand (in a loop too: `n = len(q)` before a nested loop), sets to the same expression of parameters and
+    such names. A read comes after an assignment (resolution rejects a read before one), and each gives the same
+    value."""
+    assigned: dict[str, list[n.Expr | None]] = {}
+    for st in walk_statements(mech.body):
+        if isinstance(st, n.Assign):
+            assigned.setdefault(st.target, []).append(st.value if st.index is None else None)
+    params = {p.name for p in mech.params}
+    found: dict[str, n.Expr] = {}
+    changed = True
+    while changed:  # a definition may read names defined by others, in any order
+        changed = False
+        for name, values in assigned.items():
+            exprs = [v for v in values if v is not None]
+            if name in found or len(exprs) < len(values):
+                continue
+            texts = {unparse(v) for v in exprs}
+            reads = set().union(*(free_names(v) for v in exprs))
+            if len(texts) == 1 and reads <= params | set(found) and name not in reads and \
+                    not any(isinstance(x, (n.NoiseRef, n.MemberRef, n.OutRef)) or
+                            (isinstance(x, n.ParamRef) and x.primed) for v in exprs for x in walk(v)):
+                found[name] = _inline(exprs[0], found)
+                changed = True
+    return found
+
+
+def _inline(e: n.Expr, definitions: dict[str, n.Expr]) -> n.Expr:
+    """`e` with every read of a constant in `definitions` replaced by its definition (field by field: every IR
+    expression is a frozen dataclass whose subexpressions are fields, or tuples of them)."""
+    if isinstance(e, n.VarRef) and not e.primed and e.id in definitions:
+        return definitions[e.id]
+    changes: dict[str, object] = {}
+    for f in dataclasses.fields(e):
+        value = getattr(e, f.name)
+        new: object
+        if isinstance(value, tuple):
+            new = tuple(_inline(v, definitions) if _is_expr(v) else v for v in value)
+            changed = any(a is not b for a, b in zip(new, value))
+        elif _is_expr(value):
+            new = _inline(value, definitions)
+            changed = new is not value
+        else:
+            continue
+        if changed:
+            changes[f.name] = new
+    return dataclasses.replace(e, **changes) if changes else e  # type: ignore[arg-type]
+
+
+def _is_expr(value: object) -> bool:
+    return isinstance(value, typing.get_args(n.Expr))
+
+
+def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:
+    """The mechanism with every loop's bounds read through names fixed by the parameters written out; None when no
+    bound reads one."""
+    definitions = _definitions(mech)
+    if not definitions:
+        return None
+    rewritten: list[str] = []
+    loops: dict[int, n.For] = {}
+
+    def block(statements: tuple[n.Stmt, ...], available: dict[str, n.Expr]) -> tuple[n.Stmt, ...]:
+        available = dict(available)  # what this block assigns is available after the assignment, in it
+        out: list[n.Stmt] = []
+        for st in statements:
+            if isinstance(st, n.Assign) and st.index is None and st.target in definitions:
+                available[st.target] = definitions[st.target]
+            elif isinstance(st, n.For):
+                new = dataclasses.replace(st, body=block(st.body, available))
+                if any(isinstance(x, n.VarRef) and x.id in available for bound in (st.lo, st.hi)
+                       for x in walk(bound)):
+                    new = dataclasses.replace(new, lo=_inline(st.lo, available), hi=_inline(st.hi, available))
+                    rewritten.append(f"line {st.span.line}: `{unparse(st.lo)} .. {unparse(st.hi)}` is "
+                                     f"`{unparse(new.lo)} .. {unparse(new.hi)}`")
+                if new != st:
+                    loops[id(st)] = new
+                    st = new
+            elif isinstance(st, n.If):
+                then, orelse = block(st.then, available), block(st.orelse, available)
+                if (then, orelse) != (st.then, st.orelse):
+                    st = dataclasses.replace(st, then=then, orelse=orelse)
+            out.append(st)
+        return tuple(out)
+
+    body = block(mech.body, {})
+    if not rewritten:
+        return None
+    noise = tuple(dataclasses.replace(site, loop=loops.get(id(site.loop), site.loop)) for site in mech.noise)
+    alignment = mech.alignment
+    if alignment is not None:
+        # the alignment reads the constants the same way (`out[n + j]` is `out[len(q) + j]`: the parts of a
+        # sequential composition are recognised by their number of outputs, docs/checker.md)
+        alignment = dataclasses.replace(
+            alignment,
+            lets=tuple(dataclasses.replace(let, value=_inline(let.value, definitions)) for let in alignment.lets),
+            shifts=tuple(dataclasses.replace(shift, shift=_inline(shift.shift, definitions))
+                         for shift in alignment.shifts))
+    return Rewritten(dataclasses.replace(mech, body=tuple(body), noise=noise, alignment=alignment),
+                     "loop bounds read through names the parameters fix were written out ("
+                     + "; ".join(rewritten) + ")")
