@@ -510,12 +510,13 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
             self.assign(s.target, _read(v))
             return
         self.value(s.index)
-        loop = next((x for x in reversed(self.loops) if isinstance(s.index, n.LocalRef) and x.var == s.index.id),
-                    None)
+        var = _offset_index(s.index)
+        loop = next((x for x in reversed(self.loops) if x.var == var), None)
         if loop is None:
             self.assign(s.target, Seq(_read(v)))
             return
-        # x[i] = ... in the loop over i: entry i is written in iteration i only, with that iteration's members
+        # x[i] = ... (or x[i - 1] = ...) in the loop over i: entry i is written in iteration i only, with that
+        # iteration's members
         families = self.families.get(id(loop), frozenset())
         self.assign(s.target, Seq(_map_forms(v, lambda f: f.owned(families))))
 
@@ -642,6 +643,16 @@ def float_sensitive(mech: ResolvedMechanism) -> tuple[FloatSensitive, ...]:
     analysis.findings = {}
     analysis.block(mech.body)
     return tuple(sorted(analysis.findings.values(), key=lambda f: (f.span.line, f.span.column)))
+
+
+def _offset_index(index: n.Expr) -> str | None:
+    """The loop index i of an entry index `i`, `i + c` or `i - c` with c a number (one entry per iteration)."""
+    if isinstance(index, n.LocalRef):
+        return index.id
+    if isinstance(index, n.Binary) and index.op in "+-" and isinstance(index.left, n.LocalRef) and \
+            isinstance(index.right, n.Number):
+        return index.left.id
+    return None
 
 
 def _unknown(t: Type) -> Value:

@@ -57,6 +57,7 @@ from ..smt.encode import (
     default_value,
     equal,
     record_adjacency,
+    same_index,
     tag_code,
 )
 from ..smt.solver import Limits, Validity, check_valid
@@ -439,7 +440,7 @@ class _IterAlignment:
             if site.family:
                 raise EncodingError("a family read without index")
             return enc.noise_symbol(name, None, site.distribution.integer)
-        if not index.eq(self.product.i):
+        if not same_index(index, self.product.i):
             raise EncodingError("an inductive proof reads noise families only at the loop index")
         return enc.noise_symbol(name, CURRENT, site.distribution.integer)
 

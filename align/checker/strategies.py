@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from ..obligations import KINDS, ObligationId
 from ..resolve import ResolvedMechanism
-from . import acyclic, bounds, entries, folds, fusion, induction, phases, ranking, records
+from . import acyclic, bounds, entries, folds, fusion, induction, offsets, phases, ranking, records
 from .every_length import Context, Inductive, NotInductive, Strategy
 from .rewrites import NotRewritable, Rewrite
 
 REWRITES: tuple[Rewrite, ...] = (Rewrite("folds", folds.fold), Rewrite("fusion", fusion.fuse))
 """The rewrites, in the order they apply: a running fold into its builtin first (a fused loop may hold one). Before
-them (and before the parts are split), loop bounds read through constants are written out (`bounds.py`)."""
+them (and before the parts are split), loop bounds read through constants are written out (`bounds.py`) and loops
+are counted from 0 (`offsets.py`)."""
 
 
 def _records_only(mech: ResolvedMechanism) -> bool:
@@ -46,10 +47,11 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
     context)."""
     reasons = []
     rewrite_notes = []
-    bounded = bounds.inline_bounds(mech)  # a normal form of the program as written: the parts see it too
-    if bounded is not None:
-        mech = bounded.mechanism
-        rewrite_notes.append(bounded.note)
+    for normal_form in (bounds.inline_bounds, offsets.from_zero):  # of the program as written: the parts see it too
+        normalised = normal_form(mech)
+        if normalised is not None:
+            mech = normalised.mechanism
+            rewrite_notes.append(normalised.note)
     written = mech
     for rewrite in REWRITES:
         try:

@@ -88,9 +88,14 @@ class LoopList:
     index: z3.ArithRef
 
     def at(self, index: z3.ArithRef) -> z3.ArithRef:
-        if not index.eq(self.index):
+        if not same_index(index, self.index):
             raise EncodingError("an inductive proof reads list parameters only at the loop index")
         return self.here
+
+
+def same_index(a: z3.ArithRef, b: z3.ArithRef) -> bool:
+    """Whether two index terms are the same term once z3 has simplified them (`i + 1 - 1` is `i`)."""
+    return a.eq(b) or z3.simplify(a).eq(z3.simplify(b)) or z3.is_true(z3.simplify(a == b))
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,7 +125,7 @@ class IterOutput:
     index: z3.ArithRef
 
     def select(self, index: z3.ArithRef) -> object:
-        if not index.eq(self.index):
+        if not same_index(index, self.index):
             raise EncodingError("an inductive proof reads the output only at the loop index")
         return self.slot
 

@@ -1,0 +1,131 @@
+"""Normal forms before the proofs for every length (issue 37): checker/bounds.py writes out loop bounds read through
+names the parameters fix (`n = len(q); for i in 0 .. n` is the loop `for i in 0 .. len(q)`), checker/offsets.py
+counts loops from 0 (`for i in 1 .. len(q) + 1` reading `q[i - 1]` is `for i in 0 .. len(q)` reading `q[i]`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import align
+from align import nodes as n
+from align.checker.bounds import inline_bounds
+from align.parse import parse_source
+from align.resolve import resolve, walk_statements
+from align.span import Source
+from align.status import Status
+from align.unparse import unparse
+
+from .conftest import ROOT
+
+HEADER = """mechanism m(q: real[], eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0
+  privacy eps
+{
+"""
+
+
+def _mech(body: str):
+    return resolve(parse_source(Source("<bounds>", HEADER + body + "}\n"))).mechanisms[0]
+
+
+def _bounds(body: str) -> list[str] | None:
+    rewritten = inline_bounds(_mech(body))
+    if rewritten is None:
+        return None
+    return [f"{unparse(s.lo)} .. {unparse(s.hi)}" for s in walk_statements(rewritten.mechanism.body)
+            if isinstance(s, n.For)]
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    # a parameter-derived constant
+    ("  n = len(q)\n  for i in 0 .. n { output q[i] }\n", ["0 .. len(q)"]),
+    # through another constant
+    ("  n = len(q)\n  m = n - 1\n  for i in 0 .. m + 1 { output q[i] }\n", ["0 .. len(q) - 1 + 1"]),
+    # assigned before a nested loop, the same expression every time
+    ("  for i in 0 .. len(q) {\n    n = len(q)\n    for l in 0 .. n { output l }\n  }\n",
+     ["0 .. len(q)", "0 .. len(q)"]),
+    # assigned only under a branch: the loop may start with n unassigned (the interpreter stops), not written out
+    ("  if eps > 1 { n = len(q) }\n  for j in 0 .. n { output 1 }\n", None),
+    # assigned two different values
+    ("  n = len(q)\n  for i in 0 .. n { output 1 }\n  n = 2\n", None),
+    # assigned from noise
+    ("  eta ~ Lap(1 / eps)\n  n = len(q) + eta\n  for i in 0 .. 3 { output n }\n", None),
+])
+def test_which_bounds_are_written_out(body: str, expected: list[str] | None):
+    assert _bounds(body) == expected
+
+
+def test_a_bound_named_before_its_loop_is_proved_for_every_length(tmp_path: Path):
+    text = (ROOT / "specs" / "dworkroth" / "above_threshold.dp").read_text()
+    assert "for i in 0 .. len(q) {" in text
+    path = tmp_path / "named_bound.dp"
+    path.write_text(text.replace("for i in 0 .. len(q) {", "n = len(q)\n  for i in 0 .. n {", 1))
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    notes = [note for v in verdict.verdicts for note in v.notes]
+    assert any("loop bounds read through" in note for note in notes), notes
+
+
+# ------------------------------------------------------------------------------------- loops counted from 0
+
+
+def test_a_loop_counted_from_1_is_proved_for_every_length(tmp_path: Path):
+    # Report Noisy Max with its loop counted from 1, as the paper writes it: `noisy[i - 1] = q[i - 1] + eta`, the
+    # members of eta numbered from 1, the alignment reading `eta[l + 1]` (bench/rewrites.py, loop-offset)
+    text = (ROOT / "specs" / "freegap" / "noisy_max.dp").read_text()
+    written = {
+        "for i in 0 .. len(q) {": "for i in 1 .. len(q) + 1 {",
+        "noisy[i] = q[i] + eta": "noisy[i - 1] = q[i - 1] + eta",
+        "q[l] + eta[l]": "q[l] + eta[l + 1]",
+        "q'[l] + eta[l]": "q'[l] + eta[l + 1]",
+        "eta[i]' = eta[i] + (i in [out[0]] ? q[i] - q'[i] + m' - m : 0)":
+            "eta[i]' = eta[i] + (i - 1 in [out[0]] ? q[i - 1] - q'[i - 1] + m' - m : 0)",
+    }
+    for a, b in written.items():
+        assert a in text, a
+        text = text.replace(a, b)
+    path = tmp_path / "from_one.dp"
+    path.write_text(text)
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    notes = [note for v in verdict.verdicts for note in v.notes]
+    assert any("counted from 0" in note for note in notes), notes
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("  for i in 1 .. len(q) + 1 { output q[i - 1] }\n", ["0 .. len(q)"]),
+    ("  for i in 2 .. len(q) { output q[i] }\n", ["0 .. len(q) - 2"]),
+    # a start read from the list's public length
+    ("  for i in len(q) - 1 .. len(q) { output q[i] }\n", ["0 .. len(q) - (len(q) - 1)"]),
+])
+def test_which_loops_are_counted_from_0(body: str, expected: list[str]):
+    from align.checker.offsets import from_zero
+
+    rewritten = from_zero(_mech(body))
+    assert rewritten is not None
+    assert [f"{unparse(s.lo)} .. {unparse(s.hi)}" for s in walk_statements(rewritten.mechanism.body)
+            if isinstance(s, n.For)] == expected
+
+
+def test_a_start_that_the_loop_may_change_is_not_moved():
+    # `i + x` read in the body would see x after the body changed it; the loop started from its value before
+    from align.checker.offsets import from_zero
+
+    assert from_zero(_mech("  x = 1\n  for i in x .. len(q) {\n    x = x + 1\n    output q[i]\n  }\n")) is None
+
+
+def test_a_start_read_from_private_data_is_not_moved():
+    from align.checker.offsets import from_zero
+
+    mech = resolve(parse_source(Source("<offsets>", """mechanism m(q: real[], k: int, eps: real)
+  adjacent |q[i] - q'[i]| <= 1, |k - k'| <= 1
+  requires eps > 0
+  privacy eps
+{
+  for i in k .. len(q) { output 1 }
+}
+"""))).mechanisms[0]
+    assert from_zero(mech) is None
