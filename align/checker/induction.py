@@ -40,6 +40,7 @@ from ..results import Conjunct
 from ..smt import terms as zt
 from ..smt.encode import (
     CURRENT,
+    OUTPUT_TIES,
     Z3_SPLIT_OPS,
     Encoding,
     EncodingError,
@@ -56,6 +57,7 @@ from ..smt.encode import (
     _term,
     default_value,
     equal,
+    note_equality_ties,
     record_adjacency,
     same_index,
     tag_code,
@@ -64,6 +66,7 @@ from ..smt.solver import Limits, Validity, check_valid
 from ..symbolic import NotSymbolic, from_z3, simplify, z3_text
 from ..types import INT, ListType
 from ..unparse import unparse
+from . import acyclic
 from .every_length import Context, Inductive, NotInductive, draw_conditions
 
 NAME = "induction"
@@ -643,10 +646,16 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     # `base` has one (the head state taken at entry). The final queries ask z3 for a model of `base`.
     witness = base
 
-    # C4a: each iteration outputs one item, the same in both runs, and both runs stop together.
-    one = zt.And(product.run1.length == 1, product.run2.length == 1)
-    same = zt.And(equal(product.run1.slots[0], product.run2.slots[0]) if product.run1.slots and
-                  product.run2.slots else zt.BoolVal(False), product.continues1 == product.continues2)
+    # C4a: each iteration outputs one item, the same in both runs, and both runs stop together — or it is the last
+    # one, which stops before it draws or outputs anything (`if count >= N { break }` first): then out[i] is the
+    # output of iteration i still, and no shift of that iteration reads past the end of `out`.
+    length1, length2 = product.run1.length, product.run2.length
+    stops_quietly = zt.And(length1 == 0, z3.Not(product.continues1),
+                           *(z3.Not(d.guard) for d in product.run1.draws))
+    one = zt.And(length1 == length2, zt.Or(length1 == 1, stops_quietly))
+    same = zt.And(z3.Implies(length1 == 1, equal(product.run1.slots[0], product.run2.slots[0]))
+                  if product.run1.slots and product.run2.slots else length1 == 0,
+                  product.continues1 == product.continues2)
     prefix_same = OutputSeq(tuple(pre1.slots), pre1.length).equal(OutputSeq(tuple(pre2.slots), pre2.length)) \
         if pre1.slots else zt.BoolVal(True)
     c4a = check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness).status == Validity.PROVED and \
@@ -675,9 +684,19 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         ok = not formulas or check_valid([enc.requires(), *base[1:], *inv], zt.And(formulas), limits,
                                          satisfiable_if=witness).status == Validity.PROVED
         result.proved[key] = None if ok else "not shown for every iteration"
+    sc = _self_composition(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths)
+    determined, c2_ties = _samples_determined(enc, sc, limits)
     result.proved[ObligationId.C2, None] = \
-        _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths) or \
-        _same_draws_across_runs(product, pre1, pre2, assume, entry_base + [prefix_same], limits)
+        determined or _same_draws_across_runs(product, pre1, pre2, assume, entry_base + [prefix_same], limits)
+    if result.proved[ObligationId.C2, None] is None and c2_ties:
+        result.notes.setdefault(ObligationId.C2, []).extend(sorted(c2_ties))
+    if not acyclic.reads_no_noise(mech):
+        not_acyclic, ties = _acyclic(mech, enc, sc, loop, constants, limits)
+        if not_acyclic is None:
+            result.proved[ObligationId.C4B, None] = None
+            result.notes.setdefault(ObligationId.C4B, []).extend([
+                "the noise drawn before the loop, then each iteration's members, is an order in which each shift "
+                "reads only earlier noise: the output decides every condition a shift reads noise in", *sorted(ties)])
     result.assumptions = set(enc.assumptions)
     return result
 
@@ -699,9 +718,28 @@ def _same_draws_across_runs(product: _Product, pre1: Run, pre2: Run, assume: lis
     return None
 
 
-def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths) -> str | None:
-    """C2 by induction on a self-composition: two runs on the same D whose outputs agree draw the same samples.
-    The invariant keeps the loop-carried variables that provably agree between the two runs."""
+@dataclass
+class _SelfComposition:
+    """Two runs on the same D with independent noise (A., B.), the prefix and one abstract iteration each, and what
+    holds of them when their outputs agree: the loop-carried variables that provably agree at every loop head
+    (Houdini), the iteration's outputs equal."""
+
+    pre_a: Run
+    pre_b: Run
+    a: Run
+    b: Run
+    i: z3.ArithRef
+    inputs: dict[str, Value]
+    entry: list[z3.BoolRef]
+    """What every query assumes at entry (requires, supports, lengths >= 0)."""
+    base: list[z3.BoolRef]
+    """entry, and 0 <= i < n."""
+    assume: list[z3.BoolRef]
+    """base, the invariant, and the iteration's outputs equal."""
+    same_prefix_out: z3.BoolRef
+
+
+def _self_composition(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths) -> _SelfComposition:
     runs = []
     for tag in ("A.", "B."):
         pre = Run(enc, enc.params, noise_prefix=tag)
@@ -748,13 +786,136 @@ def _samples_determined(mech, enc, prefix, loop, carried, constants, limits, sup
                 changed = True
                 break
     assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out]
+    return _SelfComposition(pre_a, pre_b, a, b, i, inputs, entry, base, assume, same_prefix_out)
+
+
+def _samples_determined(enc: Encoding, sc: _SelfComposition, limits: Limits) -> tuple[str | None, set[str]]:
+    """C2 by induction on a self-composition: two runs on the same D whose outputs agree draw the same samples.
+    The invariant keeps the loop-carried variables that provably agree between the two runs."""
+    a, b, pre_a, pre_b = sc.a, sc.b, sc.pre_a, sc.pre_b
     guards = [da.guard == db.guard for da, db in zip(a.draws, b.draws)]
     prefix_guards = [da.guard == db.guard for da, db in zip(pre_a.draws, pre_b.draws)]
-    ok = check_valid(assume, zt.And(*guards, a.running[-1] == b.running[-1]), limits,
-                     satisfiable_if=base).status == Validity.PROVED and \
-        check_valid(entry + [same_prefix_out], zt.And(prefix_guards) if prefix_guards else zt.BoolVal(True),
-                    limits, satisfiable_if=entry).status == Validity.PROVED
-    return None if ok else "the draws of an iteration could not be shown to be determined by the output"
+    if a.slots and b.slots:
+        note_equality_ties(enc, a.slots[0], b.slots[0], OUTPUT_TIES)
+
+    def ok() -> bool:
+        # requires() read again: it carries the exact ties while they are excluded
+        return check_valid([*sc.assume, enc.requires()], zt.And(*guards, a.running[-1] == b.running[-1]), limits,
+                           satisfiable_if=sc.base).status == Validity.PROVED and \
+            check_valid([*sc.entry, enc.requires(), sc.same_prefix_out],
+                        zt.And(prefix_guards) if prefix_guards else zt.BoolVal(True),
+                        limits, satisfiable_if=sc.entry).status == Validity.PROVED
+
+    if ok():
+        return None, set()
+    if enc.ties:  # almost surely: an exact tie of probability 0 excluded (a released noisy value equal to a sentinel)
+        with enc.excluding_ties():
+            if ok():
+                return None, {t.text for t in enc.ties.values()}
+    return "the draws of an iteration could not be shown to be determined by the output", set()
+
+
+class _NotAcyclicHere(Exception):
+    """The shifts read noise in a way the proof for every length of C4b does not take (the message says how)."""
+
+
+def _own_reads(mech: ResolvedMechanism, e: n.Expr, loop_sites: set[str], prefix_sites: set[str],
+               conditions: list[n.Expr]) -> None:
+    """The reads of a shift of a member drawn in the loop, at the loop index: noise drawn before the loop (first in
+    the order), and members drawn in this iteration only inside a condition of `?:` (collected in `conditions`: the
+    output must decide each, and then it selects a branch and adds no read). Raises `_NotAcyclicHere` otherwise."""
+    if isinstance(e, n.Conditional):
+        if any(isinstance(x, (n.MemberRef, n.NoiseRef)) for x in walk(e.condition)):
+            for x in walk(e.condition):
+                if isinstance(x, n.NoiseRef) and x.id not in prefix_sites:
+                    raise _NotAcyclicHere(f"a condition reads `{x.id}`")
+                if isinstance(x, n.MemberRef) and x.id not in loop_sites:
+                    raise _NotAcyclicHere(f"a condition reads `{unparse(x)}`")
+            conditions.append(e.condition)
+        _own_reads(mech, e.then, loop_sites, prefix_sites, conditions)
+        _own_reads(mech, e.orelse, loop_sites, prefix_sites, conditions)
+        return
+    if isinstance(e, n.NoiseRef):
+        if e.id not in prefix_sites:
+            raise _NotAcyclicHere(f"a shift reads `{e.id}`")
+        return
+    if isinstance(e, n.MemberRef):
+        raise _NotAcyclicHere(f"a shift reads `{unparse(e)}` outside a condition")
+    if isinstance(e, n.Comprehension) and any(isinstance(x, (n.MemberRef, n.NoiseRef)) for x in walk(e)):
+        raise _NotAcyclicHere("a comprehension in a shift reads noise")
+    for child in children(e):
+        _own_reads(mech, child, loop_sites, prefix_sites, conditions)
+
+
+def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop: n.For, constants: dict,
+             limits: Limits) -> tuple[str | None, set[str]]:
+    """C4b for every length: an order of the noise in which each shift reads only earlier noise exists for every
+    output when (1) no shift of noise drawn before the loop, and no let, reads noise; (2) the shift of a member
+    drawn in the loop reads noise drawn before the loop, and members of its own iteration only inside conditions
+    of `?:`; (3) the output decides each such condition: two runs on D with the same output (`sc`, the
+    self-composition of C2, whose invariant holds at every loop head) agree on it in every iteration, almost surely
+    (an exact tie of probability 0 excluded, `encode.note_ties`). Then the noise drawn before the loop, followed by
+    the members in the order of the iterations, is such an order: a condition the output decides selects a branch
+    and adds no read (acyclic.py). Returns (None, the ties it excluded) or (why not, {})."""
+    assert mech.alignment is not None, "C4b is of an alignment"
+    loop_sites = {site.name for site in mech.noise if site.loop is loop}
+    prefix_sites = {site.name for site in mech.noise if site.loop is None}
+    if any(mech.reads_noise(let.value) for let in mech.alignment.lets):
+        return "a let reads noise", set()
+    conditions: list[tuple[n.Expr, str | None, str]] = []
+    try:
+        for shift in mech.alignment.shifts:
+            if shift.var in loop_sites:
+                found: list[n.Expr] = []
+                _own_reads(mech, shift.shift, loop_sites, prefix_sites, found)
+                conditions += [(c, shift.index_var, shift.var) for c in found]
+            elif mech.reads_noise(shift.shift):
+                return f"the shift of {shift.var}, drawn before the loop, reads noise", set()
+    except _NotAcyclicHere as error:
+        return str(error), set()
+    if not conditions:
+        return None, set()
+
+    def value_in(run: Run, pre: Run, condition: n.Expr, index_var: str | None):
+        prefix = run.noise_prefix
+
+        def noise(name: str, index, node):
+            site = mech.site(name)
+            if site is None:
+                return None
+            if index is None:
+                return pre.current.get(name)
+            if not same_index(index, sc.i):
+                raise EncodingError("a condition reads another iteration's noise")
+            return enc.noise_symbol(name, CURRENT, site.distribution.integer, prefix)
+
+        out: Any = IterOutput(run.slots[0] if run.slots else default_value(mech.output_type), sc.i)
+        env = {**constants, **sc.inputs, **({index_var: sc.i} if index_var else {})}
+        return ExprEval(enc, env, {}, noise=noise, out=out).value(condition)
+
+    def drawn(run: Run, site: str) -> z3.BoolRef:
+        return zt.Or([d.guard for d in run.draws if d.site == site])
+
+    if sc.a.slots and sc.b.slots:
+        note_equality_ties(enc, sc.a.slots[0], sc.b.slots[0], OUTPUT_TIES)
+    used: set[str] = set()
+    for condition, index_var, site in conditions:
+        try:
+            mine = value_in(sc.a, sc.pre_a, condition, index_var)
+            theirs = value_in(sc.b, sc.pre_b, condition, index_var)
+        except EncodingError as error:
+            return str(error), set()
+        # only where the shifted member is drawn (a member that is not drawn has no shift to decide)
+        premise = [*sc.assume, drawn(sc.a, site), drawn(sc.b, site)]
+        answer = check_valid([*premise, enc.requires()], mine == theirs, limits, vacuity=False)
+        if answer.status != Validity.PROVED and enc.ties:
+            with enc.excluding_ties():
+                answer = check_valid([*premise, enc.requires()], mine == theirs, limits, vacuity=False)
+            if answer.status == Validity.PROVED:
+                used |= {t.text for t in enc.ties.values()}
+        if answer.status != Validity.PROVED:
+            return f"the output could not be shown to decide `{unparse(condition)}` in every iteration", set()
+    return None, used
 
 
 def _share(bound_text: str) -> str:
