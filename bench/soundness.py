@@ -112,12 +112,13 @@ class Subject:
     """The list length of the `example` clause (5 when absent)."""
 
 
-def subjects() -> list[Subject]:
+def subjects(peers: bool = False) -> list[Subject]:
     """Every spec expected `proved` (or `bounded`: proved for lengths <= N) and every R²DP spec (mixture rule),
-    in path order."""
+    in path order; with `peers`, the private programs of specs/peers/ too (issue 37: the other projects' programs,
+    as align proves more of them)."""
     found = []
     for path in sorted((ROOT / "specs").rglob("*.dp")):
-        if PEERS in path.parents:  # other projects' programs: a benchmark align does not prove yet
+        if PEERS in path.parents and not peers:
             continue
         source = read_source(str(path))
         kinds = {e.kind for e in read_expectations(source)}
@@ -1461,10 +1462,10 @@ def summary_line(outcomes: list[Outcome]) -> str:
     return f"mutants: {row['mutants']} proved: {row['proved'] + row['bounded']} unsound: {row['unsound']}"
 
 
-def select(specs: list[str] | None, operators: list[str] | None, quick: bool) -> list[Mutant]:
+def select(specs: list[str] | None, operators: list[str] | None, quick: bool, peers: bool = False) -> list[Mutant]:
     """The mutants of a run, in a fixed order: spec path, operator (registry order), place."""
     chosen = []
-    for subject in subjects():
+    for subject in subjects(peers or any(PEERS in (ROOT / s).resolve().parents for s in specs or [])):
         if quick and subject.spec not in QUICK_SPECS:
             continue
         if specs and not any(Path(s).resolve() == (ROOT / "specs" / subject.spec).resolve() for s in specs):
@@ -1514,6 +1515,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_SPECS)}, the first place of "
                         "each operator")
     parser.add_argument("--spec", action="append", metavar="PATH", help="only this spec (repeatable)")
+    parser.add_argument("--peers", action="store_true",
+                        help="the private programs of specs/peers/ too (a spec named under specs/peers/ implies it)")
     parser.add_argument("--operator", action="append", choices=list(OPERATORS), help="only this operator (repeatable)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--limit", type=float, default=Budget.limit, help="seconds per mutant (default %(default)s)")
@@ -1526,7 +1529,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save-dir", type=Path, default=SAVE_DIR)
     parser.add_argument("--list", action="store_true", help="print the mutants and exit")
     options = parser.parse_args(argv)
-    mutants = select(options.spec, options.operator, options.quick)
+    mutants = select(options.spec, options.operator, options.quick, options.peers)
     if options.list:
         for m in mutants:
             print(f"{m.key:60} {m.place}")

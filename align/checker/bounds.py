@@ -28,7 +28,7 @@ from .rewrites import Rewritten
 NAME = "bounds"
 
 
-def _definitions(mech: ResolvedMechanism) -> dict[str, n.Expr]:
+def fixed_definitions(mech: ResolvedMechanism) -> dict[str, n.Expr]:
     """Each name whose value is fixed by the parameters wherever it is read, with the expression that gives it (the
     names it reads inlined): a parameter-derived constant, or a variable that every one of its assignments, wherever
     they stand (in a loop too: `n = len(q)` before a nested loop), sets to the same expression of parameters and
@@ -52,12 +52,12 @@ def _definitions(mech: ResolvedMechanism) -> dict[str, n.Expr]:
             if len(texts) == 1 and reads <= params | set(found) and name not in reads and \
                     not any(isinstance(x, (n.NoiseRef, n.MemberRef, n.OutRef)) or
                             (isinstance(x, n.ParamRef) and x.primed) for v in exprs for x in walk(v)):
-                found[name] = _inline(exprs[0], found)
+                found[name] = inline(exprs[0], found)
                 changed = True
     return found
 
 
-def _inline(e: n.Expr, definitions: dict[str, n.Expr]) -> n.Expr:
+def inline(e: n.Expr, definitions: dict[str, n.Expr]) -> n.Expr:
     """`e` with every read of a constant in `definitions` replaced by its definition (field by field: every IR
     expression is a frozen dataclass whose subexpressions are fields, or tuples of them)."""
     if isinstance(e, n.VarRef) and not e.primed and e.id in definitions:
@@ -67,10 +67,10 @@ def _inline(e: n.Expr, definitions: dict[str, n.Expr]) -> n.Expr:
         value = getattr(e, f.name)
         new: object
         if isinstance(value, tuple):
-            new = tuple(_inline(v, definitions) if _is_expr(v) else v for v in value)
+            new = tuple(inline(v, definitions) if _is_expr(v) else v for v in value)
             changed = any(a is not b for a, b in zip(new, value))
         elif _is_expr(value):
-            new = _inline(value, definitions)
+            new = inline(value, definitions)
             changed = new is not value
         else:
             continue
@@ -86,7 +86,7 @@ def _is_expr(value: object) -> bool:
 def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:
     """The mechanism with every loop's bounds read through names fixed by the parameters written out; None when no
     bound reads one."""
-    definitions = _definitions(mech)
+    definitions = fixed_definitions(mech)
     if not definitions:
         return None
     rewritten: list[str] = []
@@ -102,7 +102,7 @@ def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:
                 new = dataclasses.replace(st, body=block(st.body, available))
                 if any(isinstance(x, n.VarRef) and x.id in available for bound in (st.lo, st.hi)
                        for x in walk(bound)):
-                    new = dataclasses.replace(new, lo=_inline(st.lo, available), hi=_inline(st.hi, available))
+                    new = dataclasses.replace(new, lo=inline(st.lo, available), hi=inline(st.hi, available))
                     rewritten.append(f"line {st.span.line}: `{unparse(st.lo)} .. {unparse(st.hi)}` is "
                                      f"`{unparse(new.lo)} .. {unparse(new.hi)}`")
                 if new != st:
@@ -125,8 +125,8 @@ def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:
         # sequential composition are recognised by their number of outputs, docs/checker.md)
         alignment = dataclasses.replace(
             alignment,
-            lets=tuple(dataclasses.replace(let, value=_inline(let.value, definitions)) for let in alignment.lets),
-            shifts=tuple(dataclasses.replace(shift, shift=_inline(shift.shift, definitions))
+            lets=tuple(dataclasses.replace(let, value=inline(let.value, definitions)) for let in alignment.lets),
+            shifts=tuple(dataclasses.replace(shift, shift=inline(shift.shift, definitions))
                          for shift in alignment.shifts))
     return Rewritten(dataclasses.replace(mech, body=tuple(body), noise=noise, alignment=alignment),
                      "loop bounds read through names the parameters fix were written out ("

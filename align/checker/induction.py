@@ -66,7 +66,7 @@ from ..smt.solver import Limits, Validity, check_valid
 from ..symbolic import NotSymbolic, from_z3, simplify, z3_text
 from ..types import INT, ListType
 from ..unparse import unparse
-from . import acyclic
+from . import acyclic, bounds
 from .every_length import Context, Inductive, NotInductive, draw_conditions
 
 NAME = "induction"
@@ -618,9 +618,11 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                     lambda s, q=q, b=bound, w=w, c=c: b * (s["acost"] - entry_cost) +
                     b * c * z3.If(s["w"][w] >= 0, s["w"][w], -s["w"][w]) <= (claim - entry_cost) * s["u"][q]))
     candidates.append(("aligned_cost <= its value at entry", lambda s: s["acost"] <= entry_cost))
+    fixed = bounds.fixed_definitions(mech)
     for s in walk_statements(loop.body):
         if isinstance(s, n.If) and len(s.then) == 1 and isinstance(s.then[0], n.Break) and not s.orelse:
-            cond = s.condition
+            # names the parameters fix read as their expressions (`g1 = eps - eps1` assigned in the loop)
+            cond = bounds.inline(s.condition, fixed)
             candidates.append((f"not ({unparse(cond)})", lambda st, c=cond: z3.Not(
                 _eval_in(enc, {**st["s1"], loop.var: st["i"]}, constants, c))))
     candidates.append(("aligned_cost >= 0", lambda s: s["acost"] >= 0))
