@@ -618,7 +618,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                     lambda s, q=q, b=bound, w=w, c=c: b * (s["acost"] - entry_cost) +
                     b * c * z3.If(s["w"][w] >= 0, s["w"][w], -s["w"][w]) <= (claim - entry_cost) * s["u"][q]))
     candidates.append(("aligned_cost <= its value at entry", lambda s: s["acost"] <= entry_cost))
-    fixed = bounds.fixed_definitions(mech)
+    fixed = {name: e for name, e in bounds.fixed_definitions(mech).items() if name not in mech.constants}
     for s in walk_statements(loop.body):
         if isinstance(s, n.If) and len(s.then) == 1 and isinstance(s.then[0], n.Break) and not s.orelse:
             # names the parameters fix read as their expressions (`g1 = eps - eps1` assigned in the loop)
