@@ -129,3 +129,46 @@ def test_a_start_read_from_private_data_is_not_moved():
 }
 """))).mechanisms[0]
     assert from_zero(mech) is None
+
+
+# --------------------------------------------------------------------------------------- the alignment's forms
+
+
+def test_the_alignment_of_noisy_max_written_another_way_is_proved_for_every_length(tmp_path: Path):
+    # `let j = out[0]`, `i == j ? ... : 0` and a filter `l != j` instead of `i in [out[0]]` and `l not in [out[0]]`
+    # (issue 37's first example: C4c was bounded)
+    text = (ROOT / "specs" / "freegap" / "noisy_max.dp").read_text()
+    start = text.index("alignment noisy_max {")
+    path = tmp_path / "written_another_way.dp"
+    path.write_text(text[:start] + """alignment noisy_max {
+  let j = out[0]
+  let m = max(l in 0 .. len(q) if l != j: q[l] + eta[l])
+  let m' = max(l in 0 .. len(q) if j != l: q'[l] + eta[l])
+  eta[i]' = eta[i] + (i != j ? 0 : q[i] - q'[i] + m' - m)
+}
+""")
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+
+
+def test_an_equality_inside_a_count_is_not_read_as_an_index_set():
+    # only a conditional's condition `i == e` becomes `i in [e]`: the records' summaries compare the alignment's
+    # `count(l ...: q[l] == j)` with the program's, term for term
+    from align.checker.alignments import normal_alignment
+
+    mech = resolve(parse_source(Source("<forms>", """mechanism m(q: int[], eps: real, B: int)
+  adjacent len(q') = len(q) ± 1
+  requires eps > 0, B >= 1
+  privacy eps
+{
+  for j in 0 .. B {
+    eta ~ Lap(1 / eps)
+    output count(l in 0 .. len(q): q[l] == j) + eta
+  }
+}
+
+alignment m {
+  eta[j]' = eta[j] + count(l in 0 .. len(q): q[l] == j) - count(l in 0 .. len(q'): q'[l] == j)
+}
+"""))).mechanisms[0]
+    assert normal_alignment(mech) is None

@@ -18,11 +18,11 @@ too (the same values).
 from __future__ import annotations
 
 import dataclasses
-import typing
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, free_names, walk, walk_statements
 from ..unparse import unparse
+from .exprs import map_expr
 from .rewrites import Rewritten
 
 NAME = "bounds"
@@ -58,29 +58,9 @@ def fixed_definitions(mech: ResolvedMechanism) -> dict[str, n.Expr]:
 
 
 def inline(e: n.Expr, definitions: dict[str, n.Expr]) -> n.Expr:
-    """`e` with every read of a constant in `definitions` replaced by its definition (field by field: every IR
-    expression is a frozen dataclass whose subexpressions are fields, or tuples of them)."""
-    if isinstance(e, n.VarRef) and not e.primed and e.id in definitions:
-        return definitions[e.id]
-    changes: dict[str, object] = {}
-    for f in dataclasses.fields(e):
-        value = getattr(e, f.name)
-        new: object
-        if isinstance(value, tuple):
-            new = tuple(inline(v, definitions) if _is_expr(v) else v for v in value)
-            changed = any(a is not b for a, b in zip(new, value))
-        elif _is_expr(value):
-            new = inline(value, definitions)
-            changed = new is not value
-        else:
-            continue
-        if changed:
-            changes[f.name] = new
-    return dataclasses.replace(e, **changes) if changes else e  # type: ignore[arg-type]
-
-
-def _is_expr(value: object) -> bool:
-    return isinstance(value, typing.get_args(n.Expr))
+    """`e` with every read of a name in `definitions` replaced by its definition."""
+    return map_expr(e, lambda x: definitions[x.id] if isinstance(x, n.VarRef) and not x.primed and
+                    x.id in definitions else None)
 
 
 def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:

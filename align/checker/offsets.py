@@ -24,42 +24,16 @@ simplification.
 from __future__ import annotations
 
 import dataclasses
-import typing
 from fractions import Fraction
 
 from .. import nodes as n
 from ..resolve import ResolvedMechanism
 from ..types import INT, ListType
 from ..unparse import unparse
+from .exprs import map_expr, map_statement
 from .rewrites import Rewritten
 
 NAME = "offsets"
-
-
-def _map(e: n.Expr, f: typing.Callable[[n.Expr], n.Expr | None]) -> n.Expr:
-    """`e` with every subexpression x for which f(x) is not None replaced by f(x) (outermost first)."""
-    replaced = f(e)
-    if replaced is not None:
-        return replaced
-    changes: dict[str, object] = {}
-    for field in dataclasses.fields(e):
-        value = getattr(e, field.name)
-        new: object
-        if isinstance(value, tuple):
-            new = tuple(_map(v, f) if _is_expr(v) else v for v in value)
-            changed = any(a is not b for a, b in zip(new, value))
-        elif _is_expr(value):
-            new = _map(value, f)
-            changed = new is not value
-        else:
-            continue
-        if changed:
-            changes[field.name] = new
-    return dataclasses.replace(e, **changes) if changes else e  # type: ignore[arg-type]
-
-
-def _is_expr(value: object) -> bool:
-    return isinstance(value, typing.get_args(n.Expr))
 
 
 def _fixed(mech: ResolvedMechanism, e: n.Expr) -> bool:
@@ -131,7 +105,7 @@ def from_zero(mech: ResolvedMechanism) -> Rewritten | None:
                         return _index_plus(x, var, lo)
 
                     new = dataclasses.replace(new, lo=_zero_like(st.lo), hi=_less(st.hi, lo),
-                                              body=tuple(_statement(s, shifted) for s in new.body))
+                                              body=tuple(map_statement(s, shifted) for s in new.body))
                     for site in mech.noise:
                         if site.loop is st:
                             starts[site.name] = lo
@@ -153,23 +127,23 @@ def from_zero(mech: ResolvedMechanism) -> Rewritten | None:
 
     def member_down(x: n.Expr) -> n.Expr | None:
         if isinstance(x, n.MemberRef) and x.id in starts:
-            return dataclasses.replace(x, index=_minus(_map(x.index, member_down), starts[x.id]))
+            return dataclasses.replace(x, index=_minus(map_expr(x.index, member_down), starts[x.id]))
         return None
 
     alignment = mech.alignment
     if alignment is not None:
         shifts = []
         for shift in alignment.shifts:
-            psi = _map(shift.shift, member_down)
+            psi = map_expr(shift.shift, member_down)
             if shift.var in starts and shift.index_var is not None:
                 def up(x: n.Expr, k: str = shift.index_var, lo: n.Expr = starts[shift.var]) -> n.Expr | None:
                     return _index_plus(x, k, lo)
-                psi = _map(psi, up)
+                psi = map_expr(psi, up)
             shifts.append(dataclasses.replace(shift, shift=psi))
         alignment = dataclasses.replace(
             alignment, shifts=tuple(shifts),
-            lets=tuple(dataclasses.replace(let, value=_map(let.value, member_down)) for let in alignment.lets),
-            invariants=tuple(dataclasses.replace(inv, condition=_map(inv.condition, member_down))
+            lets=tuple(dataclasses.replace(let, value=map_expr(let.value, member_down)) for let in alignment.lets),
+            invariants=tuple(dataclasses.replace(inv, condition=map_expr(inv.condition, member_down))
                              for inv in alignment.invariants))
     noise = tuple(dataclasses.replace(site, loop=loops.get(id(site.loop), site.loop)) for site in mech.noise)
     return Rewritten(dataclasses.replace(mech, body=body, noise=noise, alignment=alignment),
@@ -185,17 +159,3 @@ def _less(hi: n.Expr, lo: n.Expr) -> n.Expr:
 
 def _zero_like(e: n.Expr) -> n.Expr:
     return n.Number(Fraction(0), True, e.span, INT)
-
-
-def _statement(st: n.Stmt, f: typing.Callable[[n.Expr], n.Expr | None]) -> n.Stmt:
-    """A statement with f applied to every expression in it (nested statements included)."""
-    changes: dict[str, object] = {}
-    for field in dataclasses.fields(st):
-        value = getattr(st, field.name)
-        if _is_expr(value):
-            changes[field.name] = _map(value, f)
-        elif isinstance(value, tuple) and value and all(isinstance(v, typing.get_args(n.Stmt)) for v in value):
-            changes[field.name] = tuple(_statement(v, f) for v in value)
-        elif isinstance(value, tuple) and value and all(_is_expr(v) for v in value):
-            changes[field.name] = tuple(_map(v, f) for v in value)
-    return dataclasses.replace(st, **changes)  # type: ignore[arg-type]

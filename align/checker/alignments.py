@@ -1,0 +1,102 @@
+"""The alignment in a normal form: the same local alignments, spelled one way, so that the proofs for every length
+that read its shape (the ranking's index sets, `ranking.py`) do not depend on how it was written.
+
+    i == out[0] ? e : 0                  ⟶   i in [out[0]] ? e : 0      (an index i, as a condition)
+    i not in [j] ? 0 : e                 ⟶   i in [j] ? e : 0
+    not (c) ? a : b                      ⟶   c ? b : a
+    max(l in 0 .. len(q) if l != j: e)   ⟶   max(l in 0 .. len(q) not in [j]: e)
+    let d = out[0]; ... [d] ...          ⟶   ... [out[0]] ...
+
+Each step keeps every value: `i == e` and `i in [e]` are the same truth value for integers; a filter `l != j` keeps
+exactly the indices of the domain that `not in [j]` keeps; swapping a conditional's branches under the negated
+condition picks the same branch; a let is a name for a value that depends on nothing but what its expression
+reads (lets are evaluated once, in order, and an alignment has no state), so writing the expression in its place
+changes no value. Only lets without a comprehension are written out (a `max` over a set stays a name: the ranking
+reads `m' - m` as written). The proofs then see the same φ_{D,D',ω} for every (D, D', ω).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .. import nodes as n
+from ..resolve import ResolvedMechanism, walk
+from ..types import BOOL, INT, ListType
+from ..unparse import unparse
+from .exprs import map_expr
+from .rewrites import Rewritten
+
+NAME = "alignment forms"
+
+
+def _is_int(e: n.Expr) -> bool:
+    return getattr(e, "type", None) == INT
+
+
+def _member(element: n.Expr, item: n.Expr, negated: bool, span) -> n.Member:
+    return n.Member(element, n.ListLit((item,), item.span, ListType(INT)), negated, span, BOOL)
+
+
+def _index_test(x: n.Expr) -> n.Expr:
+    """A conditional's condition `i == e` (`i != e`), i an index, as `i in [e]` (`i not in [e]`)."""
+    if isinstance(x, n.Compare) and len(x.ops) == 1 and x.ops[0] in ("==", "!=") and \
+            all(_is_int(o) for o in x.operands) and any(isinstance(o, n.LocalRef) for o in x.operands):
+        left, right = x.operands
+        if isinstance(right, n.LocalRef) and not isinstance(left, n.LocalRef):
+            left, right = right, left  # the index on the left, as `i in [e]` reads
+        return _member(_normal(left), _normal(right), x.ops[0] == "!=", x.span)
+    return _normal(x)
+
+
+def _step(x: n.Expr) -> n.Expr | None:
+    """One rewrite at x (None: look inside)."""
+    if isinstance(x, n.Conditional):
+        condition = _index_test(x.condition)
+        then, orelse = _normal(x.then), _normal(x.orelse)
+        if isinstance(condition, n.Unary) and condition.op == "not":
+            return n.Conditional(condition.operand, orelse, then, x.span, x.type)
+        if isinstance(condition, n.Member) and condition.negated:
+            return n.Conditional(dataclasses.replace(condition, negated=False), orelse, then, x.span, x.type)
+        return n.Conditional(condition, then, orelse, x.span, x.type)
+    if isinstance(x, n.Comprehension) and x.excluded is None and isinstance(x.condition, n.Compare) and \
+            len(x.condition.ops) == 1 and x.condition.ops[0] == "!=":
+        left, right = x.condition.operands
+        own = [o for o in (left, right) if isinstance(o, n.LocalRef) and o.id == x.var]
+        other = right if own and own[0] is left else left
+        if len(own) == 1 and not any(isinstance(y, n.LocalRef) and y.id == x.var for y in walk(other)):
+            return dataclasses.replace(x, condition=None, body=_normal(x.body), domain=x.domain,
+                                       excluded=n.ListLit((_normal(other),), other.span, ListType(INT)))
+    return None
+
+
+def _normal(e: n.Expr) -> n.Expr:
+    return map_expr(e, _step)
+
+
+def normal_alignment(mech: ResolvedMechanism) -> Rewritten | None:
+    """The mechanism with its alignment in the normal form above; None when that changes nothing."""
+    alignment = mech.alignment
+    if alignment is None:
+        return None
+    simple: dict[str, n.Expr] = {}
+
+    def written_out(e: n.Expr) -> n.Expr:
+        return map_expr(e, lambda x: simple[x.text] if isinstance(x, n.LetRef) and x.text in simple else None)
+
+    lets = []
+    for let in alignment.lets:
+        value = _normal(written_out(let.value))
+        if not any(isinstance(y, n.Comprehension) for y in walk(value)):
+            simple[let.name] = value
+        lets.append(dataclasses.replace(let, value=value))
+    shifts = tuple(dataclasses.replace(s, shift=_normal(written_out(s.shift))) for s in alignment.shifts)
+    invariants = tuple(dataclasses.replace(i, condition=_normal(written_out(i.condition)))
+                       for i in alignment.invariants)
+    kept = tuple(let for let in lets if let.name not in simple)
+    new = dataclasses.replace(alignment, lets=kept, shifts=shifts, invariants=invariants)
+    if [unparse(s.shift) for s in new.shifts] == [unparse(s.shift) for s in alignment.shifts] and \
+            [unparse(let.value) for let in new.lets] == [unparse(let.value) for let in alignment.lets]:
+        return None
+    return Rewritten(dataclasses.replace(mech, alignment=new),
+                     "the alignment was read in a normal form that keeps every shift's value (`i == j` as "
+                     "`i in [j]`, filters `l != j` as `not in [j]`, short lets written out)")
