@@ -1,7 +1,7 @@
 """The alignment in a normal form: the same local alignments, spelled one way, so that the proofs for every length
 that read its shape (the ranking's index sets, `ranking.py`) do not depend on how it was written.
 
-    i == out[0] ? e : 0                  ⟶   i in [out[0]] ? e : 0      (an index i, as a condition)
+    i == out[0] ? e : 0                  ⟶   i in [out[0]] ? e : 0      (an index against the output, as a condition)
     i not in [j] ? 0 : e                 ⟶   i in [j] ? e : 0
     not (c) ? a : b                      ⟶   c ? b : a
     max(l in 0 .. len(q) if l != j: e)   ⟶   max(l in 0 .. len(q) not in [j]: e)
@@ -40,11 +40,13 @@ def _member(element: n.Expr, item: n.Expr, negated: bool, span) -> n.Member:
 def _index_test(x: n.Expr) -> n.Expr:
     """A conditional's condition `i == e` (`i != e`), i an index, as `i in [e]` (`i not in [e]`)."""
     if isinstance(x, n.Compare) and len(x.ops) == 1 and x.ops[0] in ("==", "!=") and \
-            all(_is_int(o) for o in x.operands) and any(isinstance(o, n.LocalRef) for o in x.operands):
+            all(_is_int(o) for o in x.operands):
         left, right = x.operands
-        if isinstance(right, n.LocalRef) and not isinstance(left, n.LocalRef):
+        if isinstance(right, n.LocalRef):
             left, right = right, left  # the index on the left, as `i in [e]` reads
-        return _member(_normal(left), _normal(right), x.ops[0] == "!=", x.span)
+        # an index against a position the output gives (`i == out[0]`): an index set of one, as the ranking reads
+        if isinstance(left, n.LocalRef) and any(isinstance(y, (n.OutRef, n.LetRef)) for y in walk(right)):
+            return _member(left, _normal(right), x.ops[0] == "!=", x.span)
     return _normal(x)
 
 
