@@ -95,9 +95,9 @@ TODAY: dict[str, str] = {
     "statdp_isvt2.dp": "unknown C0 C2 C4a C4b C4c C4d",
     "statdp_isvt3.dp": "unknown C0 C2 C4a C4b C4c C4d",
     "statdp_isvt4.dp": "unknown C0 C2 C4a C4b C4c C4d",
-    "statdp_noisy_max_v1a.dp": "bounded for lengths <= 3",
+    "statdp_noisy_max_v1a.dp": "proved for every input length",
     "statdp_noisy_max_v1b.dp": "refuted C4c",
-    "statdp_noisy_max_v2a.dp": "bounded for lengths <= 3",
+    "statdp_noisy_max_v2a.dp": "proved for every input length",
     "statdp_noisy_max_v2b.dp": "refuted C4d",
     "statdp_svt.dp": "unknown C0 C2 C4a C4b C4c C4d",
 }
