@@ -153,6 +153,11 @@ CODES: Mapping[str, Code] = _registry(
          "obligations that follow the program's branches are then unknown, not proved, unless a comment "
          "`# align: accept-float-sensitive` on the comparison's line (or alone on the line above) accepts it; "
          "`align verify` reports the acceptance (docs/language.md, \"Exact and floating-point arithmetic\")."),
+    Code("unused-acceptance", "the comment `# align: accept-float-sensitive` accepts nothing: no comparison or "
+         "ranking it marks is float-sensitive",
+         "Remove it. A comment that accepts nothing would accept, without review, a float-sensitive comparison "
+         "written on that line later (acceptance is per comparison, docs/language.md, \"Exact and floating-point "
+         "arithmetic\")."),
     # -- alignments -------------------------------------------------------------------------------------
     Code("unknown-noise", "`{name}` is not a noise variable of mechanism `{mechanism}`{hint}",
          "A shift names a variable drawn with `~` in the mechanism."),

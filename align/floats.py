@@ -642,7 +642,21 @@ def float_sensitive(mech: ResolvedMechanism) -> tuple[FloatSensitive, ...]:
         analysis.env = {name: _unknown(t) for name, t in mech.variables.items()}
     analysis.findings = {}
     analysis.block(mech.body)
-    return tuple(sorted(analysis.findings.values(), key=lambda f: (f.span.line, f.span.column)))
+    # One comment accepts one comparison or ranking: the outermost that starts first on the line it marks. Another
+    # one on that line — a test added inside the accepted comparison later — is checked afresh (the soundness
+    # harness's float_dead_noise mutant of specs/peers/lyu_alg2.dp was accepted by its comment otherwise).
+    found = sorted(analysis.findings.values(), key=lambda f: (f.span.line, f.span.column, -f.span.end_line,
+                                                               -f.span.end_column))
+    used: set[int] = set()
+    kept = []
+    for f in found:
+        if f.acceptance is not None:
+            if id(f.acceptance) in used:
+                f = replace(f, acceptance=None)
+            else:
+                used.add(id(f.acceptance))
+        kept.append(f)
+    return tuple(sorted(kept, key=lambda f: (f.span.line, f.span.column)))
 
 
 def _offset_index(index: n.Expr) -> str | None:
@@ -662,8 +676,14 @@ def _unknown(t: Type) -> Value:
 
 
 def diagnostics(mech: ResolvedMechanism) -> list[Diagnostic]:
-    """A `float-sensitive` warning at each finding that no comment accepts (`align check`, `align verify`)."""
-    return [f.diagnostic() for f in float_sensitive(mech) if f.acceptance is None]
+    """A `float-sensitive` warning at each finding that no comment accepts, and an `unused-acceptance` warning at
+    each comment that accepts nothing (`align check`, `align verify`)."""
+    found = float_sensitive(mech)
+    used = {id(f.acceptance) for f in found if f.acceptance is not None}
+    unused = [Diagnostic("unused-acceptance", a.span, {}, severity=Severity.WARNING)
+              for a in mech.node.acceptances if id(a) not in used]
+    return sorted([*(f.diagnostic() for f in found if f.acceptance is None), *unused],
+                  key=lambda d: (d.span.line, d.span.column) if d.span is not None else (0, 0))
 
 
 # ------------------------------------------------------------------------------------------------ verdicts

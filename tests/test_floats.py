@@ -241,3 +241,17 @@ def test_the_attackers_specs_are_float_sensitive_at_their_test(name: str):
     (found,) = float_sensitive(load_text(path.read_text(), str(path)).mechanisms[0])
     assert found.acceptance is None
     assert path.read_text().splitlines()[found.span.line - 1].lstrip().startswith("if ")
+
+
+def test_a_comment_accepts_one_comparison_and_one_that_accepts_nothing_is_reported(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    # one comment, one comparison: a float-sensitive test written inside the accepted one is checked afresh
+    (outer, inner) = float_sensitive(load_text(_leak(
+        "if (0.1 + 0.2 == 0.3 ? q : 0.5) * 3 / 3 == q {  # align: accept-float-sensitive")).mechanisms[0])
+    assert outer.acceptance is not None and inner.acceptance is None, (outer, inner)
+    # a comment that accepts nothing would accept what is written there later: a warning says so
+    monkeypatch.setenv("NO_COLOR", "1")
+    spec = tmp_path / "unused.dp"
+    spec.write_text(_leak("if q >= 1 {  # align: accept-float-sensitive"))
+    code, _, err = _run("check", str(spec))
+    assert code == 0 and "warning[unused-acceptance]" in err and f"{spec}:7:" in err, err
