@@ -109,7 +109,10 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     # input that has one.
     proof = Inductive()
     if not cover.everything and not options.distinct_inputs and not options.bounded_only and rule.inductive:
-        proof = _unbounded(mech, options, checked, verdicts)
+        # In a z3 context of its own: the bounded check's queries, whose time (nlsat's, not all counted against
+        # rlimit) moves with the ids of the terms made before them, are as without the proof's.
+        with zt.fresh_context():
+            proof = _unbounded(mech, options, checked, verdicts)
     unbounded = proof.proved
     # A counterexample a strategy found (at a length the bounded check may not reach) is the verdict.
     for o in checked:
