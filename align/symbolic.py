@@ -196,6 +196,35 @@ def from_z3(term) -> sympy.Expr:
     return go(term)
 
 
+def to_z3(expr: sympy.Expr, symbols: dict[str, object], ctx=None):
+    """A sympy formula of numbers, the symbols named in `symbols` (z3 constants, by name), sums, products and
+    integer powers back as a z3 term (real, in `ctx`); raises `NotSymbolic` for anything else. `from_z3`'s inverse
+    on that fragment."""
+    # lazy: loads z3 only when this runs (start-up; tests/test_layers.py)
+    import z3
+
+    def go(e):
+        if e.is_Integer or e.is_Rational:
+            p, q = sympy.fraction(e)
+            return z3.RealVal(f"{int(p)}/{int(q)}", ctx)
+        if e.is_Symbol:
+            if e.name not in symbols:
+                raise NotSymbolic(e.name)
+            t = symbols[e.name]
+            return z3.ToReal(t) if z3.is_int(t) else t
+        if e.is_Add:
+            return z3.Sum([go(a) for a in e.args])
+        if e.is_Mul:
+            return z3.Product([go(a) for a in e.args])
+        if e.is_Pow and e.exp.is_Integer:
+            base, k = go(e.base), int(e.exp)
+            power = z3.Product([base] * abs(k)) if k else z3.RealVal(1, ctx)
+            return power if k >= 0 else 1 / power
+        raise NotSymbolic(str(e))
+
+    return go(expr)
+
+
 def z3_text(term) -> str:
     """A z3 term in the spec language's notation, simplified by sympy (`eps/c`, not z3's
     `1/2*eps*(1/ToReal(c))`); a term with no sympy counterpart here is printed by z3 without its `ToReal`s."""
@@ -206,6 +235,37 @@ def z3_text(term) -> str:
         while text != previous:
             previous, text = text, re.sub(r"ToReal\(([^()]*)\)", r"\1", text)
         return text
+
+
+_NEGATED = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "==": "!=", "!=": "=="}
+
+
+def formula_text(term) -> str:
+    """A z3 formula (connectives over comparisons) in the spec language's notation: `and`, `or`, `not`, each
+    comparison's sides by `z3_text` (a negated comparison is written as the opposite one)."""
+    # lazy: loads z3 only when this runs (start-up; tests/test_layers.py)
+    import z3
+
+    relations = {z3.Z3_OP_LE: "<=", z3.Z3_OP_LT: "<", z3.Z3_OP_GE: ">=", z3.Z3_OP_GT: ">", z3.Z3_OP_EQ: "=="}
+
+    def go(t, outer: str) -> str:
+        kind = t.decl().kind() if z3.is_app(t) else None
+        if kind in (z3.Z3_OP_AND, z3.Z3_OP_OR):
+            op = "and" if kind == z3.Z3_OP_AND else "or"
+            text = f" {op} ".join(go(a, op) for a in t.children())
+            return f"({text})" if outer not in ("", op) else text
+        if kind == z3.Z3_OP_NOT:
+            inner = t.children()[0]
+            if z3.is_app(inner) and inner.decl().kind() in relations and not z3.is_bool(inner.children()[0]):
+                a, b = inner.children()
+                return f"{z3_text(a)} {_NEGATED[relations[inner.decl().kind()]]} {z3_text(b)}"
+            return f"not {go(inner, 'not')}"
+        if kind in relations and not z3.is_bool(t.children()[0]):
+            a, b = t.children()
+            return f"{z3_text(a)} {relations[kind]} {z3_text(b)}"
+        return z3_text(t)
+
+    return go(term, "")
 
 
 class TermText:

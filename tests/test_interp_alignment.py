@@ -240,6 +240,13 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/alignment_condition_not_decided.dp": [({"q": [0, 1, 0, 1, 0], "T": 1, "N": 2, "eps": 1},
                                                       {"q": [1, 1, 0, 0, 0]})],
     "incorrect/record_difference_insertion.dp": [({"q": [0, 1], "eps": 1}, {"q": [1, 0, 1]})],
+    # the prophecy of the proof for every length (induction.py, `_Exit`): a one-pass minimum shifted the wrong way,
+    # a one-pass maximum with half the noise
+    "incorrect/running_min_shifted_up.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]}),
+                                            ({"q": Q, "eps": 1}, {"q": UP})],
+    "incorrect/running_max_one_scale.dp": [({"q": [0, 0], "eps": 1}, {"q": [-1, 1]})],
+    # one iteration of both runs in lockstep needs the same number of iterations (induction.py, `_shape`)
+    "incorrect/records_loop_outputs.dp": [({"q": [0, 1], "eps": 1}, {"q": [0, 1, 2]})],
     "incorrect/shifted_draw_only_on_neighbour.dp": [({"x": [0], "eps": 1}, {"x": [1]}),
                                                     ({"x": [0, 1, 0], "eps": 0.5}, {"x": [1, 1, 0]})],
 }

@@ -19,10 +19,11 @@ from collections.abc import Callable
 import z3
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, children
+from ..resolve import ResolvedMechanism, children, walk
 from ..smt import terms as zt
 from ..smt.encode import AlignmentEval, Encoding, EncodingError, Run, _concrete
 from ..smt.solver import Answer, Limits, Satisfiability, Validity, check_valid, satisfiable
+from ..unparse import unparse
 from ..visitor import IRVisitor
 
 Member = tuple[str, int | None]
@@ -282,3 +283,83 @@ def reads_no_noise(mech: ResolvedMechanism) -> bool:
         return True
     exprs = [s.shift for s in mech.alignment.shifts] + [let.value for let in mech.alignment.lets]
     return not any(mech.reads_noise(e) for e in exprs)
+
+
+def released_set_order(mech: ResolvedMechanism) -> str | None:
+    """C4b for every length by the released-set argument (Free Gap Lemma 4's order), None when it applies, else why
+    not: every shift that reads noise is a family's `i in S ? e : e0`, S read from the output only, e0 reading no
+    noise, and e reading only members outside S (`max(l not in S: ...)`), of families gated by S too or not at
+    all. Then the members outside S, whose shifts read no noise, come first, and the members in S after them: an
+    order in which each shift reads only earlier noise, whatever the program that draws them. Scalar shifts must
+    read no noise."""
+    alignment = mech.alignment
+    assert alignment is not None, "checked by _prove"
+    lets = {let.name: let.value for let in alignment.lets}
+    gate: dict[str, str | None] = {}
+    for s in alignment.shifts:
+        if not reads_noise_through(mech, s.shift, lets):
+            gate[s.var] = None
+            continue
+        shift = s.shift
+        if s.index_var is None or not isinstance(shift, n.Conditional) or \
+                not isinstance(shift.condition, n.Member) or shift.condition.negated or \
+                not isinstance(shift.condition.element, n.LocalRef) or shift.condition.element.id != s.index_var or \
+                reads_noise_through(mech, shift.condition.collection, lets) or \
+                reads_noise_through(mech, shift.orelse, lets):
+            return f"the shift of {s.var} reads noise outside the released-set pattern (`i in S ? e : e0`)"
+        gate[s.var] = unparse(shift.condition.collection)
+    for s in alignment.shifts:
+        collection = gate.get(s.var)
+        if collection is None:
+            continue
+        assert isinstance(s.shift, n.Conditional)
+        reads = _outside_reads(mech, s.shift.then, lets, collection, None)
+        if reads is None:
+            return f"the shift of {s.var} reads noise other than members outside `{collection}`"
+        for family in reads:
+            if family in gate and gate[family] not in (None, collection):
+                return f"the shift of {s.var} reads {family}, whose shift is gated by another set"
+    return None
+
+
+def reads_noise_through(mech: ResolvedMechanism, e: n.Expr, lets: dict[str, n.Expr]) -> bool:
+    """Whether e reads noise, itself or through the lets it names."""
+    for x in walk(e):
+        if isinstance(x, n.LetRef) and x.text in lets and reads_noise_through(mech, lets[x.text], lets):
+            return True
+    return mech.reads_noise(e)
+
+
+def _outside_reads(mech: ResolvedMechanism, e: n.Expr, lets: dict[str, n.Expr], collection: str,
+                   bound: str | None) -> set[str] | None:
+    """The families e reads, when every noise read is a member `eta[l]` of a comprehension `l not in S` (S
+    written `collection`); None when some read is not."""
+    noise = {s.name for s in mech.noise}
+    if isinstance(e, n.LetRef) and e.text in lets:
+        return _outside_reads(mech, lets[e.text], lets, collection, None)
+    if isinstance(e, n.NoiseRef) and e.id in noise:
+        return None
+    if isinstance(e, n.MemberRef) and e.id in noise:
+        if bound is not None and isinstance(e.index, n.LocalRef) and e.index.id == bound:
+            return {e.id}
+        return None
+    if isinstance(e, n.Comprehension):
+        inner = bound
+        if e.excluded is not None and unparse(e.excluded) == collection:
+            inner = e.var
+        found: set[str] = set()
+        for part, scope in ((e.domain, bound), (e.excluded, bound), (e.condition, inner), (e.body, inner)):
+            if part is None:
+                continue
+            sub = _outside_reads(mech, part, lets, collection, scope)
+            if sub is None:
+                return None
+            found |= sub
+        return found
+    found = set()
+    for child in children(e):
+        sub = _outside_reads(mech, child, lets, collection, bound)
+        if sub is None:
+            return None
+        found |= sub
+    return found

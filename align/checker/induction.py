@@ -27,6 +27,7 @@ shifts of the iteration), plus the prefix.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -38,10 +39,12 @@ from ..obligations import ObligationId
 from ..resolve import ResolvedMechanism, children, statement_exprs, walk, walk_statements
 from ..results import Conjunct
 from ..smt import terms as zt
+from ..smt.chc import cast_like, constants_of, find_invariant
 from ..smt.encode import (
     CURRENT,
     OUTPUT_TIES,
     Z3_SPLIT_OPS,
+    Draw,
     Encoding,
     EncodingError,
     ExprEval,
@@ -63,7 +66,7 @@ from ..smt.encode import (
     tag_code,
 )
 from ..smt.solver import Limits, Validity, check_valid
-from ..symbolic import NotSymbolic, from_z3, simplify, z3_text
+from ..symbolic import NotSymbolic, formula_text, from_z3, simplify, to_z3, z3_text
 from ..types import INT, ListType
 from ..unparse import unparse
 from . import acyclic, bounds
@@ -92,19 +95,26 @@ def _conjunct(text: str | _Naming) -> Conjunct:
         return Conjunct(f"{text.text}, {text.name} = {z3_text(text.term)}")
 
 
-def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
+def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For, list[n.Stmt]]:
+    """The prefix, the loop and the statements after it (`_Exit`)."""
     body = list(mech.body)
     loops = [k for k, s in enumerate(body) if isinstance(s, n.For)]
-    if len(loops) != 1 or loops[0] != len(body) - 1:
-        raise NotInductive("the body is not a prefix followed by one loop")
-    loop = body[-1]
-    assert isinstance(loop, n.For)  # the one loop, last
-    prefix = body[:-1]
+    if len(loops) != 1 or any(isinstance(s, (n.For, n.While)) for s in walk_statements(body[loops[0] + 1:])):
+        raise NotInductive("the body is not a prefix, one loop and statements without a loop")
+    loop = body[loops[0]]
+    assert isinstance(loop, n.For)  # the one loop
+    prefix, suffix = body[:loops[0]], body[loops[0] + 1:]
     if any(isinstance(s, (n.For, n.While)) for s in walk_statements(loop.body)):
         raise NotInductive("the loop is nested")
     over_list = isinstance(loop.hi, n.Call) and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.ParamRef)
     if not (isinstance(loop.lo, n.Number) and loop.lo.value == 0 and (over_list or _public_bound(mech, loop.hi))):
         raise NotInductive("the loop is not `for i in 0 .. len(q)` or over a public bound")
+    if over_list:
+        # one abstract iteration of both runs: they must iterate together (specs/incorrect/records_loop_outputs.dp)
+        assert isinstance(loop.hi, n.Call) and isinstance(loop.hi.args[0], n.ParamRef)  # over_list
+        runs_over = mech.param(loop.hi.args[0].id)
+        if runs_over is not None and not runs_over.length_public:
+            raise NotInductive(f"the loop runs over {runs_over.name}, whose length differs between neighbours")
     if any(isinstance(s, n.Assign) and s.index is not None for s in walk_statements(loop.body)):
         raise NotInductive("the loop builds a list")
     if over_list:
@@ -113,7 +123,13 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For]:
                 if adj.rule.measure is not None and p.name != _loop_list(loop):
                     raise NotInductive(f"`{adj.rule.total_text(p.name)}` is bounded on a list the loop does not "
                                        "run over")
-    return prefix, loop
+    if suffix:
+        if any(isinstance(s, (n.Output, n.Break)) for s in walk_statements(loop.body)) or \
+                any(isinstance(s, n.Output) for s in walk_statements(prefix)):
+            raise NotInductive("statements after the loop, and an output or a `break` before them")
+        if any(isinstance(s, n.Output) for s in walk_statements(suffix) if s not in suffix):
+            raise NotInductive("an output after the loop under a condition")
+    return prefix, loop, suffix
 
 
 def _indexed_lists(mech: ResolvedMechanism) -> dict[str, str]:
@@ -183,6 +199,58 @@ class _State(TypedDict):
     g: dict[str, z3.ArithRef]
     u: dict[str, z3.ArithRef]
     w: dict[str, z3.ArithRef]
+    f: dict[str, z3.ExprRef]
+
+
+@dataclass(frozen=True)
+class _Fold:
+    """A ghost for `max`, `min`, `sum` or `count(l in 0 .. n ...: f(l))` over the loop's whole range, read by the
+    alignment while the loop runs (Free Gap's best loser `max(l not in [out[0]]: q[l] + eta[l])`): its value is
+    a prophecy M, a symbol fixed for the whole run, and the ghost G (with `seen`, whether a member passed) folds
+    f(i) into itself at every iteration whose i is a member. Where the loop ends the proof assumes G = M (when a
+    member passed, for max and min: a max over nothing is not defined, which C4a's claim at the end says), so it
+    covers every run (`_Exit`)."""
+
+    text: str
+    func: str
+    member: z3.BoolRef
+    """Whether this iteration's index is a member (range, exclusions, filter)."""
+    current: z3.ExprRef
+    """f(i)."""
+    head: z3.ExprRef
+    seen: z3.BoolRef
+    prophecy: z3.ExprRef
+
+    def after(self) -> tuple[z3.ExprRef, z3.BoolRef]:
+        """(G, seen) after this iteration."""
+        g, x = self.head, self.current
+        if self.func == "count":
+            return z3.If(self.member, g + 1, g), zt.Or(self.seen, self.member)
+        if self.func == "sum":
+            return z3.If(self.member, g + x, g), zt.Or(self.seen, self.member)
+        better = x > g if self.func == "max" else x < g
+        return z3.If(self.member, z3.If(zt.And(self.seen, z3.Not(better)), g, x), g), zt.Or(self.seen, self.member)
+
+    def entry(self) -> tuple[z3.ExprRef, z3.BoolRef]:
+        return (zt.IntVal(0) if z3.is_int(self.head) else zt.RealVal(0)), zt.BoolVal(False)
+
+    def at_end(self) -> z3.BoolRef:
+        """What the end assumes: the ghost is the prophecy."""
+        if self.func in ("max", "min"):
+            return z3.Implies(self.seen, self.head == self.prophecy)
+        return self.head == self.prophecy
+
+    def defined(self) -> z3.BoolRef:
+        """The comprehension has a value (a max or min over at least one member)."""
+        return self.seen if self.func in ("max", "min") else zt.BoolVal(True)
+
+
+def _fold_state(folds: dict[str, _Fold], values: dict[str, tuple[z3.ExprRef, z3.BoolRef]]) -> dict[str, z3.ExprRef]:
+    """The folds' part of a `_State`: each ghost's value and whether a member passed, by text."""
+    state: dict[str, z3.ExprRef] = {}
+    for text in folds:
+        state[text + "#value"], state[text + "#seen"] = values[text]
+    return state
 
 
 @dataclass(frozen=True)
@@ -215,8 +283,11 @@ class _Product:
 
     def __init__(self, mech: ResolvedMechanism, loop: n.For, carried: list[str], enc: Encoding,
                  entry1: dict, entry2: dict, constants: dict, lengths: dict,
-                 noise1: dict | None = None, noise2: dict | None = None):
+                 noise1: dict | None = None, noise2: dict | None = None, out: OutputSeq | None = None,
+                 reals: frozenset[str] = frozenset()):
         self.mech = mech
+        self.out = out
+        """What the alignment reads as `out` when the outputs come after the loop: their prophecy (`_Exit`)."""
         self.enc = enc
         self.constants = constants
         self.lengths = lengths
@@ -224,8 +295,11 @@ class _Product:
         self.i = zt.Int("%i")
         self.n = _loop_bound(loop, enc, lengths)
         self.monotone = zt.Bool("%up")
-        self.head1 = {x: _fresh_like(entry1[x], f"{x}@1") for x in carried}
-        self.head2 = {x: _fresh_like(entry2[x], f"{x}@2") for x in carried}
+        # `reals`: set to an integer before the loop, to a real in it (`bq = 0`, then `bq = q[i] + eta`)
+        self.head1 = {x: zt.Real(f"{x}@1") if x in reals else _fresh_like(entry1[x], f"{x}@1") for x in carried}
+        self.head2 = {x: zt.Real(f"{x}@2") if x in reals else _fresh_like(entry2[x], f"{x}@2") for x in carried}
+        # the first run's state at the head is a function of the noise drawn before this iteration (`note_ties`)
+        enc.earlier |= {h.decl().name() for h in self.head1.values() if z3.is_expr(h)}
         self.acost = zt.Real("%aligned_cost")
         self.ghost_head = {t: zt.Int(f"#{t}@1") for t in sorted(mech.output_tags)}
         self.used: dict[str, tuple[z3.ArithRef, z3.ArithRef, z3.ArithRef, str]] = {}
@@ -236,6 +310,8 @@ class _Product:
         self.witness_primed: dict = {}
         self.windows: dict[str, _Window] = {}
         """The window sums the alignment reads (`_Window`), by their text."""
+        self.folds: dict[str, _Fold] = {}
+        """The whole-run folds the alignment reads (`_Fold`), by their text; only with `out` a prophecy."""
         self._witness_base: dict = {}
         inputs1, inputs2, self.adjacent = self._inputs()
         self.inputs1, self.inputs2 = inputs1, inputs2
@@ -372,6 +448,9 @@ class _InductiveEval(ExprEval):
             window = self._window(e, lo, hi)
             if window is not None:
                 return window
+            if p.out is not None and starts_at_zero and z3.is_true(z3.simplify(hi == p.n)) and \
+                    e.func in ("max", "min", "sum", "count"):
+                return self._fold(e).prophecy
             # all/any(l in 0 .. len(q): P(l)) over list parameters: a fresh truth value A with
             # A => P(i) and not A => not P(j) for a witness j (dually for any): exact for every run.
             if e.func in ("all", "any") and starts_at_zero and z3.is_true(z3.simplify(hi == p.n)) \
@@ -406,6 +485,33 @@ class _InductiveEval(ExprEval):
         window = p.windows[text]
         return z3.If(window.ends_block(p.i), window.head + window.current, window.elsewhere)
 
+    def _fold(self, e: n.Comprehension) -> _Fold:
+        """The ghost of a whole-run fold (`_Fold`), made at its first read."""
+        p = self.product
+        text = unparse(e)
+        if text not in p.folds:
+            saved = self.env.get(e.var)
+            self.env[e.var] = p.i
+            try:
+                member = zt.BoolVal(True)
+                if e.excluded is not None:
+                    member = zt.And(member, z3.Not(self.member(self.value(e.excluded), p.i)))
+                if e.condition is not None:
+                    member = zt.And(member, self.guarded(member, e.condition))
+                current = self.guarded(member, e.body) if e.func != "count" else zt.IntVal(1)
+            finally:
+                if saved is None:
+                    del self.env[e.var]
+                else:
+                    self.env[e.var] = saved
+            if not z3.is_expr(current) or not z3.is_arith(current):
+                raise EncodingError(f"`{e.func}` over the loop's range of a value that is not a number")
+            k = len(p.folds)
+            make = zt.Int if z3.is_int(current) else zt.Real
+            p.folds[text] = _Fold(text, e.func, z3.simplify(member), current, make(f"%fold{k}@"),
+                                  zt.Bool(f"%fold{k}@seen"), make(f"%fold{k}"))
+        return p.folds[text]
+
     def _body_at(self, e: n.Comprehension, index, env: dict):
         saved_env, saved_primed = self.env, self.primed
         self.env = {**env, e.var: index}
@@ -425,8 +531,8 @@ class _IterAlignment:
         enc = product.enc
         env = {**constants, **inputs1}
         primed = dict(inputs2)
-        out = IterOutput(product.run1.slots[0] if product.run1.slots else default_value(enc.mech.output_type),
-                         product.i)
+        out: Any = product.out if product.out is not None else \
+            IterOutput(product.run1.slots[0] if product.run1.slots else default_value(enc.mech.output_type), product.i)
         self.ev = _InductiveEval(product, enc, env, primed, noise=self._noise, out=out)
         self.env = env
         mech = enc.mech
@@ -487,7 +593,7 @@ def prove(mech: ResolvedMechanism, context: Context) -> Inductive:
 
 
 def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> Inductive:
-    prefix, loop = _shape(mech)
+    prefix, loop, suffix = _shape(mech)
     if mech.alignment is None:
         raise NotInductive("no alignment")
     if any(isinstance(sub, n.OutRef) for sub in walk(mech.claim)):
@@ -515,9 +621,15 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     before = set(pre1.vars)
     carried = sorted(x for x in assigned if x in before)
     result = Inductive()
+    prophecy = _prophecy(mech, suffix)
     try:
         probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants, lengths, pre1.current,
-                         pre1.current)
+                         pre1.current, prophecy)
+        reals = frozenset(x for x in carried if z3.is_expr(probe.head1[x]) and z3.is_int(probe.head1[x]) and
+                          z3.is_expr(probe.run1.vars[x]) and z3.is_real(probe.run1.vars[x]))
+        if reals:
+            probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants, lengths, pre1.current,
+                             pre1.current, prophecy, reals)
     except EncodingError as error:
         raise NotInductive(str(error)) from None
 
@@ -527,7 +639,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     pre2_inputs = {**enc.params, **enc.neighbour}
     pre2 = Run(enc, pre2_inputs, shift=prefix_shift, twin=pre1)
     pre2.block(prefix)
-    product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants, lengths, pre1.current, pre2.current)
+    product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants, lengths, pre1.current, pre2.current,
+                       prophecy, reals)
+    try:
+        ending = _Exit.of(mech, enc, suffix, product, pre1, pre2, carried, prophecy) if prophecy is not None else None
+    except EncodingError as error:
+        raise NotInductive(str(error)) from None
     entry_cost = _prefix_cost(pre1, probe, cost_term)
     claim = _real(ExprEval(enc, {**enc.params, **constants}, {}).arith(mech.claim))
     nonnegative = [length >= 0 for length in lengths.values()] + _record_facts(mech, enc)
@@ -545,8 +662,10 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
 
     # Candidate invariants: (text, formula over the head state, formula at entry, formula after the iteration).
     def at(state1: dict[str, Value], state2: dict[str, Value], acost: z3.ArithRef, index: z3.ArithRef,
-           ghosts: dict[str, z3.ArithRef], used: dict[str, z3.ArithRef], windows: dict[str, z3.ArithRef]) -> _State:
-        return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts, "u": used, "w": windows}
+           ghosts: dict[str, z3.ArithRef], used: dict[str, z3.ArithRef], windows: dict[str, z3.ArithRef],
+           folds: dict[str, z3.ExprRef]) -> _State:
+        return {"s1": state1, "s2": state2, "acost": acost, "i": index, "g": ghosts, "u": used, "w": windows,
+                "f": folds}
 
 
     entry_ghosts = {t: zt.Sum([z3.If(zt.And(k < pre1.length, _code(slot) == tag_code(t)), 1, 0)
@@ -555,12 +674,15 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     after_ghosts = {t: g + z3.If(product.current_is(t), 1, 0) for t, g in product.ghost_head.items()}
     windows = product.windows
     entry = at(pre1.vars, pre2.vars, entry_cost, zt.IntVal(0), entry_ghosts,
-               {q: zt.RealVal(0) for q in product.used}, {w: zt.RealVal(0) for w in windows})
+               {q: zt.RealVal(0) for q in product.used}, {w: zt.RealVal(0) for w in windows},
+               _fold_state(product.folds, {t: f.entry() for t, f in product.folds.items()}))
     head = at(product.head1, product.head2, product.acost, product.i, product.ghost_head,
-              {q: used for q, (used, _, _, _) in product.used.items()}, {w: x.head for w, x in windows.items()})
+              {q: used for q, (used, _, _, _) in product.used.items()}, {w: x.head for w, x in windows.items()},
+              _fold_state(product.folds, {t: (f.head, f.seen) for t, f in product.folds.items()}))
     after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
                after_ghosts, {q: used + step for q, (used, step, _, _) in product.used.items()},
-               {w: x.after(product.i) for w, x in windows.items()})
+               {w: x.after(product.i) for w, x in windows.items()},
+               _fold_state(product.folds, {t: f.after() for t, f in product.folds.items()}))
     step = _iteration_cost_bound(mech, product, cost_term, limits)
     # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
     candidates: list[tuple[str | _Naming, Callable[..., z3.BoolRef]]] = []
@@ -660,19 +782,66 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                   product.continues1 == product.continues2)
     prefix_same = OutputSeq(tuple(pre1.slots), pre1.length).equal(OutputSeq(tuple(pre2.slots), pre2.length)) \
         if pre1.slots else zt.BoolVal(True)
-    c4a = check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness).status == Validity.PROVED and \
-        check_valid(entry_base, prefix_same, limits).status == Validity.PROVED
-    result.proved[ObligationId.C4A, None] = \
-        None if c4a else "the iteration's outputs could not be shown equal from the invariant"
     # C4c: within the claim at every loop head (the loop may end there) and right after a `break`.
     # At a head the loop may end (i = n), so this check does not assume i < n.
-    at_head = [f for f in assume if not f.eq(product.i < product.n)] + [product.i <= product.n]
-    # The second query is a case (the loop stops in this iteration): when no iteration stops, it is vacuous
-    # and there is nothing to prove.
-    c4c = check_valid(at_head, product.acost <= claim, limits, satisfiable_if=witness).status == Validity.PROVED and \
-        check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits,
-                    vacuity=False).status == Validity.PROVED and \
-        check_valid(entry_base, entry_cost <= claim, limits).status == Validity.PROVED
+
+    if ending is not None:  # no output before the end of the loop, no `break`: the iterations output nothing
+        one, same = zt.And(length1 == 0, length2 == 0), zt.BoolVal(True)
+
+    def at_exit(assume: list[z3.BoolRef]) -> list[z3.BoolRef]:
+        assert ending is not None
+        return [f for f in assume if not f.eq(product.i < product.n)] + ending.facts
+
+    def c4a_holds(assume: list[z3.BoolRef]) -> bool:
+        ends = ending is None or check_valid(at_exit(assume), ending.same, limits,
+                                             satisfiable_if=witness).status == Validity.PROVED
+        return ends and \
+            check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness).status == Validity.PROVED and \
+            check_valid(entry_base, prefix_same, limits).status == Validity.PROVED
+
+    def c4c_holds(assume: list[z3.BoolRef]) -> bool:
+        if ending is not None:  # the cost of the whole run, at its end
+            final = product.acost + ending.cost(product, cost_term)
+            return check_valid(at_exit(assume), final <= claim, limits, satisfiable_if=witness).status == \
+                Validity.PROVED
+        at_head = [f for f in assume if not f.eq(product.i < product.n)] + [product.i <= product.n]
+        # The second query is a case (the loop stops in this iteration): when no iteration stops, it is vacuous
+        # and there is nothing to prove.
+        return check_valid(at_head, product.acost <= claim, limits, satisfiable_if=witness).status == \
+            Validity.PROVED and \
+            check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits,
+                        vacuity=False).status == Validity.PROVED and \
+            check_valid(entry_base, entry_cost <= claim, limits).status == Validity.PROVED
+
+    c4a, c4c = c4a_holds(assume), c4c_holds(assume)
+    init = [enc.requires(), *support_of(enc, draws=pre1.draws), *nonnegative]
+    search = _Search(mech, enc, product, carried, entry, head, after, claim, entry_cost, cost_term, limits)
+    # Houdini's candidates were not enough: an invariant of the product program searched by Spacer (chc.py), kept
+    # only once checked here like any candidate; then again on almost every noise vector, the exact ties of the
+    # first run's comparisons in the iteration excluded (`encode.note_ties`): the invariant then holds at every
+    # head almost surely, which is what Lemma 1 needs.
+    for excluded in (False, True):
+        if (c4a and c4c) or (excluded and not enc.ties):
+            break
+        with enc.excluding_ties() if excluded else contextlib.nullcontext():
+            tried = [enc.requires(), *assume[1:]]  # assume[0] is `requires`, now with the ties
+            goals = ([z3.Not(zt.And(one, same))] if not c4a else [], not c4c)
+            found = search.invariant(tried, init, pre1.draws, probe, *goals, ending)
+            if found is None:
+                continue
+            text, formula = found
+            inv.append(formula)
+            assume = [*tried, formula]
+            result.invariant.append(Conjunct(text))
+            # the checks below read the invariant (and, for C2, `assume`): they hold almost surely too
+            tie_notes = sorted({t.text for t in enc.ties.values()}) if excluded else []
+            for kind in (ObligationId.C0, ObligationId.C2, ObligationId.C4A, ObligationId.C4C, ObligationId.C4D):
+                searched = [SEARCHED] if kind in (ObligationId.C4A, ObligationId.C4C) else []
+                notes = result.notes.setdefault(kind, [])
+                notes.extend(x for x in [*searched, *tie_notes] if x not in notes)
+            c4a, c4c = c4a_holds(assume), c4c_holds(assume)
+    result.proved[ObligationId.C4A, None] = \
+        None if c4a else "the iteration's outputs could not be shown equal from the invariant"
     result.proved[ObligationId.C4C, None] = \
         None if c4c else "the aligned cost could not be bounded by the claim from the invariant"
     # C4d, C3 and C0 of the prefix's draws and of the iteration's.
@@ -686,21 +855,255 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         ok = not formulas or check_valid([enc.requires(), *base[1:], *inv], zt.And(formulas), limits,
                                          satisfiable_if=witness).status == Validity.PROVED
         result.proved[key] = None if ok else "not shown for every iteration"
+    if ending is not None:  # and of the draws after the loop, where it ends
+        after_loop = draw_conditions(mech, enc, [(ending.run1.draws, ending.shift(product))],
+                                     [(ending.run1.draws, ending.run2.draws)])
+        for key, formulas in after_loop.items():
+            if formulas and result.proved.get(key) is None and \
+                    check_valid(at_exit(assume), zt.And(formulas), limits,
+                                satisfiable_if=witness).status != Validity.PROVED:
+                result.proved[key] = "not shown after the loop"
     sc = _self_composition(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths)
     determined, c2_ties = _samples_determined(enc, sc, limits)
     result.proved[ObligationId.C2, None] = \
         determined or _same_draws_across_runs(product, pre1, pre2, assume, entry_base + [prefix_same], limits)
+    if ending is not None and result.proved[ObligationId.C2, None] is None and not ending.draws_unconditionally():
+        result.proved[ObligationId.C2, None] = "a sample after the loop is drawn under a condition"
     if result.proved[ObligationId.C2, None] is None and c2_ties:
         result.notes.setdefault(ObligationId.C2, []).extend(sorted(c2_ties))
-    if not acyclic.reads_no_noise(mech):
+    if ending is not None and ending.run1.draws and not acyclic.reads_no_noise(mech):
+        pass  # the order of `_acyclic` (the prefix's noise, then the loop's) has no place for noise drawn after it
+    elif not acyclic.reads_no_noise(mech):
         not_acyclic, ties = _acyclic(mech, enc, sc, loop, constants, limits)
-        if not_acyclic is None:
+        if not_acyclic is not None and acyclic.released_set_order(mech) is None:
+            result.proved[ObligationId.C4B, None] = None
+            result.notes.setdefault(ObligationId.C4B, []).append(
+                "the shifts of the released members read only members outside the released set, whose shifts read "
+                "no noise (Free Gap Lemma 4's order)")
+        elif not_acyclic is None:
             result.proved[ObligationId.C4B, None] = None
             result.notes.setdefault(ObligationId.C4B, []).extend([
                 "the noise drawn before the loop, then each iteration's members, is an order in which each shift "
                 "reads only earlier noise: the output decides every condition a shift reads noise in", *sorted(ties)])
     result.assumptions = set(enc.assumptions)
     return result
+
+
+def _prophecy(mech: ResolvedMechanism, suffix: list[n.Stmt]) -> OutputSeq | None:
+    """The outputs after the loop as symbols fixed for the whole run, what the alignment reads as `out` before
+    they are computed (a prophecy variable): the proof holds for every value of them, and where the loop ends it
+    assumes that they are the first run's outputs (`_Exit.facts`), so it covers every run. None without
+    statements after the loop."""
+    if not suffix:
+        return None
+    count = sum(1 for s in suffix if isinstance(s, n.Output))
+    sample = default_value(mech.output_type)
+    if not z3.is_expr(sample):
+        raise NotInductive("an output after the loop that is not a number or a truth value")
+    return OutputSeq(tuple(_fresh_like(sample, f"%out[{k}]") for k in range(count)), zt.IntVal(count))
+
+
+@dataclass
+class _Exit:
+    """The statements after the loop, run by both runs from a loop head where the loop ends (i = n, the head
+    state the invariant describes; the loop has no `break`), with the outputs read as their prophecy P."""
+
+    run1: Run
+    run2: Run
+    facts: list[z3.BoolRef]
+    """i = n, and the first run's outputs are P."""
+    same: z3.BoolRef
+    """The aligned run's outputs are P too (C4a at the end)."""
+
+    @staticmethod
+    def of(mech: ResolvedMechanism, enc: Encoding, suffix: list[n.Stmt], product: _Product, pre1: Run, pre2: Run,
+           carried: list[str], prophecy: OutputSeq) -> _Exit:
+        if not z3.is_true(z3.simplify(product.continues1)):
+            raise EncodingError("statements after a loop that may `break`")
+        run1 = Run(enc, {**{k: v for k, v in pre1.vars.items() if k not in carried}, **product.head1})
+        run1.current = dict(pre1.current)
+        run1.block(suffix)
+        run2 = Run(enc, {**{k: v for k, v in pre2.vars.items() if k not in carried}, **product.head2},
+                   shift=lambda name, index: product.align.shift(name, None), twin=run1)
+        run2.current = dict(pre2.current)
+        run2.block(suffix)
+        count = len(prophecy.slots)
+        if len(run1.slots) != count or len(run2.slots) != count:
+            raise EncodingError("the outputs after the loop are not one per `output`")
+        facts = [product.i == product.n, run1.length == count,
+                 *(equal(a, p) for a, p in zip(run1.slots, prophecy.slots)),
+                 *(f.at_end() for f in product.folds.values())]
+        same = zt.And(run2.length == count, *(equal(b, p) for b, p in zip(run2.slots, prophecy.slots)),
+                      *(f.defined() for f in product.folds.values()))
+        return _Exit(run1, run2, facts, same)
+
+    def shift(self, product: _Product) -> Callable[[Draw], z3.ArithRef]:
+        return lambda d: product.align.shift(d.site, None)
+
+    def cost(self, product: _Product, cost_term) -> z3.ArithRef:
+        """The aligned cost of the draws after the loop."""
+        terms = []
+        for d in self.run1.draws:
+            site = product.mech.noise_site(d.site)
+            if site.distribution.cost is not None:
+                psi = _real(product.align.shift(d.site, None))
+                terms.append(z3.If(d.guard, cost_term(product.enc, site, d) * z3.If(psi >= 0, psi, -psi), 0))
+        return zt.Sum(terms) if terms else zt.RealVal(0)
+
+    def draws_unconditionally(self) -> bool:
+        """Both runs draw the same samples after the loop, whatever the state (C2 there)."""
+        return len(self.run1.draws) == len(self.run2.draws) and \
+            all(z3.is_true(z3.simplify(d.guard)) for d in [*self.run1.draws, *self.run2.draws])
+
+
+SEARCHED = ("the invariant's conjuncts after Houdini's were found by Spacer, z3's engine for Horn clauses, over the "
+            "product program (both runs, the aligned cost as a count of shifts W, the ghosts), then checked like the "
+            "others: they hold at entry and every iteration that goes on keeps them")
+"""The note of an invariant that `_Search` found."""
+
+
+class _Search:
+    """An invariant of the product program that Houdini's candidates do not give (a running maximum, a cost
+    bounded through a clause's direction): the loop head's state — the index, both runs' carried variables, the
+    ghosts, and the aligned cost as W = aligned_cost / r, r the cost coefficient of one draw, so that with the
+    ratios of the other coefficients to r numbers or fixed values (sympy) an iteration adds Σ k·|ψ| to W, linear
+    where the shifts are — searched by Spacer (smt/chc.py) against the obligations that failed (C4a's iteration,
+    C4c's W <= claim / r), then checked with aligned_cost = r·W like any candidate (`invariant`)."""
+
+    def __init__(self, mech: ResolvedMechanism, enc: Encoding, product: _Product, carried: list[str], entry: _State,
+                 head: _State, after: _State, claim: z3.ArithRef, entry_cost: z3.ArithRef, cost_term,
+                 limits: Limits):
+        self.mech, self.enc, self.product, self.carried = mech, enc, product, carried
+        self.states = entry, head, after
+        self.claim, self.entry_cost, self.cost_term, self.limits = claim, entry_cost, cost_term, limits
+        self.fixed_values = [v for v in [*entry["s1"].values(), *entry["s2"].values(), *product.constants.values()]
+                             if z3.is_expr(v)]
+        """The values before the loop (the prefix's variables in both runs, the constants)."""
+
+    def _vector(self, state: _State, w: z3.ArithRef) -> list[z3.ExprRef]:
+        return [state["i"], *(state["s1"][x] for x in self.carried), *(state["s2"][x] for x in self.carried), w,
+                *(state["g"][t] for t in sorted(state["g"])), *(state["u"][q] for q in sorted(state["u"])),
+                *(state["w"][k] for k in sorted(state["w"])), *(state["f"][k] for k in sorted(state["f"]))]
+
+    def _ratio(self, c: z3.ArithRef, r: z3.ArithRef) -> z3.ArithRef | None:
+        """c / r simplified by sympy (`eps/2` over `eps/(2*N)` is N), or None."""
+        try:
+            ratio = simplify(from_z3(c) / from_z3(r))
+            return to_z3(ratio, {t.decl().name(): t for t in constants_of([c, r])}, zt.current())
+        except (NotSymbolic, ZeroDivisionError, TypeError):
+            return None
+
+    def _weighted(self, draws, shift, r: z3.ArithRef) -> z3.ArithRef | None:
+        """Σ over the draws with a cost of If(drawn, (c / r)·|ψ|, 0); None when a ratio is not simple."""
+        terms = []
+        for d in draws:
+            site = self.mech.noise_site(d.site)
+            if site.distribution.cost is None:
+                continue
+            k = self._ratio(_real(self.cost_term(self.enc, site, d)), r)
+            if k is None:
+                return None
+            psi = _real(shift(d))
+            terms.append(z3.If(d.guard, k * z3.If(psi >= 0, psi, -psi), 0))
+        return zt.Sum(terms) if terms else zt.RealVal(0)
+
+    def invariant(self, assume: list[z3.BoolRef], init: list[z3.BoolRef], pre_draws, probe: _Product,
+                  c4a_bad: list[z3.BoolRef], c4c: bool, ending: _Exit | None) -> tuple[str, z3.BoolRef] | None:
+        """(its text, the invariant over the head state with the aligned cost) when Spacer finds one that rules
+        out `c4a_bad` (the negation of C4a's iteration claim; with `ending`, also of its claim at the end), and
+        when `c4c` the aligned cost above the claim (at the end, with `ending`), and it is checked; else None."""
+        product, enc, limits = self.product, self.enc, self.limits
+        entry, head, after = self.states
+        acost = product.acost
+        costly = [d for d in [*product.run1.draws, *pre_draws] if self.mech.noise_site(d.site).distribution.cost]
+        r = _real(self.cost_term(enc, self.mech.noise_site(costly[0].site), costly[0])) if costly else None
+        w = zt.Real("%W")
+        w_entry = w_after = goal = None
+        if r is not None and check_valid([enc.requires()], r > 0, limits, vacuity=False).status == Validity.PROVED:
+            w_entry = self._weighted(pre_draws, lambda d: probe.align.shift(d.site, None), r)
+            step_w = self._weighted(product.run1.draws, lambda d: product.align.shift(d.site, d.index), r)
+            w_after = w + step_w if step_w is not None else None
+            goal = self._ratio(self.claim, r)
+        w_end = self._weighted(ending.run1.draws, ending.shift(product), r) if ending is not None and r is not None \
+            else zt.RealVal(0)
+        costs = c4c and w_entry is not None and w_after is not None and goal is not None and w_end is not None
+        if not c4a_bad and not costs:
+            return None
+        # Houdini's conjuncts about the aligned cost stay out: W stands for it in the search
+        plain = [f for f in assume if acost.decl().name() not in _symbols(f)]
+        head_v = self._vector(head, w)
+        entry_v = self._vector(entry, w_entry if w_entry is not None else zt.RealVal(0))
+        after_v = self._vector(after, w_after if w_after is not None else w)
+        iteration = constants_of([*(d.value for d in [*product.run1.draws, *product.run2.draws]),
+                                  *(x.here for x in [*product.inputs1.values(), *product.inputs2.values()]
+                                    if isinstance(x, LoopList))])
+        # what keeps its value for the whole run: the parameters, lengths, and what the prefix computed and drew
+        fixed = constants_of([*init, *entry_v, *([goal] if goal is not None else []), *self.fixed_values,
+                              *(product.out.slots if product.out is not None else ()),
+                              *(f.prophecy for f in product.folds.values())])
+        if {t.decl().name() for t in fixed} & {t.decl().name() for t in iteration}:
+            return None  # this iteration's symbols read at entry: the clauses would not be per iteration
+        bad = []
+        at_end = [f for f in plain if not f.eq(product.i < product.n)] + (ending.facts if ending is not None else [])
+        if c4a_bad:
+            bad.append([*plain, *c4a_bad])
+            if ending is not None:
+                bad.append([*at_end, z3.Not(ending.same)])
+        if costs and ending is not None:
+            assert goal is not None and w_end is not None
+            bad.append([*at_end, w + w_end > goal])
+        elif costs:
+            assert goal is not None and w_after is not None
+            at_head = [f for f in plain if not f.eq(product.i < product.n)] + [product.i <= product.n]
+            bad += [[*at_head, w > goal], [*plain, z3.Not(product.continues1), w_after > goal]]
+        found = find_invariant(head_v, fixed, init, entry_v, [*plain, product.continues1], after_v, bad, limits)
+        if found is None and len(bad) > 1:  # each obligation on its own: the cost's clauses may be out of reach
+            parts = [find_invariant(head_v, fixed, init, entry_v, [*plain, product.continues1], after_v, [b], limits)
+                     for b in bad]
+            found = zt.And([p for p in parts if p is not None]) if any(p is not None for p in parts) else None
+        if found is None:
+            return None
+        formula = z3.substitute(found, (w, acost / r)) if r is not None else found
+        if r is None and w.decl().name() in _symbols(formula):
+            return None
+
+        def at(state: _State) -> z3.BoolRef:
+            heads = self._vector(head, acost)
+            values = cast_like(heads, self._vector(state, state["acost"]))
+            assert values is not None, "the search's own vectors were cast"
+            pairs = [(h, v) for h, v in zip(heads, values) if not h.eq(v)]
+            return z3.substitute(formula, *pairs) if pairs else formula
+
+        if check_valid(init, at(entry), limits, vacuity=False).status != Validity.PROVED or \
+                check_valid([*assume, formula, product.continues1], at(after), limits,
+                            vacuity=False).status != Validity.PROVED:
+            return None
+        if r is None or w.decl().name() not in _symbols(found):
+            return self._text(found), formula
+        return f"{self._text(found)}, W = aligned_cost·{z3_text(1 / r)}", formula
+
+    def _text(self, formula: z3.BoolRef) -> str:
+        """The invariant in the spec's names: x for the run on D, x' for the aligned run, W, i."""
+        product = self.product
+        renames = [(zt.Real("%W"), zt.Real("W")), (product.i, zt.Int("i"))]
+        for x in self.carried:
+            for value, mark in ((product.head1[x], ""), (product.head2[x], "'")):
+                if z3.is_int(value):
+                    renames.append((value, zt.Int(x + mark)))
+                elif z3.is_bool(value):
+                    renames.append((value, zt.Bool(x + mark)))
+                else:
+                    renames.append((value, zt.Real(x + mark)))
+        if product.out is not None:
+            renames += [(p, _fresh_like(p, f"out[{k}]")) for k, p in enumerate(product.out.slots)]
+        legend = []
+        for k, fold in enumerate(product.folds.values()):
+            renames += [(fold.head, _fresh_like(fold.head, f"G{k}")), (fold.seen, zt.Bool(f"G{k}_seen")),
+                        (fold.prophecy, _fresh_like(fold.prophecy, f"G{k}_end"))]
+            legend.append(f"G{k} = `{fold.text}` over the iterations so far (G{k}_seen: some member so far), "
+                          f"G{k}_end its value at the end")
+        text = formula_text(z3.substitute(formula, *renames))
+        return "; ".join([text, *legend])
 
 
 def _same_draws_across_runs(product: _Product, pre1: Run, pre2: Run, assume: list, entry: list,

@@ -60,7 +60,6 @@ import z3
 from .. import nodes as n
 from ..obligations import ObligationId
 from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
-from ..resolve.program import children
 from ..smt import terms as zt
 from ..smt.densities import well_formed
 from ..smt.encode import (
@@ -91,6 +90,7 @@ from ..smt.solver import Limits, Validity, check_valid
 from ..smt.supports import member_support
 from ..types import ListType
 from ..unparse import unparse
+from .acyclic import reads_noise_through, released_set_order
 from .every_length import Context, Inductive, NotInductive, draw_conditions
 from .induction import _loop_list
 
@@ -900,10 +900,10 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     # C2: every sample is drawn on every run (no draw under a branch), so the output determines them.
     drawn_always = all(z3.is_true(z3.simplify(d.guard)) for d in pre_draws1 + map_draws1)
     result.proved[ObligationId.C2, None] = None if drawn_always else "a sample is drawn under a branch"
-    acyclic = _acyclic(mech)
+    acyclic = released_set_order(mech)
     result.proved[ObligationId.C4B, None] = acyclic
     lets = {let.name: let.value for let in mech.alignment.lets}
-    if acyclic is None and any(_reads_noise(mech, s.shift, lets) for s in mech.alignment.shifts):
+    if acyclic is None and any(reads_noise_through(mech, s.shift, lets) for s in mech.alignment.shifts):
         vec.lemma("the shifts of the released members read only members outside the released set, whose shifts "
                   "read no noise (Free Gap Lemma 4's order)", ObligationId.C4B)
     result.notes = vec.lemmas
@@ -981,80 +981,6 @@ class _Pointwise:
 
 
 # ------------------------------------------------------------------------------------------- acyclicity
-
-
-def _acyclic(mech: ResolvedMechanism) -> str | None:
-    """None when the reads graph has no cycle at any length by the released-set argument (module docstring),
-    else why not. Scalar shifts must read no noise."""
-    alignment = mech.alignment
-    assert alignment is not None, "checked by _prove"
-    lets = {let.name: let.value for let in alignment.lets}
-    gate: dict[str, str | None] = {}
-    for s in alignment.shifts:
-        if not _reads_noise(mech, s.shift, lets):
-            gate[s.var] = None
-            continue
-        shift = s.shift
-        if s.index_var is None or not isinstance(shift, n.Conditional) or \
-                not isinstance(shift.condition, n.Member) or shift.condition.negated or \
-                not isinstance(shift.condition.element, n.LocalRef) or shift.condition.element.id != s.index_var or \
-                _reads_noise(mech, shift.condition.collection, lets) or _reads_noise(mech, shift.orelse, lets):
-            return f"the shift of {s.var} reads noise outside the released-set pattern (`i in S ? e : e0`)"
-        gate[s.var] = _text(shift.condition.collection)
-    for s in alignment.shifts:
-        collection = gate.get(s.var)
-        if collection is None:
-            continue
-        assert isinstance(s.shift, n.Conditional)
-        reads = _outside_reads(mech, s.shift.then, lets, collection, None)
-        if reads is None:
-            return f"the shift of {s.var} reads noise other than members outside `{collection}`"
-        for family in reads:
-            if family in gate and gate[family] not in (None, collection):
-                return f"the shift of {s.var} reads {family}, whose shift is gated by another set"
-    return None
-
-
-def _reads_noise(mech: ResolvedMechanism, e: n.Expr, lets: dict[str, n.Expr]) -> bool:
-    for x in walk(e):
-        if isinstance(x, n.LetRef) and x.text in lets and _reads_noise(mech, lets[x.text], lets):
-            return True
-    return mech.reads_noise(e)
-
-
-def _outside_reads(mech: ResolvedMechanism, e: n.Expr, lets: dict[str, n.Expr], collection: str,
-                   bound: str | None) -> set[str] | None:
-    """The families e reads, when every noise read is a member `eta[l]` of a comprehension `l not in S` (S
-    written `collection`); None when some read is not."""
-    noise = {s.name for s in mech.noise}
-    if isinstance(e, n.LetRef) and e.text in lets:
-        return _outside_reads(mech, lets[e.text], lets, collection, None)
-    if isinstance(e, n.NoiseRef) and e.id in noise:
-        return None
-    if isinstance(e, n.MemberRef) and e.id in noise:
-        if bound is not None and isinstance(e.index, n.LocalRef) and e.index.id == bound:
-            return {e.id}
-        return None
-    if isinstance(e, n.Comprehension):
-        inner = bound
-        if e.excluded is not None and _text(e.excluded) == collection:
-            inner = e.var
-        found: set[str] = set()
-        for part, scope in ((e.domain, bound), (e.excluded, bound), (e.condition, inner), (e.body, inner)):
-            if part is None:
-                continue
-            sub = _outside_reads(mech, part, lets, collection, scope)
-            if sub is None:
-                return None
-            found |= sub
-        return found
-    found = set()
-    for child in children(e):
-        sub = _outside_reads(mech, child, lets, collection, bound)
-        if sub is None:
-            return None
-        found |= sub
-    return found
 
 
 def _text(e: n.Expr) -> str:

@@ -380,6 +380,12 @@ class Encoding:
     while `exclude_ties` is set (the checker first tries a query without them, so that a proof that does not need
     them does not say it used them)."""
     exclude_ties: bool = False
+    earlier: set[str] = field(default_factory=set)
+    """Symbols that stand for values fixed before the noise of the abstract loop iteration is drawn (the first run's
+    state at the loop head, checker/induction.py): a tie c·η + a with η a member drawn in that iteration and a
+    reading them fixes η to one point, given everything drawn before it."""
+    current_members: set[str] = field(default_factory=set)
+    """The noise symbols of the members drawn in the abstract loop iteration (`noise_symbol` at `CURRENT`)."""
     continuous: set[str] = field(default_factory=set)
     noise_sites: dict[str, str] = field(default_factory=dict)
     """The noise variable of each noise symbol."""
@@ -471,6 +477,8 @@ class Encoding:
             self.noise[key] = zt.Int(label) if integer else zt.Real(label)
             self.noise_runs[label] = prefix
             self.noise_sites[label] = name
+            if index == -1:  # CURRENT
+                self.current_members.add(label)
             site = self.mech.site(name)
             if site is not None and site.distribution.continuous:
                 self.continuous.add(label)
@@ -1164,11 +1172,13 @@ def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
         # (`%sqrt3`, tied to its argument by a side condition; a summary; an out-of-range read) or a noise
         # without a density whose parameters read noise (`z ~ Point(max(eta, 0))`) may be a function of η
         # (specs/incorrect/tie_hidden_by_sqrt.dp, tie_hidden_by_point.dp).
-        if any(not _plain_symbol(enc, name) for name in symbols):
-            continue
-        if any(_linear_in(case, name, enc) for name in sorted(_continuous_symbols(case, enc))):
-            formula = case != 0
-            enc.ties.setdefault(formula.sexpr(), Tie(formula, text))
+        # A symbol of `enc.earlier` is free of η when η is drawn in the abstract iteration, after it.
+        for eta in sorted(_continuous_symbols(case, enc)):
+            if all(_plain_symbol(enc, name) or (eta in enc.current_members and name in enc.earlier)
+                   for name in symbols) and _linear_in(case, eta, enc):
+                formula = case != 0
+                enc.ties.setdefault(formula.sexpr(), Tie(formula, text))
+                break
 
 
 def _generic(values: tuple, enc: Encoding) -> bool:
