@@ -84,7 +84,7 @@ TODAY: dict[str, str] = {
     "shadowdp_noisymax.dp": "proved for every input length",
     "shadowdp_numsparsevector.dp": "proved for every input length",
     "shadowdp_numsparsevector_n.dp": "proved for every input length",
-    "shadowdp_partialsum.dp": "bounded for lengths <= 3",
+    "shadowdp_partialsum.dp": "proved for every input length",
     "shadowdp_prefixsum.dp": "proved for every input length",
     "shadowdp_smartsum.dp": "proved for every input length",
     "shadowdp_sparsevector.dp": "proved for every input length",

@@ -1015,7 +1015,9 @@ class _Search:
         product, enc, limits = self.product, self.enc, self.limits
         entry, head, after = self.states
         acost = product.acost
-        costly = [d for d in [*product.run1.draws, *pre_draws] if self.mech.noise_site(d.site).distribution.cost]
+        after_loop = ending.run1.draws if ending is not None else []
+        costly = [d for d in [*product.run1.draws, *pre_draws, *after_loop]
+                  if self.mech.noise_site(d.site).distribution.cost]
         r = _real(self.cost_term(enc, self.mech.noise_site(costly[0].site), costly[0])) if costly else None
         w = zt.Real("%W")
         w_entry = w_after = goal = None
@@ -1096,6 +1098,7 @@ class _Search:
                     renames.append((value, zt.Real(x + mark)))
         if product.out is not None:
             renames += [(p, _fresh_like(p, f"out[{k}]")) for k, p in enumerate(product.out.slots)]
+        renames += [(used, zt.Real(f"used({total})")) for total, (used, _, _, _) in product.used.items()]
         legend = []
         for k, fold in enumerate(product.folds.values()):
             renames += [(fold.head, _fresh_like(fold.head, f"G{k}")), (fold.seen, zt.Bool(f"G{k}_seen")),

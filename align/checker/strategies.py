@@ -2,8 +2,10 @@
 
 `prove_for_every_length` first applies the rewrites that bring a program into a strategy's shape (`folds.py`:
 a running fold into its builtin; `fusion.py`: loops over one range into one), then tries each strategy of
-`STRATEGIES` that does not decline the mechanism, and takes the first proof; when none fits, the body may still
-be proved part by part (`phases.py`), each part by this function again. Adding a strategy is one record here and
+`STRATEGIES` that does not decline the mechanism, and takes the first proof; when none fits, each again on the
+program as written (a rewrite may take it out of a strategy's shape: a running sum folded into `sum(...)` leaves
+no loop for the induction's ghosts); then the body may still be proved part by part (`phases.py`), each part by
+this function again. Adding a strategy is one record here and
 one module with its `prove(mech, context)` (checker/every_length.py: the protocol); adding a rewrite, one record
 in `REWRITES` (checker/rewrites.py).
 """
@@ -54,6 +56,7 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
             mech = normalised.mechanism
             rewrite_notes.append(normalised.note)
     written = mech
+    normal_notes = len(rewrite_notes)
     for rewrite in REWRITES:
         try:
             rewritten = rewrite.apply(mech)
@@ -72,6 +75,19 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
             break
         except NotInductive as error:
             reasons.append(f"{strategy.name}: {error}")
+    if result is None and mech is not written:
+        # the program as written, when a rewrite took it out of every strategy's shape (a running sum folded into
+        # `sum(...)` leaves no loop for the induction's ghosts)
+        for strategy in STRATEGIES:
+            if strategy.declines(written) is not None:
+                continue
+            try:
+                result = strategy.prove(written, context)
+                mech = written
+                del rewrite_notes[normal_notes:]  # the rewrites' notes are not about this proof
+                break
+            except NotInductive:
+                pass
     if result is None:
         try:
             return phases.prove(written, lambda part: prove_for_every_length(part, context)[0]), reasons

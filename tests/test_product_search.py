@@ -1,0 +1,122 @@
+"""The product program's invariant found by Spacer (smt/chc.py, checker/induction.py `_Search`), statements after the
+loop with their outputs as a prophecy (`_Exit`), and folds over the whole run as ghosts (`_Fold`): what they prove
+for every length, and what they must not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import z3
+
+import align
+from align.obligations import ObligationId
+from align.smt import terms as zt
+from align.smt.chc import find_invariant
+from align.smt.solver import Limits
+from align.status import Status
+
+from .conftest import ROOT
+
+PEERS = ROOT / "specs" / "peers"
+EVERY = "for every input length"
+
+
+def _obligation(verdict, obligation: ObligationId):
+    return next(v for v in verdict.verdicts if v.obligation.id == obligation)
+
+
+def _counter(bound_of_bad: int):
+    """x counts the iterations of `for i in 0 .. n` by 2: the search's clauses, with the bad state x > bound·n."""
+    i, x, n = zt.Int("i"), zt.Int("x"), zt.Int("n")
+    return find_invariant([i, x], [n], [n >= 0], [zt.IntVal(0), zt.IntVal(0)], [i >= 0, i < n], [i + 1, x + 2],
+                          [[i <= n, x > bound_of_bad * n]], Limits())
+
+
+def test_the_search_finds_an_invariant_that_rules_out_the_bad_states():
+    with zt.fresh_context():
+        found = _counter(2)
+        assert found is not None
+        i, x, n = zt.Int("i"), zt.Int("x"), zt.Int("n")
+        # it is an invariant: it holds at entry, an iteration keeps it, and it excludes x > 2n where i <= n
+        solver = z3.Solver(ctx=zt.current())
+        step = z3.substitute(found, (i, i + 1), (x, x + 2))
+        solver.add(z3.Or(z3.And(n >= 0, z3.Not(z3.substitute(found, (i, zt.IntVal(0)), (x, zt.IntVal(0))))),
+                         z3.And(found, i >= 0, i < n, z3.Not(step)),
+                         z3.And(found, i <= n, x > 2 * n)))
+        assert solver.check() == z3.unsat
+
+
+def test_the_search_finds_nothing_when_a_bad_state_is_reachable():
+    with zt.fresh_context():
+        assert _counter(1) is None  # x = 2n > n after n >= 1 iterations
+
+
+def test_one_pass_noisy_max_with_its_output_after_the_loop_is_proved_for_every_length():
+    # ShadowDP's noisymax.c: the alignment reads out[0], which the program outputs after the loop (a prophecy)
+    verdict = align.verify(str(PEERS / "shadowdp_noisymax.dp"))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    c4a = _obligation(verdict, ObligationId.C4A)
+    assert any("found by Spacer" in n for n in c4a.notes), c4a.notes
+    assert any("out[0]" in n and "loop invariant" in n for n in c4a.notes), c4a.notes
+
+
+def test_a_cost_that_needs_the_neighbours_direction_is_bounded_by_the_searched_invariant():
+    # CheckDP's svt_increasing: each shift 1 + q[i] - q'[i] is at most 1 because q' >= q
+    verdict = align.verify(str(PEERS / "checkdp_svt_increasing.dp"))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    c4c = _obligation(verdict, ObligationId.C4C)
+    assert any("W = aligned_cost·2*NN/eps" in n for n in c4c.notes), c4c.notes
+
+
+ONE_PASS_FREE_GAP = """\
+mechanism one_pass(q: real[], eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0, len(q) >= 2
+  privacy eps
+  example eps = 1, len(q) = 4
+{
+  best = 0
+  bv = 0
+  for i in 0 .. len(q) {
+    eta ~ Lap(2 / eps)
+    if i == 0 or q[i] + eta > bv {  # align: accept-float-sensitive (a running maximum)
+      best = i
+      bv = q[i] + eta
+    }
+  }
+  output best
+}
+
+alignment one_pass {
+  let m = max(l not in [out[0]]: q[l] + eta[l])
+  let m' = max(l not in [out[0]]: q'[l] + eta[l])
+  eta[i]' = eta[i] + (i in [out[0]] ? q[i] - q'[i] + m' - m : 0)
+}
+"""
+
+
+def test_free_gaps_alignment_of_a_one_pass_noisy_max_is_proved_for_every_length(tmp_path: Path):
+    # the alignment reads two folds over the whole run (ghosts with a prophecy each), and C4a needs the ties of the
+    # running maximum's comparison excluded (probability 0)
+    path = tmp_path / "one_pass.dp"
+    path.write_text(ONE_PASS_FREE_GAP)
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    notes = _obligation(verdict, ObligationId.C4A).notes
+    assert any("exact ties of `q[i] + eta > bv`" in n and "for every length" in n for n in notes), notes
+    assert any("G0 = `max(l in 0 .. len(q) if l not in [out[0]]: q[l] + eta[l])`" in n for n in notes), notes
+    c4b = _obligation(verdict, ObligationId.C4B)
+    assert any("Lemma 4" in n for n in c4b.notes), c4b.notes
+
+
+def test_a_max_over_members_that_may_not_exist_is_not_proved(tmp_path: Path):
+    # without `len(q) >= 2` the best loser is a max over nothing at length 1: the alignment is not defined there
+    path = tmp_path / "one_pass_short.dp"
+    path.write_text(ONE_PASS_FREE_GAP.replace("requires eps > 0, len(q) >= 2", "requires eps > 0"))
+    verdict = align.verify(str(path))
+    assert _obligation(verdict, ObligationId.C4A).status is Status.REFUTED, verdict
+
+
+def test_a_loop_over_a_list_of_private_length_is_not_run_in_lockstep():
+    verdict = align.verify(str(ROOT / "specs" / "incorrect" / "records_loop_outputs.dp"))
+    assert _obligation(verdict, ObligationId.C4A).status is Status.REFUTED, verdict
