@@ -247,6 +247,11 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/running_max_one_scale.dp": [({"q": [0, 0], "eps": 1}, {"q": [-1, 1]})],
     # one iteration of both runs in lockstep needs the same number of iterations (induction.py, `_shape`)
     "incorrect/records_loop_outputs.dp": [({"q": [0, 1], "eps": 1}, {"q": [0, 1, 2]})],
+    # found by an adversarial search against the outputs after the loop and the folds (induction.py)
+    "incorrect/suffix_condition_not_decided.dp": [({"q": [1]}, {"q": [0]})],
+    "incorrect/suffix_negative_bound.dp": [({"s": 0, "B": 2, "eps": 1}, {"s": 1})],
+    "incorrect/fold_prophecies_collide.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]})],
+    "incorrect/count_fold_ignores_body.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]})],
     "incorrect/shifted_draw_only_on_neighbour.dp": [({"x": [0], "eps": 1}, {"x": [1]}),
                                                     ({"x": [0, 1, 0], "eps": 0.5}, {"x": [1, 1, 0]})],
 }

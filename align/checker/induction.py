@@ -284,7 +284,7 @@ class _Product:
     def __init__(self, mech: ResolvedMechanism, loop: n.For, carried: list[str], enc: Encoding,
                  entry1: dict, entry2: dict, constants: dict, lengths: dict,
                  noise1: dict | None = None, noise2: dict | None = None, out: OutputSeq | None = None,
-                 reals: frozenset[str] = frozenset()):
+                 reals: frozenset[str] = frozenset(), folds: dict[str, _Fold] | None = None):
         self.mech = mech
         self.out = out
         """What the alignment reads as `out` when the outputs come after the loop: their prophecy (`_Exit`)."""
@@ -310,8 +310,10 @@ class _Product:
         self.witness_primed: dict = {}
         self.windows: dict[str, _Window] = {}
         """The window sums the alignment reads (`_Window`), by their text."""
-        self.folds: dict[str, _Fold] = {}
-        """The whole-run folds the alignment reads (`_Fold`), by their text; only with `out` a prophecy."""
+        self.folds: dict[str, _Fold] = folds if folds is not None else {}
+        """The whole-run folds the alignment reads (`_Fold`), by their text; only with `out` a prophecy. Shared with
+        the product that evaluates the prefix's shifts (`folds`): one ghost and one prophecy per comprehension
+        (specs/incorrect/fold_prophecies_collide.dp)."""
         self._witness_base: dict = {}
         inputs1, inputs2, self.adjacent = self._inputs()
         self.inputs1, self.inputs2 = inputs1, inputs2
@@ -498,7 +500,11 @@ class _InductiveEval(ExprEval):
                     member = zt.And(member, z3.Not(self.member(self.value(e.excluded), p.i)))
                 if e.condition is not None:
                     member = zt.And(member, self.guarded(member, e.condition))
-                current = self.guarded(member, e.body) if e.func != "count" else zt.IntVal(1)
+                current = self.guarded(member, e.body)
+                if e.func == "count":  # the body is the predicate counted (specs/incorrect/count_fold_ignores_body.dp)
+                    if not z3.is_bool(current):
+                        raise EncodingError("`count` of a value that is not a truth value")
+                    member, current = zt.And(member, current), zt.IntVal(1)
             finally:
                 if saved is None:
                     del self.env[e.var]
@@ -622,14 +628,15 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     carried = sorted(x for x in assigned if x in before)
     result = Inductive()
     prophecy = _prophecy(mech, suffix)
+    folds: dict[str, _Fold] = {}
     try:
         probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants, lengths, pre1.current,
-                         pre1.current, prophecy)
+                         pre1.current, prophecy, folds=folds)
         reals = frozenset(x for x in carried if z3.is_expr(probe.head1[x]) and z3.is_int(probe.head1[x]) and
                           z3.is_expr(probe.run1.vars[x]) and z3.is_real(probe.run1.vars[x]))
         if reals:
             probe = _Product(mech, loop, carried, enc, pre1.vars, pre1.vars, constants, lengths, pre1.current,
-                             pre1.current, prophecy, reals)
+                             pre1.current, prophecy, reals, folds)
     except EncodingError as error:
         raise NotInductive(str(error)) from None
 
@@ -640,7 +647,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     pre2 = Run(enc, pre2_inputs, shift=prefix_shift, twin=pre1)
     pre2.block(prefix)
     product = _Product(mech, loop, carried, enc, pre1.vars, pre2.vars, constants, lengths, pre1.current, pre2.current,
-                       prophecy, reals)
+                       prophecy, reals, folds)
     try:
         ending = _Exit.of(mech, enc, suffix, product, pre1, pre2, carried, prophecy) if prophecy is not None else None
     except EncodingError as error:
@@ -673,6 +680,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                     for t in product.ghost_head}
     after_ghosts = {t: g + z3.If(product.current_is(t), 1, 0) for t, g in product.ghost_head.items()}
     windows = product.windows
+    folds_in_state = len(product.folds)
     entry = at(pre1.vars, pre2.vars, entry_cost, zt.IntVal(0), entry_ghosts,
                {q: zt.RealVal(0) for q in product.used}, {w: zt.RealVal(0) for w in windows},
                _fold_state(product.folds, {t: f.entry() for t, f in product.folds.items()}))
@@ -871,8 +879,15 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         result.proved[ObligationId.C2, None] = "a sample after the loop is drawn under a condition"
     if result.proved[ObligationId.C2, None] is None and c2_ties:
         result.notes.setdefault(ObligationId.C2, []).extend(sorted(c2_ties))
-    if ending is not None and ending.run1.draws and not acyclic.reads_no_noise(mech):
-        pass  # the order of `_acyclic` (the prefix's noise, then the loop's) has no place for noise drawn after it
+    if ending is not None and not acyclic.reads_no_noise(mech):
+        # `_acyclic` reads the output of each iteration, which a prophecy is not (the outputs come after the loop:
+        # specs/incorrect/suffix_condition_not_decided.dp), and its order has no place for noise drawn after the
+        # loop; the released-set order is about the alignment alone
+        if acyclic.released_set_order(mech) is None:
+            result.proved[ObligationId.C4B, None] = None
+            result.notes.setdefault(ObligationId.C4B, []).append(
+                "the shifts of the released members read only members outside the released set, whose shifts read "
+                "no noise (Free Gap Lemma 4's order)")
     elif not acyclic.reads_no_noise(mech):
         not_acyclic, ties = _acyclic(mech, enc, sc, loop, constants, limits)
         if not_acyclic is not None and acyclic.released_set_order(mech) is None:
@@ -885,6 +900,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
             result.notes.setdefault(ObligationId.C4B, []).extend([
                 "the noise drawn before the loop, then each iteration's members, is an order in which each shift "
                 "reads only earlier noise: the output decides every condition a shift reads noise in", *sorted(ties)])
+    if len(product.folds) != folds_in_state:
+        raise NotInductive("a fold over the loop's range read after the product's state was fixed")
     result.assumptions = set(enc.assumptions)
     return result
 
@@ -911,7 +928,7 @@ class _Exit:
     run1: Run
     run2: Run
     facts: list[z3.BoolRef]
-    """i = n, and the first run's outputs are P."""
+    """i = max(n, 0), and the first run's outputs are P."""
     same: z3.BoolRef
     """The aligned run's outputs are P too (C4a at the end)."""
 
@@ -930,7 +947,8 @@ class _Exit:
         count = len(prophecy.slots)
         if len(run1.slots) != count or len(run2.slots) != count:
             raise EncodingError("the outputs after the loop are not one per `output`")
-        facts = [product.i == product.n, run1.length == count,
+        # the loop ends at i = n, or at once where n <= 0 (specs/incorrect/suffix_negative_bound.dp)
+        facts = [product.i == z3.If(product.n >= 0, product.n, 0), run1.length == count,
                  *(equal(a, p) for a, p in zip(run1.slots, prophecy.slots)),
                  *(f.at_end() for f in product.folds.values())]
         same = zt.And(run2.length == count, *(equal(b, p) for b, p in zip(run2.slots, prophecy.slots)),
