@@ -58,13 +58,15 @@ DIRECTIVE = n.Acceptance.DIRECTIVE
 
 # ------------------------------------------------------------------------------------------ abstract values
 
-NOISE, CURRENT, OWN = "noise", "current", "own"
+NOISE, CURRENT, OWN, AT = "noise", "current", "own", "at:"
 Atom = tuple[str, str]
 """A noise variable (its site's name) and its kind. NOISE: a scalar noise variable, or any members of a family,
 counted as one variable (two reads may be one member). CURRENT: the member of a family drawn in the iteration
 being evaluated, read as the family's name in its loop; it lives only within one expression (stored in a
-variable, it is a NOISE atom). OWN: in a list entry written at its loop's index (`noisy[i] = q[i] + eta`), the
-member drawn in the iteration that wrote that entry, which no other entry holds."""
+variable, it is a NOISE atom). AT + i: the own member of entry i of a list, read as `x[i]` in the innermost loop,
+over i (a member no other index has; stored at that loop's index it stays the entry's own). OWN: in a list entry
+written at its loop's index (`noisy[i] = q[i] + eta`), the member drawn in the iteration that wrote that entry, or
+the own member of the entry it copies at the same index, which no other entry holds."""
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,22 @@ class Form:
         """Each family as one atom (a current or own member counted as a member like any other)."""
         return ZERO.plus(Form(tuple(((site, NOISE), c) for (site, _), c in self.terms)))
 
-    def owned(self, families: frozenset[str]) -> Form:
+    def at_index(self, var: str) -> Form:
+        """An entry read as `x[var]` in the innermost loop, over var: its own member is the member of index var
+        (an `AT + var` atom), which only a store at that loop's index keeps as the entry's own."""
+        return ZERO.plus(Form(tuple(((site, AT + var if kind == OWN else kind), c) for (site, kind), c in self.terms)))
+
+    def owned(self, families: frozenset[str], var: str | None = None) -> Form:
         """The form stored in the entry that the iteration of the loop drawing `families` writes at its own
         index: the current member of such a family becomes the entry's own, unless the value also holds the
         family otherwise (a member read from a variable or another entry, which may be this one); anything
         else is stored as NOISE."""
-        held = {site for (site, kind), _ in self.terms if kind != CURRENT}
-        return ZERO.plus(Form(tuple(((site, OWN if kind == CURRENT and site in families and site not in held
-                                      else NOISE), c) for (site, kind), c in self.terms)))
+        def own(site: str, kind: str) -> bool:
+            return (kind == CURRENT and site in families) or (var is not None and kind == AT + var)
+
+        held = {site for (site, kind), _ in self.terms if not own(site, kind)}
+        return ZERO.plus(Form(tuple(((site, OWN if own(site, kind) and site not in held else NOISE), c)
+                                    for (site, kind), c in self.terms)))
 
 
 ZERO = Form()
@@ -453,7 +463,13 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
         self.value(e.index)
         if isinstance(base, Seq):
             own = self.own_index is not None and isinstance(e.index, n.LocalRef) and e.index.id == self.own_index
-            return base.elem if own else _read(base.elem)
+            if own:
+                return base.elem
+            if isinstance(e.index, n.LocalRef) and self.loops and self.loops[-1].var == e.index.id:
+                # x[i] in the innermost loop, over i: entry i's own member, the one of index i (the fill-then-walk
+                # loops, `noisy[i] = q[i] + etas[i]`)
+                return _map_forms(base.elem, lambda f: f.at_index(e.index.id))
+            return _read(base.elem)
         if isinstance(base, Tup):
             k = _literal(e.index)
             if k is not None and 0 <= k < len(base.items) and k.denominator == 1:
@@ -516,9 +532,10 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
             self.assign(s.target, Seq(_read(v)))
             return
         # x[i] = ... (or x[i - 1] = ...) in the loop over i: entry i is written in iteration i only, with that
-        # iteration's members
+        # iteration's members, or, in the innermost loop, the own members of the entries i of other lists
         families = self.families.get(id(loop), frozenset())
-        self.assign(s.target, Seq(_map_forms(v, lambda f: f.owned(families))))
+        index = loop.var if loop is self.loops[-1] else None
+        self.assign(s.target, Seq(_map_forms(v, lambda f: f.owned(families, index))))
 
     def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
         for a in s.args:

@@ -57,6 +57,12 @@ SENSITIVE = {
     "a comprehension ranking rounded values": "output argmax(l in 0 .. len(r): r[l] / 3)",
     "a filter of a comprehension": "output count(l in 0 .. len(r): r[l] * 2 > T + 0.1)",
     "a tuple with a rounded part": "if (1, q + 1) == (1, T) { output 1 } else { output 0 }",
+    "a ranking of copies of one entry, stored at an inner loop's index": (
+        "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n x[i] = r[i] * 3 + eta\n }\n"
+        " for i in 0 .. len(r) {\n for j in 0 .. len(r) {\n y[j] = x[i]\n }\n }\n output argmax(y)"),
+    "a ranking of entries that copy another entry's member": (
+        "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n x[i] = r[i] * 3 + eta\n }\n"
+        " for i in 0 .. len(r) {\n y[i] = x[i] + x[0]\n }\n output argmax(y)"),
 }
 DECIDED = {
     "inputs": "if q >= T { output q } else { output T }",
@@ -75,6 +81,9 @@ DECIDED = {
     "a comprehension ranking noisy entries": (
         "for i in 0 .. len(r) {\n eta ~ Gumbel(0)\n x[i] = r[i] + eta\n }\n output argmax(l in 0 .. len(r): x[l] / 2)"),
     "a ranking of inputs": "output argmax(r)",
+    "a ranking of entries copied at their own positions (fill, then walk)": (
+        "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n etas[i] = eta\n }\n"
+        " for i in 0 .. len(r) {\n noisy[i] = r[i] * 3 + etas[i]\n }\n output argmax(noisy)"),
     "tags": "out1 = q > T ? TOP(q) : BOT\n if out1 is TOP { output 1 } else { output 0 }",
 }
 

@@ -494,6 +494,26 @@ def test_two_loops_in_sequence_are_fused_and_proved_for_every_length():
     assert [site.loop for site in fused.mechanism.noise] == [loop]
 
 
+def test_statements_after_the_second_loop_stay_after_the_fused_loop():
+    """Loops that fill lists, then a ranking of them (a noisy max split into two loops, as the loop-fission rewrite
+    writes it): the first two are fused, what follows them stays after the fused loop, and the program is proved
+    for every length by the ranking's encoding."""
+    from align.checker import fusion
+
+    text = (SPECS / "freegap" / "noisy_max.dp").read_text()
+    written = "    eta ~ Lap(2 / eps)\n    noisy[i] = q[i] + eta\n  }\n"
+    assert written in text
+    split = text.replace(written, "    eta ~ Lap(2 / eps)\n    etas[i] = eta\n  }\n"
+                                  "  for i in 0 .. len(q) {\n    noisy[i] = q[i] + etas[i]\n  }\n")
+    mech = resolve(parse_source(Source("split.dp", split))).mechanisms[0]
+    fused = fusion.fuse(mech)
+    assert fused is not None
+    assert [type(st).__name__ for st in fused.mechanism.body] == ["For", "Output"]
+    verdicts = list(verify(mech, Options(max_length=3)).verdicts)
+    assert overall_status(verdicts) == "proved", [(v.obligation.id, v.status, v.reason) for v in verdicts]
+    assert overall_scope(verdicts) == "for every input length"
+
+
 @pytest.mark.parametrize("change,reason", [
     # 2. the first loop only samples and fills lists at its index
     (("    noisy[i] = q[i] + eta\n", "    noisy[i] = q[i] + eta\n    output TOP\n"), "more than sample"),
@@ -504,6 +524,9 @@ def test_two_loops_in_sequence_are_fused_and_proved_for_every_length():
     (("if noisy[j] >= T {", "if sum(l in 0 .. len(q): noisy[l]) >= T {"), "not `noisy[j]`"),
     # 5. no break
     (("      output TOP\n", "      output TOP\n      break\n"), "may break"),
+    # 4. after the loops too: the fused loop keeps the first loop's lists as scalars
+    (("      output BOT\n    }\n  }\n", "      output BOT\n    }\n  }\n  output noisy[0] > T ? TOP : BOT\n"),
+     "outside the loops use a list the first loop builds"),
 ])
 def test_fusion_declines_where_a_hypothesis_fails(change, reason):
     from align.checker import fusion

@@ -16,7 +16,9 @@ both. Hypotheses, each checked here (the spec named after it is what the checker
 3. The second loop reads each built list only at its own index (`x[i]`, not inside a comprehension that
    rebinds i), and not the first loop's noise: iteration i reads nothing that the fused iteration has not
    computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`).
-4. Nothing else reads or writes the built lists (the prefix, a user invariant). Statements between the loops
+4. Nothing else reads or writes the built lists (the prefix, a user invariant, the statements after the second
+   loop, which stay after the fused one: it has drawn the same noise and computed the same values by then, but its
+   lists are scalars there; they may be anything else, loops too). Statements between the loops
    (no loops among them) must not read the lists or the first loop's noise: they then commute with the first
    loop, which writes nothing else, and move before it. And the first loop reads no variable that the statements
    between the loops or the second loop write (it runs after the first and interleaved with the second in the
@@ -86,16 +88,18 @@ def _map_stmt(st: n.Stmt, f) -> n.Stmt:
 
 
 def fuse(mech: ResolvedMechanism) -> Fused | None:
-    """The fused mechanism when the body is a prefix, a loop, statements without loops and a second loop over the
-    same range; None for any other shape. Raises NotFusable when the shape is there but a hypothesis fails."""
+    """The fused mechanism when the body is a prefix, a loop, statements without loops, a second loop over the
+    same range and any statements after it (the first two loops fused); None for any other shape. Raises
+    NotFusable when the shape is there but a hypothesis fails."""
     body = mech.body
     loops = [k for k, s in enumerate(body) if isinstance(s, (n.For, n.While))]
-    if len(loops) != 2 or loops[1] != len(body) - 1:
+    if len(loops) < 2:
         return None
-    first, second = body[loops[0]], body[-1]
+    first, second = body[loops[0]], body[loops[1]]
     if not isinstance(first, n.For) or not isinstance(second, n.For):
         return None
-    between = body[loops[0] + 1:-1]
+    between = body[loops[0] + 1:loops[1]]
+    after = body[loops[1] + 1:]
     i, j = first.var, second.var
     # 1. the same bound (otherwise not this shape at all: a map loop, a ranking, then a loop over its k results)
     if unparse(first.lo) != unparse(second.lo) or unparse(first.hi) != unparse(second.hi):
@@ -132,10 +136,11 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
         for e in statement_exprs(st):
             _reads_at_index(e, lists, j, first_noise)
     # 4. nobody else touches the built lists (nor, between the loops, the first loop's noise: the statements
-    # there then commute with the first loop, which writes nothing else, and move before it)
-    for st in walk_statements(body[:loops[0]] + between):
+    # there then commute with the first loop, which writes nothing else, and move before it); after the second
+    # loop the fused one has drawn the same noise and computed the same values, but its lists are scalars there
+    for st in walk_statements(body[:loops[0]] + between + after):
         if (isinstance(st, n.Assign) and st.target in lists) or any(names_in(e) & lists for e in statement_exprs(st)):
-            raise NotFusable(f"the statements before the second loop use a list the first loop builds "
+            raise NotFusable(f"the statements outside the loops use a list the first loop builds "
                              f"(line {st.span.line})")
     for st in walk_statements(between):
         if any(names_in(e) & first_noise for e in statement_exprs(st)):
@@ -157,7 +162,7 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
                 raise NotFusable(f"the second loop may break, and the shift of `{name}` is not written "
                                  f"`({shift.index_var} < len(out) and ...) ? e : 0`: the written program draws "
                                  f"`{name}` after the halt too, where the alignment must also hold")
-    fused = _fused(mech, loops[0], first, second, built)
+    fused = _fused(mech, loops[0], loops[1], first, second, built)
     if _outputs_before_halting(second.body) >= 1 and mech.alignment is not None:
         # In the fused loop every iteration that draws index i outputs before it can halt, so len(out) > i at
         # every drawn index and the guard of hypothesis 5 is true there: dropped for the induction, which does
@@ -237,9 +242,10 @@ def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str]) -
     visit(e, False)
 
 
-def _fused(mech: ResolvedMechanism, at: int, first: n.For, second: n.For, built: dict[str, n.Assign]) -> Fused:
+def _fused(mech: ResolvedMechanism, at: int, second_at: int, first: n.For, second: n.For,
+           built: dict[str, n.Assign]) -> Fused:
     """The prefix, then the statements between the loops (moved before the first, which they commute with), then
-    the fused loop; the first loop sits at `at` in the body."""
+    the fused loop, then the statements after the second; the loops sit at `at` and `second_at` in the body."""
     i, j = first.var, second.var
 
     def rename(x: n.Expr) -> n.Expr | None:
@@ -266,13 +272,13 @@ def _fused(mech: ResolvedMechanism, at: int, first: n.For, second: n.For, built:
         t = variables[name]
         assert isinstance(t, ListType)
         variables[name] = t.elem
-    body = (*mech.body[:at], *mech.body[at + 1:-1], loop)
+    body = (*mech.body[:at], *mech.body[at + 1:second_at], loop, *mech.body[second_at + 1:])
     fused = dataclasses.replace(mech, body=body, noise=tuple(noise), variables=variables)
     names = ", ".join(f"`{x}`" for x in sorted(built))
     note = (f"the loops at lines {first.span.line} and {second.span.line} were fused into one (the first only "
             f"samples and fills {names} at its index, the second reads them only at its own), which draws the "
             "same noise and outputs the same")
-    moved = mech.body[at + 1:-1]
+    moved = mech.body[at + 1:second_at]
     if moved:
         lines = ", ".join(str(st.span.line) for st in moved)
         note += (f"; the statements between them (line{'s' if len(moved) > 1 else ''} {lines}) move before the "
