@@ -465,10 +465,11 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
             own = self.own_index is not None and isinstance(e.index, n.LocalRef) and e.index.id == self.own_index
             if own:
                 return base.elem
-            if isinstance(e.index, n.LocalRef) and self.loops and self.loops[-1].var == e.index.id:
+            index = e.index
+            if isinstance(index, n.LocalRef) and self.loops and self.loops[-1].var == index.id:
                 # x[i] in the innermost loop, over i: entry i's own member, the one of index i (the fill-then-walk
                 # loops, `noisy[i] = q[i] + etas[i]`)
-                return _map_forms(base.elem, lambda f: f.at_index(e.index.id))
+                return _map_forms(base.elem, lambda f: f.at_index(index.id))
             return _read(base.elem)
         if isinstance(base, Tup):
             k = _literal(e.index)
