@@ -120,3 +120,39 @@ def test_a_max_over_members_that_may_not_exist_is_not_proved(tmp_path: Path):
 def test_a_loop_over_a_list_of_private_length_is_not_run_in_lockstep():
     verdict = align.verify(str(ROOT / "specs" / "incorrect" / "records_loop_outputs.dp"))
     assert _obligation(verdict, ObligationId.C4A).status is Status.REFUTED, verdict
+
+
+def test_a_ghost_never_stands_for_a_comprehension_that_reads_the_shifts_index(tmp_path: Path):
+    # found by an adversarial search: the ghost evaluates the body once per iteration at l = i, so a body reading the
+    # shift's own index i was taken as f(l, l). The shift below is 2 only where the winner's index is below 4, so the
+    # alignment fails past the bounded check's lengths; the proof for every length must decline it
+    text = (PEERS / "shadowdp_noisymax.dp").read_text()
+    written = "eta[i]' = eta[i] + (i == out[0] ? 2 : 0)"
+    assert written in text
+    path = tmp_path / "reads_i.dp"
+    path.write_text(text.replace(written, "eta[i]' = eta[i] + (i == out[0] ? "
+                                          "sum(l in 0 .. len(q): (l == 0 ? (i < 4 ? 2 : 0) : 0)) : 0)"))
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.BOUNDED, verdict
+    notes = _obligation(verdict, ObligationId.C4A).notes
+    assert any("reads `i`, an index other than its own" in n for n in notes), notes
+    # the same for SmartSum's window ghost
+    text = (ROOT / "specs" / "counting" / "smart_sum.dp").read_text()
+    window = "eta1[i]' = eta1[i] + sum(l in i + 1 - M .. i + 1: q[l] - q'[l])"
+    assert window in text
+    path = tmp_path / "window_reads_i.dp"
+    path.write_text(text.replace(window, "eta1[i]' = eta1[i] + "
+                                         "sum(l in i + 1 - M .. i + 1: (l == i or i < 6 ? q[l] - q'[l] : 0))"))
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.BOUNDED, verdict
+
+
+def test_the_outputs_after_the_loop_are_read_only_at_a_number_below_their_count(tmp_path: Path):
+    text = (PEERS / "shadowdp_noisymax.dp").read_text()
+    written = "eta[i]' = eta[i] + (i == out[0] ? 2 : 0)"
+    path = tmp_path / "past_end.dp"
+    path.write_text(text.replace(written, "eta[i]' = eta[i] + (i == out[0] ? 2 + "
+                                          "sum(l in 0 .. len(q): (out[l] > 100 ? 1 : 0)) : 0)"))
+    verdict = align.verify(str(path))
+    c4a = _obligation(verdict, ObligationId.C4A)
+    assert c4a.status is not Status.PROVED, c4a

@@ -457,6 +457,7 @@ class _InductiveEval(ExprEval):
             # A => P(i) and not A => not P(j) for a witness j (dually for any): exact for every run.
             if e.func in ("all", "any") and starts_at_zero and z3.is_true(z3.simplify(hi == p.n)) \
                     and e.condition is None and e.excluded is None:
+                _reads_only_its_own_index(e)
                 name = f"%{e.func}@{e.span.line}:{e.span.column}"
                 value = zt.Bool(name)
                 here = self._body_at(e, p.i, self.env)
@@ -474,6 +475,7 @@ class _InductiveEval(ExprEval):
         if e.func != "sum" or e.condition is not None or e.excluded is not None or \
                 not z3.is_true(z3.simplify(hi == p.i + 1)):
             return None
+        _reads_only_its_own_index(e)
         period = z3.simplify(hi - lo)
         if not z3.is_int(period) or p.i.decl().name() in _symbols(period) or _moves(p, period):
             return None
@@ -487,10 +489,23 @@ class _InductiveEval(ExprEval):
         window = p.windows[text]
         return z3.If(window.ends_block(p.i), window.head + window.current, window.elsewhere)
 
+    def element(self, b: Value, index_node: n.Expr) -> Value:
+        """`out[k]` of the outputs after the loop (their prophecy) only at a number k below their count: at another
+        index the alignment may read past the end, where it is not defined."""
+        p = self.product
+        if p.out is not None and b is p.out:
+            k = z3.simplify(self.arith(index_node))
+            if not (z3.is_int_value(k) and 0 <= k.as_long() < len(p.out.slots)):
+                raise EncodingError("the alignment reads the outputs after the loop at an index that is not a number "
+                                    "below their count")
+            return p.out.slots[k.as_long()]
+        return super().element(b, index_node)
+
     def _fold(self, e: n.Comprehension) -> _Fold:
         """The ghost of a whole-run fold (`_Fold`), made at its first read."""
         p = self.product
         text = unparse(e)
+        _reads_only_its_own_index(e)
         if text not in p.folds:
             saved = self.env.get(e.var)
             self.env[e.var] = p.i
@@ -527,6 +542,18 @@ class _InductiveEval(ExprEval):
             return self.value(e.body)
         finally:
             self.env, self.primed = saved_env, saved_primed
+
+
+def _reads_only_its_own_index(e: n.Comprehension) -> None:
+    """A comprehension that a ghost stands for reads no index but its own (and those of comprehensions inside it):
+    the ghost evaluates its body once per iteration, at that iteration's index, so a shift's index `i` read inside
+    would be taken to be l (specs/incorrect/fold_reads_shift_index.dp)."""
+    bound = {x.var for x in walk(e) if isinstance(x, n.Comprehension)}
+    parts = [x for x in (e.body, e.condition, e.excluded) if x is not None]
+    for x in (y for part in parts for y in walk(part)):
+        if isinstance(x, n.LocalRef) and x.id not in bound:
+            raise EncodingError(f"`{unparse(e)}` reads `{x.id}`, an index other than its own, over a range that "
+                                "grows with the input")
 
 
 class _IterAlignment:
