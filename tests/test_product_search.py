@@ -156,3 +156,22 @@ def test_the_outputs_after_the_loop_are_read_only_at_a_number_below_their_count(
     verdict = align.verify(str(path))
     c4a = _obligation(verdict, ObligationId.C4A)
     assert c4a.status is not Status.PROVED, c4a
+
+
+def test_a_count_over_the_iterations_so_far_is_a_ghost_of_the_loop(tmp_path: Path):
+    # Sparse with numeric answers 1 and 0 and its alignment counting them: `count(l in 0 .. i + 1: out[l] == 1)`
+    # is f summed over the iterations so far (the tag counters' generalisation); Houdini finds count = that ghost
+    text = (ROOT / "specs" / "dworkroth" / "sparse.dp").read_text()
+    for tagged, numeric in (("output TOP", "output 1"), ("output BOT", "output 0"), ("out[i] is TOP", "out[i] == 1"),
+                            ("out[l] is TOP", "out[l] == 1")):
+        assert tagged in text, tagged
+        text = text.replace(tagged, numeric)
+    path = tmp_path / "sparse_numeric.dp"
+    path.write_text(text)
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    c4c = _obligation(verdict, ObligationId.C4C)
+    assert any("count = `count(l in 0 .. i + 1: out[l] == 1)` so far" in n for n in c4c.notes), c4c.notes
+    # counting the wrong answers instead makes the threshold's shift wrong: not proved
+    path.write_text(text.replace("count(l in 0 .. i + 1: out[l] == 1)", "count(l in 0 .. i + 1: out[l] == 0)"))
+    assert align.verify(str(path)).status is not Status.PROVED

@@ -245,6 +245,19 @@ class _Fold:
         return self.seen if self.func in ("max", "min") else zt.BoolVal(True)
 
 
+@dataclass(frozen=True)
+class _PrefixFold:
+    """A ghost for `sum` or `count(l in 0 .. i + 1: f(l))` (or `0 .. i`) read by the alignment: f summed over the
+    iterations before this one (`head`, 0 at entry), each term computed in its own iteration from what it reads at
+    its index l — its output out[l], its member eta[l], q[l] — so this iteration adds `step`, f(i) where i is a
+    member (and, when f reads the output, where this iteration outputs). `count(l in 0 .. i + 1: out[l] is TAG)` is
+    the ghost counter of TAG, its special case."""
+
+    text: str
+    head: z3.ArithRef
+    step: z3.ArithRef
+
+
 def _fold_state(folds: dict[str, _Fold], values: dict[str, tuple[z3.ExprRef, z3.BoolRef]]) -> dict[str, z3.ExprRef]:
     """The folds' part of a `_State`: each ghost's value and whether a member passed, by text."""
     state: dict[str, z3.ExprRef] = {}
@@ -310,6 +323,8 @@ class _Product:
         self.witness_primed: dict = {}
         self.windows: dict[str, _Window] = {}
         """The window sums the alignment reads (`_Window`), by their text."""
+        self.prefix_folds: dict[str, _PrefixFold] = {}
+        """`sum`/`count(l in 0 .. i + 1: f(l))` the alignment reads (`_PrefixFold`), by their text."""
         self.folds: dict[str, _Fold] = folds if folds is not None else {}
         """The whole-run folds the alignment reads (`_Fold`), by their text; only with `out` a prophecy. Shared with
         the product that evaluates the prefix's shifts (`folds`): one ghost and one prophecy per comprehension
@@ -447,6 +462,10 @@ class _InductiveEval(ExprEval):
                     return ghost + z3.If(p.current_is(e.body.tag), 1, 0)
                 if z3.is_true(z3.simplify(hi == p.i)):
                     return ghost
+            if e.func in ("count", "sum") and starts_at_zero and p.out is None and \
+                    (z3.is_true(z3.simplify(hi == p.i + 1)) or z3.is_true(z3.simplify(hi == p.i))):
+                fold = self._prefix_fold(e)
+                return fold.head + fold.step if z3.is_true(z3.simplify(hi == p.i + 1)) else fold.head
             window = self._window(e, lo, hi)
             if window is not None:
                 return window
@@ -488,6 +507,39 @@ class _InductiveEval(ExprEval):
                                       zt.Real(f"%window{k}@elsewhere"))
         window = p.windows[text]
         return z3.If(window.ends_block(p.i), window.head + window.current, window.elsewhere)
+
+    def _prefix_fold(self, e: n.Comprehension) -> _PrefixFold:
+        """The ghost of a sum or count over the iterations so far (`_PrefixFold`), made at its first read."""
+        p = self.product
+        text = unparse(e)
+        _reads_only_its_own_index(e)
+        if text not in p.prefix_folds:
+            saved = self.env.get(e.var)
+            self.env[e.var] = p.i
+            try:
+                member = zt.BoolVal(True)
+                if e.excluded is not None:
+                    member = zt.And(member, z3.Not(self.member(self.value(e.excluded), p.i)))
+                if e.condition is not None:
+                    member = zt.And(member, self.guarded(member, e.condition))
+                current = self.guarded(member, e.body)
+            finally:
+                if saved is None:
+                    del self.env[e.var]
+                else:
+                    self.env[e.var] = saved
+            if e.func == "count":
+                if not z3.is_bool(current):
+                    raise EncodingError("`count` of a value that is not a truth value")
+                member, current = zt.And(member, current), zt.IntVal(1)
+            if not z3.is_expr(current) or not z3.is_arith(current):
+                raise EncodingError(f"`{e.func}` over the iterations so far of a value that is not a number")
+            if any(isinstance(x, n.OutRef) for x in walk(e)):  # out[l] is there only where iteration l outputs
+                member = zt.And(member, p.run1.length >= 1)
+            make = zt.Int if z3.is_int(current) else zt.Real
+            head = make(f"%so_far{len(p.prefix_folds)}@")
+            p.prefix_folds[text] = _PrefixFold(text, head, z3.If(member, current, 0))
+        return p.prefix_folds[text]
 
     def element(self, b: Value, index_node: n.Expr) -> Value:
         """`out[k]` of the outputs after the loop (their prophecy) only at a number k below their count: at another
@@ -706,12 +758,18 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                                for k, slot in enumerate(pre1.slots)]) if pre1.slots else zt.IntVal(0)
                     for t in product.ghost_head}
     after_ghosts = {t: g + z3.If(product.current_is(t), 1, 0) for t, g in product.ghost_head.items()}
+    if product.prefix_folds and pre1.slots:
+        raise NotInductive("a sum over the iterations so far, and outputs before the loop")
+    for text, prefix_fold in product.prefix_folds.items():  # in the ghosts' part of the state, by their text
+        entry_ghosts[text] = zt.IntVal(0) if z3.is_int(prefix_fold.head) else zt.RealVal(0)
+        after_ghosts[text] = prefix_fold.head + prefix_fold.step
     windows = product.windows
     folds_in_state = len(product.folds)
     entry = at(pre1.vars, pre2.vars, entry_cost, zt.IntVal(0), entry_ghosts,
                {q: zt.RealVal(0) for q in product.used}, {w: zt.RealVal(0) for w in windows},
                _fold_state(product.folds, {t: f.entry() for t, f in product.folds.items()}))
-    head = at(product.head1, product.head2, product.acost, product.i, product.ghost_head,
+    head = at(product.head1, product.head2, product.acost, product.i,
+              {**product.ghost_head, **{t: f.head for t, f in product.prefix_folds.items()}},
               {q: used for q, (used, _, _, _) in product.used.items()}, {w: x.head for w, x in windows.items()},
               _fold_state(product.folds, {t: (f.head, f.seen) for t, f in product.folds.items()}))
     after = at(product.run1.vars, product.run2.vars, product.acost + product.iteration_cost(cost_term), product.i + 1,
@@ -742,6 +800,13 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 candidates.append((f"{x} = {shown}",
                                    lambda s, x=x, t=t, o=offset: s["s1"][x] == s["g"][t] + o))
                 candidates.append((f"number of {t} outputs so far <= {x}", lambda s, x=x, t=t: s["g"][t] <= s["s1"][x]))
+            for t, prefix_fold in product.prefix_folds.items():
+                if not z3.is_int(prefix_fold.head):
+                    continue
+                offset = z3.simplify(pre1.vars[x] - entry_ghosts[t])
+                shown = f"`{t}` so far" if z3.is_int_value(offset) and offset.as_long() == 0 else \
+                    f"(`{t}` so far) + {z3_text(offset)}"
+                candidates.append((f"{x} = {shown}", lambda s, x=x, t=t, o=offset: s["s1"][x] == s["g"][t] + o))
     candidates.append(("aligned_cost <= claim", lambda s: s["acost"] <= claim))
     # A clause with a measure (L1, count): the budget is spent in proportion to the measure used so far,
     # B·(aligned_cost - its value at entry) <= (claim - its value at entry)·used.
@@ -1145,6 +1210,9 @@ class _Search:
             renames += [(p, _fresh_like(p, f"out[{k}]")) for k, p in enumerate(product.out.slots)]
         renames += [(used, zt.Real(f"used({total})")) for total, (used, _, _, _) in product.used.items()]
         legend = []
+        for k, prefix_fold in enumerate(product.prefix_folds.values()):
+            renames.append((prefix_fold.head, _fresh_like(prefix_fold.head, f"S{k}")))
+            legend.append(f"S{k} = `{prefix_fold.text}` over the iterations before this one")
         for k, fold in enumerate(product.folds.values()):
             renames += [(fold.head, _fresh_like(fold.head, f"G{k}")), (fold.seen, zt.Bool(f"G{k}_seen")),
                         (fold.prophecy, _fresh_like(fold.prophecy, f"G{k}_end"))]
@@ -1422,6 +1490,7 @@ def _moves(product: _Product, term: z3.ArithRef) -> bool:
     Such a term is not the same function of the index at every iteration: a records' share that `_counts_once`
     compares at two indices, a window's period."""
     moving = [*product.head1.values(), *product.head2.values(), product.acost, *product.ghost_head.values(),
+              *(f.head for f in product.prefix_folds.values()),
               *(d.value for d in product.run1.draws)]
     return any(_symbols(term) & _symbols(x) for x in moving if z3.is_expr(x))
 
