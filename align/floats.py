@@ -205,6 +205,19 @@ def _map_forms(v: Value, f: Callable[[Form], Form]) -> Value:
     return Tagged(tuple((tag, tuple(_map_forms(x, f) for x in items)) for tag, items in v.payloads))
 
 
+def _assignments(body: Sequence[n.Stmt], target: str) -> int:
+    """How many assignments to `target` a block holds, in its branches and loops too."""
+    count = 0
+    for st in body:
+        if isinstance(st, n.Assign) and st.target == target:
+            count += 1
+        elif isinstance(st, n.If):
+            count += _assignments(st.then, target) + _assignments(st.orelse, target)
+        elif isinstance(st, (n.For, n.While)):
+            count += _assignments(st.body, target)
+    return count
+
+
 def _read(v: Value) -> Value:
     """An entry read at some index, or a value stored in a variable: every atom a NOISE atom (two reads may be
     one entry; a variable may hold an earlier iteration's member)."""
@@ -529,10 +542,13 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
         self.value(s.index)
         var = _offset_index(s.index)
         loop = next((x for x in reversed(self.loops) if x.var == var), None)
-        if loop is None:
+        if loop is None or _assignments(loop.body, s.target) > 1:
+            # an index of no loop, or a list the loop writes in two places (`a[i] = eta`, then `a[i - 1] = eta`:
+            # two entries may hold one member)
             self.assign(s.target, Seq(_read(v)))
             return
-        # x[i] = ... (or x[i - 1] = ...) in the loop over i: entry i is written in iteration i only, with that
+        # x[i] = ... (or x[i - 1] = ...) in the loop over i, its only write of x: entry i is written in iteration i
+        # only, with that
         # iteration's members, or, in the innermost loop, the own members of the entries i of other lists
         families = self.families.get(id(loop), frozenset())
         index = loop.var if loop is self.loops[-1] else None

@@ -60,6 +60,12 @@ SENSITIVE = {
     "a ranking of copies of one entry, stored at an inner loop's index": (
         "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n x[i] = r[i] * 3 + eta\n }\n"
         " for i in 0 .. len(r) {\n for j in 0 .. len(r) {\n y[j] = x[i]\n }\n }\n output argmax(y)"),
+    "a ranking of entries two of which one iteration writes (found by an adversarial search)": (
+        "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n v[i] = eta\n if i > 0 {\n v[i - 1] = r[i] + eta - r[i]\n }\n"
+        " }\n output argmax(v)"),
+    "a ranking of entries copied twice from one entry": (
+        "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n e[i] = eta\n }\n for i in 0 .. len(r) {\n"
+        " v[i] = r[i] + e[i]\n if i > 0 {\n v[i - 1] = r[i] * 3 + e[i]\n }\n }\n output argmax(v)"),
     "a ranking of entries that copy another entry's member": (
         "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n x[i] = r[i] * 3 + eta\n }\n"
         " for i in 0 .. len(r) {\n y[i] = x[i] + x[0]\n }\n output argmax(y)"),

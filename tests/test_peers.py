@@ -63,7 +63,7 @@ TODAY: dict[str, str] = {
     "dpsniper_numerical_svt.dp": "bounded for lengths <= 3",
     "dpsniper_one_time_rappor.dp": "refuted C4a",
     "dpsniper_prefix_sum.dp": "proved for every input length",
-    "dpsniper_svt1.dp": "bounded for lengths <= 3",
+    "dpsniper_svt1.dp": "proved for every input length",
     "dpsniper_svt2.dp": "proved for every input length",
     "dpsniper_svt3.dp": "refuted C4a C4c",
     "dpsniper_svt34_parallel.dp": "refuted C4a C4c",

@@ -514,11 +514,25 @@ def test_statements_after_the_second_loop_stay_after_the_fused_loop():
     assert overall_scope(verdicts) == "for every input length"
 
 
+def test_fill_loops_that_read_their_own_entries_and_a_walk_that_overwrites_them_are_fused():
+    """DP-Sniper's SVT: the first loop computes m[i], then cmp[i] from m[i], then res[i]; the walk overwrites
+    res[col_idx] once aborted. Each entry is read after it is written, at its own index: fused and proved."""
+    verdicts = list(verify(resolve(parse_source(read_source("specs/peers/dpsniper_svt1.dp"))).mechanisms[0],
+                           Options(max_length=3)).verdicts)
+    assert overall_scope(verdicts) == "for every input length"
+    (c4a,) = [v for v in verdicts if v.obligation.id == "C4a"]
+    assert any("were fused into one" in note for note in c4a.notes), c4a.notes
+
+
 @pytest.mark.parametrize("change,reason", [
     # 2. the first loop only samples and fills lists at its index
     (("    noisy[i] = q[i] + eta\n", "    noisy[i] = q[i] + eta\n    output TOP\n"), "more than sample"),
     (("noisy[i] = q[i] + eta", "noisy[len(q) - 1 - i] = q[i] + eta"), "more than sample"),
     (("noisy[i] = q[i] + eta", "noisy[i] = q[i] + eta\n    noisy[i] = eta"), "twice"),
+    (("noisy[i] = q[i] + eta", "noisy[i] = q[i] + eta\n    extra[i] = noisy[0]"),
+     "the first loop reads `noisy[0]`, not `noisy[i]`"),
+    # 3. ... and writes them only there
+    (("      output TOP\n", "      output TOP\n      noisy[0] = 0\n"), "other than at its index"),
     # 3. the second loop reads the lists at its own index, and not the first loop's noise
     (("if noisy[j] >= T {", "if noisy[0] >= T {"), "not `noisy[j]`"),
     (("if noisy[j] >= T {", "if sum(l in 0 .. len(q): noisy[l]) >= T {"), "not `noisy[j]`"),

@@ -10,12 +10,16 @@ both. Hypotheses, each checked here (the spec named after it is what the checker
 
 1. Both loops run over the same bound, which reads nothing the first loop writes: the fused loop draws each
    noise family over the same indices.
-2. The first loop only samples and fills lists at its own index (`x[i] = e`, once each, e reading no list it
-   builds); it outputs nothing and does not break: outputs keep their positions (an alignment reading
-   `out[l]` means the same output), and every entry the second loop reads at index i is final by then.
-3. The second loop reads each built list only at its own index (`x[i]`, not inside a comprehension that
-   rebinds i), and not the first loop's noise: iteration i reads nothing that the fused iteration has not
-   computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`).
+2. The first loop only samples and fills lists at its own index (`x[i] = e`, once each, e reading of the lists it
+   builds only the entries it has written in this iteration, at i: `m[i] = nu + a[i]; cmp[i] = m[i] >= T`); it
+   outputs nothing and does not break: outputs keep their positions (an alignment reading `out[l]` means the same
+   output), and every entry the second loop reads at index i is final by then, but for the second loop's own
+   writes at index i (`if aborted { res[j] = -1 }`), which come after the first loop's in both programs.
+3. The second loop reads and writes each built list only at its own index (`x[i]`, not inside a comprehension
+   that rebinds i), and not the first loop's noise: iteration i reads nothing that the fused iteration has not
+   computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`). When the second loop also only samples and
+   fills lists and a loop follows, the two merge into one loop that fills all their lists (kept as lists), which
+   is then fused with the next loop in turn (DP-Sniper's draw, draw, walk).
 4. Nothing else reads or writes the built lists (the prefix, a user invariant, the statements after the second
    loop, which stay after the fused one: it has drawn the same noise and computed the same values by then, but its
    lists are scalars there; they may be anything else, loops too). Statements between the loops
@@ -104,25 +108,15 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
     # 1. the same bound (otherwise not this shape at all: a map loop, a ranking, then a loop over its k results)
     if unparse(first.lo) != unparse(second.lo) or unparse(first.hi) != unparse(second.hi):
         return None
-    # 2. the first loop samples and fills lists at its index, nothing else
-    built: dict[str, n.Assign] = {}
-    for st in first.body:
-        if isinstance(st, n.Sample):
-            continue
-        if not (isinstance(st, n.Assign) and st.index is not None and _is_index(st.index, i)):
-            raise NotFusable(f"the first loop does more than sample and fill lists at its index `{i}` "
-                             f"(line {st.span.line})")
-        if st.target in built:
-            raise NotFusable(f"the first loop assigns `{st.target}[{i}]` twice")
-        built[st.target] = st
+    # 2. the first loop samples and fills lists at its index, nothing else (reading an entry it has written in
+    # this iteration, at its index: `m[i] = nu + a[i]; cmp[i] = m[i] >= T`)
+    built = _fills(first, i)
     if not built:
         raise NotFusable("the first loop fills no list")
     lists = set(built)
     first_noise = {site.name for site in mech.noise if site.loop is first}
     for st in first.body:
         for e in statement_exprs(st):
-            if free_names(e) & lists:
-                raise NotFusable(f"the first loop reads a list it builds (line {st.span.line})")
             if any(isinstance(x, n.Comprehension) and x.var == j for x in walk(e)):
                 raise NotFusable(f"the first loop binds `{j}` in a comprehension")
     if free_names(first.hi) & lists or free_names(first.lo) & lists:
@@ -131,14 +125,19 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
     for st in walk_statements(second.body):
         if isinstance(st, (n.For, n.While)):
             raise NotFusable("the second loop is nested")
-        if isinstance(st, n.Assign) and st.target in built:
-            raise NotFusable(f"the second loop assigns `{st.target}`, which the first loop builds")
+        if isinstance(st, n.Assign) and st.target in built and \
+                not (st.index is not None and _is_index(st.index, j)):
+            raise NotFusable(f"the second loop assigns `{st.target}` other than at its index `{j}`")
         for e in statement_exprs(st):
             _reads_at_index(e, lists, j, first_noise)
+    # Two loops that only sample and fill lists, followed by another loop, merge into one that fills them all (its
+    # lists stay lists, for the loop after it that reads them: fused with it in turn)
+    merging = _fills(second, j, strict=False) is not None and \
+        any(isinstance(st, (n.For, n.While)) for st in walk_statements(after))
     # 4. nobody else touches the built lists (nor, between the loops, the first loop's noise: the statements
     # there then commute with the first loop, which writes nothing else, and move before it); after the second
     # loop the fused one has drawn the same noise and computed the same values, but its lists are scalars there
-    for st in walk_statements(body[:loops[0]] + between + after):
+    for st in walk_statements(body[:loops[0]] + between + (() if merging else after)):
         if (isinstance(st, n.Assign) and st.target in lists) or any(names_in(e) & lists for e in statement_exprs(st)):
             raise NotFusable(f"the statements outside the loops use a list the first loop builds "
                              f"(line {st.span.line})")
@@ -162,6 +161,13 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
                 raise NotFusable(f"the second loop may break, and the shift of `{name}` is not written "
                                  f"`({shift.index_var} < len(out) and ...) ? e : 0`: the written program draws "
                                  f"`{name}` after the halt too, where the alignment must also hold")
+    if merging:
+        merged = _fused(mech, loops[0], loops[1], first, second, built, scalars=False)
+        try:
+            further = fuse(merged.mechanism)
+        except NotFusable:
+            further = None
+        return merged if further is None else Fused(further.mechanism, merged.note + "; " + further.note)
     fused = _fused(mech, loops[0], loops[1], first, second, built)
     if _outputs_before_halting(second.body) >= 1 and mech.alignment is not None:
         # In the fused loop every iteration that draws index i outputs before it can halt, so len(out) > i at
@@ -178,6 +184,36 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
                       "`i < len(out)` holds at every index it draws, and the written program's draws after the "
                       "halt have shift 0")
     return fused
+
+
+def _fills(loop: n.For, i: str, strict: bool = True) -> dict[str, n.Assign] | None:
+    """The lists a loop fills, when it only samples and fills lists at its index `i`, each once, reading only
+    entries it has already written in the iteration, at `i`; otherwise NotFusable (`strict`) or None."""
+    built: dict[str, n.Assign] = {}
+    for st in loop.body:
+        try:
+            for e in statement_exprs(st):
+                _reads_at_index(e, set(built), i, set(), "the first loop")
+                if isinstance(st, n.Assign) and free_names(e) & ({st.target} - set(built)):
+                    raise NotFusable(f"the first loop reads a list it builds before it is written (line "
+                                     f"{st.span.line})")
+        except NotFusable:
+            if strict:
+                raise
+            return None
+        if isinstance(st, n.Sample):
+            continue
+        if not (isinstance(st, n.Assign) and st.index is not None and _is_index(st.index, i)):
+            if strict:
+                raise NotFusable(f"the first loop does more than sample and fill lists at its index `{i}` "
+                                 f"(line {st.span.line})")
+            return None
+        if st.target in built:
+            if strict:
+                raise NotFusable(f"the first loop assigns `{st.target}[{i}]` twice")
+            return None
+        built[st.target] = st
+    return built if built or strict else None
 
 
 def _is_guard(c: n.Expr, index: str | None) -> bool:
@@ -224,17 +260,18 @@ def _zero_past_output(shift: n.Expr, index: str | None) -> bool:
     return any(_is_guard(c, index) for c in conjuncts)
 
 
-def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str]) -> None:
+def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str],
+                    which: str = "the second loop") -> None:
     """Raise NotFusable unless every read of a built list in e is `x[j]` outside comprehensions rebinding j."""
     def visit(x: n.Expr, bound: bool) -> None:
         if isinstance(x, (n.NoiseRef, n.MemberRef)) and x.id in first_noise:
-            raise NotFusable(f"the second loop reads the first loop's noise `{x.id}`")
+            raise NotFusable(f"{which} reads the first loop's noise `{x.id}`")
         if isinstance(x, n.Index) and isinstance(x.base, n.VarRef) and x.base.id in built:
             if bound or not _is_index(x.index, j):
-                raise NotFusable(f"the second loop reads `{unparse(x)}`, not `{x.base.id}[{j}]`")
+                raise NotFusable(f"{which} reads `{unparse(x)}`, not `{x.base.id}[{j}]`")
             return
         if isinstance(x, n.VarRef) and x.id in built:
-            raise NotFusable(f"the second loop reads the list `{x.id}` as a whole")
+            raise NotFusable(f"{which} reads the list `{x.id}` as a whole")
         rebinds = bound or (isinstance(x, n.Comprehension) and x.var == j)
         for child in children(x):
             visit(child, rebinds)
@@ -243,9 +280,11 @@ def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str]) -
 
 
 def _fused(mech: ResolvedMechanism, at: int, second_at: int, first: n.For, second: n.For,
-           built: dict[str, n.Assign]) -> Fused:
+           built: dict[str, n.Assign], scalars: bool = True) -> Fused:
     """The prefix, then the statements between the loops (moved before the first, which they commute with), then
-    the fused loop, then the statements after the second; the loops sit at `at` and `second_at` in the body."""
+    the fused loop, then the statements after the second; the loops sit at `at` and `second_at` in the body.
+    With `scalars`, the built lists become the iteration's values (their entries at the index); without, two
+    loops that fill lists merge into one that fills them all."""
     i, j = first.var, second.var
 
     def rename(x: n.Expr) -> n.Expr | None:
@@ -256,19 +295,31 @@ def _fused(mech: ResolvedMechanism, at: int, second_at: int, first: n.For, secon
             return n.VarRef(x.base.id, False, x.span, type=x.type)
         return None
 
+    def scalar(st: n.Stmt) -> n.Stmt:
+        """`x[j] = e` of a built list as `x = e`, in branches too."""
+        if isinstance(st, n.Assign) and st.target in built:
+            return dataclasses.replace(st, index=None)
+        if isinstance(st, n.If):
+            return dataclasses.replace(st, then=tuple(scalar(x) for x in st.then),
+                                       orelse=tuple(scalar(x) for x in st.orelse))
+        return st
+
     head = [_map_stmt(st, rename) for st in first.body]
-    head = [dataclasses.replace(st, index=None) if isinstance(st, n.Assign) else st for st in head]
-    tail = [_map_stmt(st, element) for st in second.body]
+    tail = list(second.body)
+    if scalars:
+        head = [scalar(_map_stmt(st, element)) for st in head]
+        tail = [scalar(_map_stmt(st, element)) for st in tail]
     loop = dataclasses.replace(second, body=tuple(head + tail))
     noise = []
     for site in mech.noise:
         if site.loop is first or site.loop is second:
             stmt = _same_statement(site.stmt, loop)
-            guards = tuple(rewrite(rewrite(g, rename), element) for g in site.guards)
+            guards = tuple(rewrite(rewrite(g, rename), element) if scalars else rewrite(g, rename)
+                           for g in site.guards)
             site = dataclasses.replace(site, loop=loop, stmt=stmt, args=stmt.args, guards=guards)
         noise.append(site)
     variables = dict(mech.variables)
-    for name in built:
+    for name in built if scalars else ():
         t = variables[name]
         assert isinstance(t, ListType)
         variables[name] = t.elem
