@@ -175,3 +175,12 @@ def test_a_count_over_the_iterations_so_far_is_a_ghost_of_the_loop(tmp_path: Pat
     # counting the wrong answers instead makes the threshold's shift wrong: not proved
     path.write_text(text.replace("count(l in 0 .. i + 1: out[l] == 1)", "count(l in 0 .. i + 1: out[l] == 0)"))
     assert align.verify(str(path)).status is not Status.PROVED
+
+
+def test_a_failed_proof_names_a_state_the_invariant_allows_and_the_obligation_does_not():
+    # Lyu et al.'s monotone Alg. 7: the cost is not bounded from the invariant found; the note shows a loop head's
+    # state (both runs' variables, the aligned cost) that an `invariant` clause would have to rule out
+    verdict = align.verify(str(PEERS / "lyu_alg7_monotone.dp"))
+    c4c = _obligation(verdict, ObligationId.C4C)
+    note = next(n for n in c4c.notes if "no proof for every length" in n)
+    assert "at the loop head i = " in note and "aligned_cost = " in note and "`invariant` clause" in note, note

@@ -892,25 +892,38 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         assert ending is not None
         return [f for f in assume if not f.eq(product.i < product.n)] + ending.facts
 
+    # Where a final query fails, a state the invariant allows and the obligation does not: what the proof needed
+    # ruled out (the failure notes, `_state_text`).
+    failures: dict[ObligationId, str] = {}
+
+    def holds(key: ObligationId, where: str, answer) -> bool:
+        if answer.status == Validity.REFUTED and answer.model is not None and key not in failures:
+            failures[key] = f"{where} {_state_text(answer.model, product, carried)}"
+        return answer.status == Validity.PROVED
+
     def c4a_holds(assume: list[z3.BoolRef]) -> bool:
-        ends = ending is None or check_valid(at_exit(assume), ending.same, limits,
-                                             satisfiable_if=witness).status == Validity.PROVED
+        failures.pop(ObligationId.C4A, None)
+        ends = ending is None or holds(ObligationId.C4A, "where the loop ends, the outputs after it differ at",
+                                       check_valid(at_exit(assume), ending.same, limits, satisfiable_if=witness))
         return ends and \
-            check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness).status == Validity.PROVED and \
+            holds(ObligationId.C4A, "an iteration's outputs differ, or one run stops and the other goes on, from",
+                  check_valid(assume, zt.And(one, same), limits, satisfiable_if=witness)) and \
             check_valid(entry_base, prefix_same, limits).status == Validity.PROVED
 
     def c4c_holds(assume: list[z3.BoolRef]) -> bool:
+        failures.pop(ObligationId.C4C, None)
         if ending is not None:  # the cost of the whole run, at its end
             final = product.acost + ending.cost(product, cost_term)
-            return check_valid(at_exit(assume), final <= claim, limits, satisfiable_if=witness).status == \
-                Validity.PROVED
+            return holds(ObligationId.C4C, "the aligned cost of the whole run exceeds the claim where the loop ends at",
+                         check_valid(at_exit(assume), final <= claim, limits, satisfiable_if=witness))
         at_head = [f for f in assume if not f.eq(product.i < product.n)] + [product.i <= product.n]
         # The second query is a case (the loop stops in this iteration): when no iteration stops, it is vacuous
         # and there is nothing to prove.
-        return check_valid(at_head, product.acost <= claim, limits, satisfiable_if=witness).status == \
-            Validity.PROVED and \
-            check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits,
-                        vacuity=False).status == Validity.PROVED and \
+        return holds(ObligationId.C4C, "the aligned cost exceeds the claim at the loop head",
+                     check_valid(at_head, product.acost <= claim, limits, satisfiable_if=witness)) and \
+            holds(ObligationId.C4C, "the aligned cost exceeds the claim after a `break` from",
+                  check_valid(assume + [z3.Not(product.continues1)], after["acost"] <= claim, limits,
+                              vacuity=False)) and \
             check_valid(entry_base, entry_cost <= claim, limits).status == Validity.PROVED
 
     c4a, c4c = c4a_holds(assume), c4c_holds(assume)
@@ -940,10 +953,14 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 notes = result.notes.setdefault(kind, [])
                 notes.extend(x for x in [*searched, *tie_notes] if x not in notes)
             c4a, c4c = c4a_holds(assume), c4c_holds(assume)
-    result.proved[ObligationId.C4A, None] = \
-        None if c4a else "the iteration's outputs could not be shown equal from the invariant"
-    result.proved[ObligationId.C4C, None] = \
-        None if c4c else "the aligned cost could not be bounded by the claim from the invariant"
+    needed = ("; an `invariant` clause in the alignment that rules such a state out (and holds at entry and after "
+              "every iteration) would complete the proof, if the mechanism never reaches it")
+    result.proved[ObligationId.C4A, None] = None if c4a else \
+        "the iteration's outputs could not be shown equal from the invariant" + \
+        (f": {failures[ObligationId.C4A]}{needed}" if ObligationId.C4A in failures else "")
+    result.proved[ObligationId.C4C, None] = None if c4c else \
+        "the aligned cost could not be bounded by the claim from the invariant" + \
+        (f": {failures[ObligationId.C4C]}{needed}" if ObligationId.C4C in failures else "")
     # C4d, C3 and C0 of the prefix's draws and of the iteration's.
     def shift_in(align: Any) -> Callable[[Any], Any]:
         return lambda d: align.shift(d.site, d.index if d.index == CURRENT else None)
@@ -996,6 +1013,33 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         raise NotInductive("a fold over the loop's range read after the product's state was fixed")
     result.assumptions = set(enc.assumptions)
     return result
+
+
+def _number_text(value: z3.ExprRef) -> str:
+    """A model's value in the spec's notation (1/2, not a z3 repr)."""
+    if z3.is_true(value):
+        return "true"
+    if z3.is_false(value):
+        return "false"
+    if z3.is_int_value(value):
+        return str(value.as_long())
+    if z3.is_rational_value(value):
+        fraction = value.as_fraction()
+        return str(fraction.numerator) if fraction.denominator == 1 else f"{fraction.numerator}/{fraction.denominator}"
+    if z3.is_algebraic_value(value):
+        return value.as_decimal(6).rstrip("?")
+    return z3_text(value)
+
+
+def _state_text(model: z3.ModelRef, product: _Product, carried: list[str]) -> str:
+    """A loop head's state in a model: the index, each carried variable in both runs (x, x'), the aligned cost."""
+    parts = [f"i = {_number_text(model.eval(product.i, model_completion=True))}"]
+    for x in carried:
+        for value, name in ((product.head1[x], x), (product.head2[x], f"{x}'")):
+            if z3.is_expr(value):
+                parts.append(f"{name} = {_number_text(model.eval(value, model_completion=True))}")
+    parts.append(f"aligned_cost = {_number_text(model.eval(product.acost, model_completion=True))}")
+    return ", ".join(parts)
 
 
 def _prophecy(mech: ResolvedMechanism, suffix: list[n.Stmt]) -> OutputSeq | None:
