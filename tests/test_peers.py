@@ -57,7 +57,7 @@ TODAY: dict[str, str] = {
     "dpauditorium_svt5.dp": "refuted C4a",
     "dpauditorium_svt6.dp": "refuted C4c",
     "dpsniper_laplace_fixed.dp": "refuted C4a",
-    "dpsniper_laplace_parallel.dp": "bounded for lengths <= 3 and 0 <= n_parallel <= 4",
+    "dpsniper_laplace_parallel.dp": "proved for every input length",
     "dpsniper_noisy_hist1.dp": "proved for every input length",
     "dpsniper_noisy_hist2.dp": "refuted C4c",
     "dpsniper_numerical_svt.dp": "bounded for lengths <= 3",

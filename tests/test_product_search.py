@@ -184,3 +184,16 @@ def test_a_failed_proof_names_a_state_the_invariant_allows_and_the_obligation_do
     c4c = _obligation(verdict, ObligationId.C4C)
     note = next(n for n in c4c.notes if "no proof for every length" in n)
     assert "at the loop head i = " in note and "aligned_cost = " in note and "`invariant` clause" in note, note
+
+
+def test_a_loop_over_a_public_bound_may_read_a_fixed_entry_that_is_always_there(tmp_path: Path):
+    # DP-Sniper's LaplaceParallel: n_parallel Laplace answers of a[0], len(a) == 1 required
+    verdict = align.verify(str(PEERS / "dpsniper_laplace_parallel.dp"))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    # a[1] is past the end of a one-entry list: no proof for every length reads it
+    text = (PEERS / "dpsniper_laplace_parallel.dp").read_text()
+    assert "output a[0] + eta" in text and "(a[0] - a'[0])" in text
+    path = tmp_path / "past_the_end.dp"
+    path.write_text(text.replace("output a[0] + eta", "output a[1] + eta").replace("(a[0] - a'[0])",
+                                                                                   "(a[1] - a'[1])"))
+    assert align.verify(str(path)).status is not Status.PROVED

@@ -141,7 +141,7 @@ def _indexed_lists(mech: ResolvedMechanism) -> dict[str, str]:
     if mech.alignment is not None:
         roots += [let.value for let in mech.alignment.lets] + [s.shift for s in mech.alignment.shifts]
     for x in (y for e in roots for y in walk(e)):
-        if isinstance(x, n.Index) and isinstance(x.base, n.ParamRef):
+        if isinstance(x, n.Index) and isinstance(x.base, n.ParamRef) and not isinstance(x.index, n.Number):
             p = mech.param(x.base.id)
             if p is not None and isinstance(p.type, ListType) and p.length_public:
                 found.setdefault(p.name, f"`{unparse(x)}` reads it by position")
@@ -321,6 +321,8 @@ class _Product:
         used + |q[i] - q'[i]| <= B at every iteration, which is all the abstract iteration assumes. The records'
         budget (`_record_budget`) is one more such total, with B = 1."""
         self.witness_primed: dict = {}
+        self.entries: dict[tuple[str, int], tuple[z3.ArithRef, z3.ArithRef]] = {}
+        """The fixed entries q[k] the iteration reads (`_EntriesList`): (q[k], q'[k]) by (q, k)."""
         self.windows: dict[str, _Window] = {}
         """The window sums the alignment reads (`_Window`), by their text."""
         self.prefix_folds: dict[str, _PrefixFold] = {}
@@ -392,10 +394,13 @@ class _Product:
                 inputs1[p.name], inputs2[p.name] = value, self.enc.neighbour[p.name]
             elif isinstance(p.type, ListType):
                 here = _scalar(f"{p.name}[i]", p.type.elem)
-                inputs1[p.name] = LoopList(here, self.lengths[p.name], self.i)
+                pointwise = all(adj.rule.measure is None for adj in p.adjacency)
+                inputs1[p.name] = _EntriesList(here, self.lengths[p.name], self.i,
+                                               self._entry(p, False) if pointwise else None)
                 if not p.public:
                     there = _scalar(f"{p.name}'[i]", p.type.elem)
-                    inputs2[p.name] = LoopList(there, self.lengths[p.name], self.i)
+                    inputs2[p.name] = _EntriesList(there, self.lengths[p.name], self.i,
+                                                   self._entry(p, True) if pointwise else None)
                     for adj in p.adjacency:
                         bound = self._bound(adj)
                         if adj.rule.entry is not None:
@@ -419,6 +424,21 @@ class _Product:
                     here, there = _term(value), _term(inputs2[p.name])
                     adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj), self.monotone))
         return inputs1, inputs2, adjacent
+
+    def _entry(self, p, primed: bool) -> Callable[[int], z3.ArithRef]:
+        """q[k] (q'[k] when `primed`) for a number k: a symbol fixed for the whole run, with the clauses' relation
+        between q[k] and q'[k] among the iteration's facts, and k among the entries to show in range."""
+        def entry(k: int) -> z3.ArithRef:
+            here = _scalar(f"{p.name}[{k}]", p.type.elem)
+            there = _scalar(f"{p.name}'[{k}]", p.type.elem) if not p.public else here
+            if (p.name, k) not in self.entries:
+                self.entries[p.name, k] = (here, there)
+                for adj in p.adjacency:
+                    if adj.rule.entry is not None:
+                        self.adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj),
+                                                            self.monotone))
+            return there if primed else here
+        return entry
 
     def _bound(self, adj: n.Adjacency) -> z3.ExprRef | None:
         return ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound) if adj.bound is not None else None
@@ -655,6 +675,21 @@ class _IterAlignment:
         return self.ev.arith(shift.shift)
 
 
+@dataclass(frozen=True)
+class _EntriesList(LoopList):
+    """A list parameter seen from the abstract iteration, read at the loop index or at a fixed entry `q[k]` (k a
+    number): the entry is a symbol of its own, the same in every iteration, with its clause's relation to q'[k]
+    among the iteration's facts, and k < len(q) among what the proof must show (`_Product.entries`)."""
+
+    entry: Callable[[int], z3.ArithRef] | None = None
+
+    def at(self, index: z3.ArithRef) -> z3.ArithRef:
+        k = z3.simplify(index)
+        if self.entry is not None and z3.is_int_value(k) and not same_index(index, self.index):
+            return self.entry(k.as_long())
+        return super().at(index)
+
+
 def _scalar(name: str, t) -> z3.ExprRef:
     return zt.Int(name) if t == INT else zt.Real(name)
 
@@ -731,6 +766,10 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         ending = _Exit.of(mech, enc, suffix, product, pre1, pre2, carried, prophecy) if prophecy is not None else None
     except EncodingError as error:
         raise NotInductive(str(error)) from None
+    for name, k in product.entries:  # a fixed entry read in the loop is there for every input `requires` allows
+        if k < 0 or check_valid([enc.requires(), *(length >= 0 for length in lengths.values())], k < lengths[name],
+                                limits, vacuity=False).status != Validity.PROVED:
+            raise NotInductive(f"the loop reads `{name}[{k}]`, which may be past the end of {name}")
     entry_cost = _prefix_cost(pre1, probe, cost_term)
     claim = _real(ExprEval(enc, {**enc.params, **constants}, {}).arith(mech.claim))
     nonnegative = [length >= 0 for length in lengths.values()] + _record_facts(mech, enc)
@@ -1130,7 +1169,8 @@ class _Search:
         self.mech, self.enc, self.product, self.carried = mech, enc, product, carried
         self.states = entry, head, after
         self.claim, self.entry_cost, self.cost_term, self.limits = claim, entry_cost, cost_term, limits
-        self.fixed_values = [v for v in [*entry["s1"].values(), *entry["s2"].values(), *product.constants.values()]
+        self.fixed_values = [v for v in [*entry["s1"].values(), *entry["s2"].values(), *product.constants.values(),
+                                         *(x for pair in product.entries.values() for x in pair)]
                              if z3.is_expr(v)]
         """The values before the loop (the prefix's variables in both runs, the constants)."""
 
@@ -1317,7 +1357,9 @@ def _self_composition(mech, enc, prefix, loop, carried, constants, limits, suppo
         if isinstance(enc.params[p.name], RecordList):
             inputs[p.name] = enc.params[p.name]
         elif isinstance(p.type, ListType):
-            inputs[p.name] = LoopList(_scalar(f"{p.name}[i]", p.type.elem), lengths[p.name], i)
+            # a fixed entry q[k] is the product's symbol (both runs read D here)
+            inputs[p.name] = _EntriesList(_scalar(f"{p.name}[i]", p.type.elem), lengths[p.name], i,
+                                          lambda k, p=p: _scalar(f"{p.name}[{k}]", p.type.elem))
         else:
             inputs[p.name] = enc.params[p.name]
     heads = [{x: _fresh_like(pre.vars[x], f"{x}@{tag}") for x in carried} for pre, tag in ((pre_a, "A"), (pre_b, "B"))]
