@@ -1358,10 +1358,10 @@ def _self_composition(mech, enc, prefix, loop, carried, constants, limits, suppo
             inputs[p.name] = enc.params[p.name]
         elif isinstance(p.type, ListType):
             # a fixed entry q[k] is the product's symbol (both runs read D here)
-            def entry(k: int, p=p) -> z3.ArithRef:
+            def fixed_entry(k: int, p=p) -> z3.ArithRef:
                 return _scalar(f"{p.name}[{k}]", p.type.elem)
 
-            inputs[p.name] = _EntriesList(_scalar(f"{p.name}[i]", p.type.elem), lengths[p.name], i, entry)
+            inputs[p.name] = _EntriesList(_scalar(f"{p.name}[i]", p.type.elem), lengths[p.name], i, fixed_entry)
         else:
             inputs[p.name] = enc.params[p.name]
     heads = [{x: _fresh_like(pre.vars[x], f"{x}@{tag}") for x in carried} for pre, tag in ((pre_a, "A"), (pre_b, "B"))]
