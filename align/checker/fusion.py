@@ -130,10 +130,11 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
             raise NotFusable(f"the second loop assigns `{st.target}` other than at its index `{j}`")
         for e in statement_exprs(st):
             _reads_at_index(e, lists, j, first_noise)
-    # Two loops that only sample and fill lists, followed by another loop, merge into one that fills them all (its
-    # lists stay lists, for the loop after it that reads them: fused with it in turn)
-    merging = _fills(second, j, strict=False) is not None and \
-        any(isinstance(st, (n.For, n.While)) for st in walk_statements(after))
+    # Two loops that only sample and fill lists, followed by another loop over the same range, merge into one that
+    # fills them all (its lists stay lists, for the loop after it that reads them: fused with it in turn)
+    following = next((st for st in after if isinstance(st, (n.For, n.While))), None)
+    merging = _fills(second, j, strict=False) is not None and isinstance(following, n.For) and \
+        unparse(following.lo) == unparse(second.lo) and unparse(following.hi) == unparse(second.hi)
     # 4. nobody else touches the built lists (nor, between the loops, the first loop's noise: the statements
     # there then commute with the first loop, which writes nothing else, and move before it); after the second
     # loop the fused one has drawn the same noise and computed the same values, but its lists are scalars there
