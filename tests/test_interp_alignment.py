@@ -252,6 +252,7 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/suffix_negative_bound.dp": [({"s": 0, "B": 2, "eps": 1}, {"s": 1})],
     "incorrect/fold_prophecies_collide.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]})],
     "incorrect/count_fold_ignores_body.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]})],
+    "incorrect/prefix_output_moves_out.dp": [({"q": [0, 0, 0], "T": 0, "eps": 1}, {"q": [-1, -1, -1]})],
     "incorrect/shifted_draw_only_on_neighbour.dp": [({"x": [0], "eps": 1}, {"x": [1]}),
                                                     ({"x": [0, 1, 0], "eps": 0.5}, {"x": [1, 1, 0]})],
 }

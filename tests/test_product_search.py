@@ -197,3 +197,58 @@ def test_a_loop_over_a_public_bound_may_read_a_fixed_entry_that_is_always_there(
     path.write_text(text.replace("output a[0] + eta", "output a[1] + eta").replace("(a[0] - a'[0])",
                                                                                    "(a[1] - a'[1])"))
     assert align.verify(str(path)).status is not Status.PROVED
+
+
+RUNNING_ARGMAX = """\
+mechanism running(q: real[], eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0, len(q) >= 2
+  privacy eps
+  example eps = 1, len(q) = 4
+{
+  for i in 0 .. len(q) {
+    eta ~ Lap(2 / eps)
+    noisy[i] = q[i] + eta
+  }
+  best = 0
+  for l in 1 .. len(noisy) {
+    if noisy[l] > noisy[best] {  # align: accept-float-sensitive (a running maximum)
+      best = l
+    }
+  }
+  output best
+}
+
+alignment running {
+  let m = max(l not in [out[0]]: q[l] + eta[l])
+  let m' = max(l not in [out[0]]: q'[l] + eta[l])
+  eta[i]' = eta[i] + (i in [out[0]] ? q[i] - q'[i] + m' - m : 0)
+}
+"""
+
+
+def test_a_loop_that_keeps_the_best_index_is_the_ranking_it_computes(tmp_path: Path):
+    path = tmp_path / "running.dp"
+    path.write_text(RUNNING_ARGMAX)
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    notes = _obligation(verdict, ObligationId.C4C).notes
+    assert any("best = argmax(noisy)" in n for n in notes), notes
+
+
+def test_a_running_ranking_that_keeps_the_later_index_or_may_be_empty_is_not_rewritten():
+    from align.checker import running
+    from align.parse import parse_source
+    from align.resolve import resolve
+    from align.span import Source
+
+    def rewritten(text: str):
+        return running.rank(resolve(parse_source(Source("r.dp", text))).mechanisms[0])
+
+    assert rewritten(RUNNING_ARGMAX) is not None
+    # `>=` keeps the later of two equal entries; argmax the earlier
+    assert rewritten(RUNNING_ARGMAX.replace("noisy[l] > noisy[best]", "noisy[l] >= noisy[best]")) is None
+    # without len(q) >= 1 the list may be empty: argmax is not defined there, the loop leaves 0
+    assert rewritten(RUNNING_ARGMAX.replace("requires eps > 0, len(q) >= 2", "requires eps > 0")) is None
+    # the kept index must start at 0
+    assert rewritten(RUNNING_ARGMAX.replace("  best = 0\n", "  best = 1\n")) is None

@@ -549,6 +549,19 @@ def test_fusion_declines_where_a_hypothesis_fails(change, reason):
         _fuse(change)
 
 
+def test_fusion_with_a_break_refuses_outputs_before_the_walk():
+    """`i < len(out)` says that iteration i has output only when nothing outputs before the walk (found by an
+    adversarial search: presampled AboveThreshold with `output TOP` first was proved, its shifts past the halt not 0)."""
+    from align.checker import fusion
+
+    text = (SPECS / "dworkroth" / "above_threshold_presampled.dp").read_text()
+    first = "  rho ~ Lap("
+    assert first in text
+    mech = resolve(parse_source(Source("first.dp", text.replace(first, "  output TOP\n" + first, 1)))).mechanisms[0]
+    with pytest.raises(fusion.NotFusable, match="statements before it output"):
+        fusion.fuse(mech)
+
+
 def test_fusion_with_a_break_needs_the_shift_zero_past_the_output():
     """AboveThreshold with its noise drawn first: fused (its break allowed) only because the shift of nu is 0 past
     the output's end by its guard; the guard is dropped in the fused loop, where it holds at every drawn index."""

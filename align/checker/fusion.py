@@ -154,8 +154,14 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
         written = st.target if isinstance(st, n.Assign) else st.var if isinstance(st, n.Sample) else None
         if written is not None and written in reads:
             raise NotFusable(f"the first loop reads `{written}`, which line {st.span.line} writes after it")
-    # 5. with a break, the first loop's draws after the halt must have shift 0 (guarded by i < len(out))
-    if any(isinstance(st, n.Break) for st in walk_statements(second.body)) and mech.alignment is not None:
+    # 5. with a break, the first loop's draws after the halt must have shift 0 (guarded by i < len(out), which
+    # counts the second loop's outputs only when nothing outputs before it)
+    breaks = any(isinstance(st, n.Break) for st in walk_statements(second.body))
+    if breaks and mech.alignment is not None and \
+            any(isinstance(st, n.Output) for st in walk_statements(body[:loops[0]] + between)):
+        raise NotFusable("the second loop may break, and statements before it output: `i < len(out)` does not "
+                         "say that iteration i has output")
+    if breaks and mech.alignment is not None:
         for name in sorted(first_noise):
             shift = mech.alignment.shift_of(name)
             if shift is not None and not _zero_past_output(shift.shift, shift.index_var):

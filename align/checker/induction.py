@@ -737,6 +737,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         pre1.block(prefix)
     except EncodingError as error:
         raise NotInductive(str(error)) from None
+    reads_out = any(isinstance(x, n.OutRef) for e in [*(let.value for let in mech.alignment.lets),
+                                                      *(sh.shift for sh in mech.alignment.shifts)] for x in walk(e))
+    if pre1.slots and reads_out:
+        # `out[i]` is read as iteration i's output: outputs before the loop would move it (found by an adversarial
+        # search: a constant `output BOT` first, and a proof of the alignment with out[i + 1])
+        raise NotInductive("outputs before the loop, and an alignment that reads `out`")
     constants = {c: pre1.vars[c] for c in mech.constants if c in pre1.vars}
     before = set(pre1.vars)
     carried = sorted(x for x in assigned if x in before)
