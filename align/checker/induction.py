@@ -528,32 +528,41 @@ class _InductiveEval(ExprEval):
         window = p.windows[text]
         return z3.If(window.ends_block(p.i), window.head + window.current, window.elsewhere)
 
+    def _term_at_index(self, e: n.Expr) -> tuple[z3.BoolRef, z3.ExprRef]:
+        """(whether this iteration's index i is a member of comprehension e, e's term at i): the exclusions and the
+        filter read at i, and for `count` the body too, which is the predicate counted (the term is then 1:
+        specs/incorrect/count_fold_ignores_body.dp)."""
+        assert isinstance(e, n.Comprehension)
+        p = self.product
+        _reads_only_its_own_index(e)
+        saved = self.env.get(e.var)
+        self.env[e.var] = p.i
+        try:
+            member = zt.BoolVal(True)
+            if e.excluded is not None:
+                member = zt.And(member, z3.Not(self.member(self.value(e.excluded), p.i)))
+            if e.condition is not None:
+                member = zt.And(member, self.guarded(member, e.condition))
+            current = self.guarded(member, e.body)
+        finally:
+            if saved is None:
+                del self.env[e.var]
+            else:
+                self.env[e.var] = saved
+        if e.func == "count":
+            if not z3.is_bool(current):
+                raise EncodingError("`count` of a value that is not a truth value")
+            member, current = zt.And(member, current), zt.IntVal(1)
+        if not z3.is_expr(current) or not z3.is_arith(current):
+            raise EncodingError(f"`{e.func}` over the loop's range of a value that is not a number")
+        return member, current
+
     def _prefix_fold(self, e: n.Comprehension) -> _PrefixFold:
         """The ghost of a sum or count over the iterations so far (`_PrefixFold`), made at its first read."""
         p = self.product
         text = unparse(e)
-        _reads_only_its_own_index(e)
         if text not in p.prefix_folds:
-            saved = self.env.get(e.var)
-            self.env[e.var] = p.i
-            try:
-                member = zt.BoolVal(True)
-                if e.excluded is not None:
-                    member = zt.And(member, z3.Not(self.member(self.value(e.excluded), p.i)))
-                if e.condition is not None:
-                    member = zt.And(member, self.guarded(member, e.condition))
-                current = self.guarded(member, e.body)
-            finally:
-                if saved is None:
-                    del self.env[e.var]
-                else:
-                    self.env[e.var] = saved
-            if e.func == "count":
-                if not z3.is_bool(current):
-                    raise EncodingError("`count` of a value that is not a truth value")
-                member, current = zt.And(member, current), zt.IntVal(1)
-            if not z3.is_expr(current) or not z3.is_arith(current):
-                raise EncodingError(f"`{e.func}` over the iterations so far of a value that is not a number")
+            member, current = self._term_at_index(e)
             if any(isinstance(x, n.OutRef) for x in walk(e)):  # out[l] is there only where iteration l outputs
                 member = zt.And(member, p.run1.length >= 1)
             make = zt.Int if z3.is_int(current) else zt.Real
@@ -577,28 +586,8 @@ class _InductiveEval(ExprEval):
         """The ghost of a whole-run fold (`_Fold`), made at its first read."""
         p = self.product
         text = unparse(e)
-        _reads_only_its_own_index(e)
         if text not in p.folds:
-            saved = self.env.get(e.var)
-            self.env[e.var] = p.i
-            try:
-                member = zt.BoolVal(True)
-                if e.excluded is not None:
-                    member = zt.And(member, z3.Not(self.member(self.value(e.excluded), p.i)))
-                if e.condition is not None:
-                    member = zt.And(member, self.guarded(member, e.condition))
-                current = self.guarded(member, e.body)
-                if e.func == "count":  # the body is the predicate counted (specs/incorrect/count_fold_ignores_body.dp)
-                    if not z3.is_bool(current):
-                        raise EncodingError("`count` of a value that is not a truth value")
-                    member, current = zt.And(member, current), zt.IntVal(1)
-            finally:
-                if saved is None:
-                    del self.env[e.var]
-                else:
-                    self.env[e.var] = saved
-            if not z3.is_expr(current) or not z3.is_arith(current):
-                raise EncodingError(f"`{e.func}` over the loop's range of a value that is not a number")
+            member, current = self._term_at_index(e)
             k = len(p.folds)
             make = zt.Int if z3.is_int(current) else zt.Real
             p.folds[text] = _Fold(text, e.func, z3.simplify(member), current, make(f"%fold{k}@"),
