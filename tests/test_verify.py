@@ -551,7 +551,8 @@ def test_fusion_declines_where_a_hypothesis_fails(change, reason):
 
 def test_fusion_with_a_break_refuses_outputs_before_the_walk():
     """`i < len(out)` says that iteration i has output only when nothing outputs before the walk (found by an
-    adversarial search: presampled AboveThreshold with `output TOP` first was proved, its shifts past the halt not 0)."""
+    adversarial search: presampled AboveThreshold with `output TOP` first was proved, its shifts past the halt not
+    0)."""
     from align.checker import fusion
 
     text = (SPECS / "dworkroth" / "above_threshold_presampled.dp").read_text()
