@@ -89,7 +89,7 @@ TODAY: dict[str, str] = {
     "shadowdp_smartsum.dp": "proved for every input length",
     "shadowdp_sparsevector.dp": "proved for every input length",
     "shadowdp_sparsevector_n.dp": "proved for every input length",
-    "statdp_histogram.dp": "bounded for lengths <= 3",
+    "statdp_histogram.dp": "proved for every input length",
     "statdp_histogram_eps.dp": "refuted C4c",
     "statdp_isvt1.dp": "unknown C0 C2 C4a C4b C4c C4d",
     "statdp_isvt2.dp": "unknown C0 C2 C4a C4b C4c C4d",

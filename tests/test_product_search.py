@@ -252,3 +252,25 @@ def test_a_running_ranking_that_keeps_the_later_index_or_may_be_empty_is_not_rew
     assert rewritten(RUNNING_ARGMAX.replace("requires eps > 0, len(q) >= 2", "requires eps > 0")) is None
     # the kept index must start at 0
     assert rewritten(RUNNING_ARGMAX.replace("  best = 0\n", "  best = 1\n")) is None
+
+
+def test_fixed_entries_of_a_filled_list_read_after_the_loop_are_kept_as_variables(tmp_path: Path):
+    # StatDP's histogram releases noisy_array[0] after the loop that fills it
+    verdict = align.verify(str(PEERS / "statdp_histogram.dp"))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    from align.checker import kept_entries
+    from align.parse import parse_source
+    from align.resolve import resolve
+    from align.span import Source
+
+    text = (PEERS / "statdp_histogram.dp").read_text()
+
+    def kept(changed: str):
+        return kept_entries.keep_entries(resolve(parse_source(Source("h.dp", changed))).mechanisms[0])
+
+    assert kept(text) is not None
+    # an entry the loop may not reach: len(q) >= 1 does not cover noisy_array[1]
+    assert kept(text.replace("output noisy_array[0]", "output noisy_array[1]")) is None
+    # the list read in the loop, or as a whole after it
+    assert kept(text.replace("output noisy_array[0]", "output noisy_array[0] + sum(l in 0 .. len(q): "
+                                                      "noisy_array[l])")) is None

@@ -14,14 +14,29 @@ from __future__ import annotations
 
 from ..obligations import KINDS, ObligationId
 from ..resolve import ResolvedMechanism
-from . import acyclic, alignments, bounds, entries, folds, fusion, induction, offsets, phases, ranking, records, running
+from . import (
+    acyclic,
+    alignments,
+    bounds,
+    entries,
+    folds,
+    fusion,
+    induction,
+    kept_entries,
+    offsets,
+    phases,
+    ranking,
+    records,
+    running,
+)
 from .every_length import Context, Inductive, NotInductive, Strategy
 from .rewrites import NotRewritable, Rewrite
 
 REWRITES: tuple[Rewrite, ...] = (Rewrite("folds", folds.fold), Rewrite("fusion", fusion.fuse))
 """The rewrites, in the order they apply: a running fold into its builtin first (a fused loop may hold one). Before
 them (and before the parts are split), loop bounds read through constants are written out (`bounds.py`), a loop
-that keeps a list's best index is the ranking it computes (`running.py`), loops are counted from 0 (`offsets.py`)
+that keeps a list's best index is the ranking it computes (`running.py`), the fixed entries of a filled list read
+after its loop are variables (`kept_entries.py`), loops are counted from 0 (`offsets.py`)
 and the alignment is read in a normal form (`alignments.py`)."""
 
 
@@ -51,7 +66,8 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
     reasons = []
     rewrite_notes = []
     # normal forms of the program as written (the parts see them too)
-    for normal_form in (bounds.inline_bounds, running.rank, offsets.from_zero, alignments.normal_alignment):
+    for normal_form in (bounds.inline_bounds, running.rank, kept_entries.keep_entries, offsets.from_zero,
+                        alignments.normal_alignment):
         normalised = normal_form(mech)
         if normalised is not None:
             mech = normalised.mechanism
