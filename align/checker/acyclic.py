@@ -285,6 +285,11 @@ def reads_no_noise(mech: ResolvedMechanism) -> bool:
     return not any(mech.reads_noise(e) for e in exprs)
 
 
+RELEASED_SET_ORDER = ("the shifts of the released members read only members outside the released set, whose shifts "
+                      "read no noise (Free Gap Lemma 4's order)")
+"""The note of a C4b proved by `released_set_order`."""
+
+
 def released_set_order(mech: ResolvedMechanism) -> str | None:
     """C4b for every length by the released-set argument (Free Gap Lemma 4's order), None when it applies, else why
     not: every shift that reads noise is a family's `i in S ? e : e0`, S read from the output only, e0 reading no

@@ -111,3 +111,23 @@ def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:
     return Rewritten(dataclasses.replace(mech, body=tuple(body), noise=noise, alignment=alignment),
                      "loop bounds read through names the parameters fix were written out ("
                      + "; ".join(rewritten) + ")")
+
+
+def length_at_least(mech: ResolvedMechanism, name: str, least: int) -> bool:
+    """Whether a `requires` clause says len(name) >= least: `len(name) >= k` or `== k` with k >= least, or
+    `len(name) > k` with k >= least - 1, either way round."""
+    for clause in mech.requires:
+        if not (isinstance(clause, n.Compare) and len(clause.ops) == 1):
+            continue
+        a, b = clause.operands
+        op = clause.ops[0]
+        if _is_len(b, name) and not _is_len(a, name):
+            a, b, op = b, a, {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "=="}.get(op, op)
+        if _is_len(a, name) and isinstance(b, n.Number) and \
+                ((op in (">=", "==") and b.value >= least) or (op == ">" and b.value >= least - 1)):
+            return True
+    return False
+
+
+def _is_len(e: n.Expr, name: str) -> bool:
+    return isinstance(e, n.Call) and e.func == "len" and isinstance(e.args[0], n.ParamRef) and e.args[0].id == name

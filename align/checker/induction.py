@@ -1022,27 +1022,20 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         result.proved[ObligationId.C2, None] = "a sample after the loop is drawn under a condition"
     if result.proved[ObligationId.C2, None] is None and c2_ties:
         result.notes.setdefault(ObligationId.C2, []).extend(sorted(c2_ties))
-    if ending is not None and not acyclic.reads_no_noise(mech):
+    if not acyclic.reads_no_noise(mech):
         # `_acyclic` reads the output of each iteration, which a prophecy is not (the outputs come after the loop:
         # specs/incorrect/suffix_condition_not_decided.dp), and its order has no place for noise drawn after the
         # loop; the released-set order is about the alignment alone
-        if acyclic.released_set_order(mech) is None:
-            result.proved[ObligationId.C4B, None] = None
-            result.notes.setdefault(ObligationId.C4B, []).append(
-                "the shifts of the released members read only members outside the released set, whose shifts read "
-                "no noise (Free Gap Lemma 4's order)")
-    elif not acyclic.reads_no_noise(mech):
-        not_acyclic, ties = _acyclic(mech, enc, sc, loop, constants, limits)
-        if not_acyclic is not None and acyclic.released_set_order(mech) is None:
-            result.proved[ObligationId.C4B, None] = None
-            result.notes.setdefault(ObligationId.C4B, []).append(
-                "the shifts of the released members read only members outside the released set, whose shifts read "
-                "no noise (Free Gap Lemma 4's order)")
-        elif not_acyclic is None:
+        not_acyclic, ties = ("outputs after the loop", set()) if ending is not None else \
+            _acyclic(mech, enc, sc, loop, constants, limits)
+        if not_acyclic is None:
             result.proved[ObligationId.C4B, None] = None
             result.notes.setdefault(ObligationId.C4B, []).extend([
                 "the noise drawn before the loop, then each iteration's members, is an order in which each shift "
                 "reads only earlier noise: the output decides every condition a shift reads noise in", *sorted(ties)])
+        elif acyclic.released_set_order(mech) is None:
+            result.proved[ObligationId.C4B, None] = None
+            result.notes.setdefault(ObligationId.C4B, []).append(acyclic.RELEASED_SET_ORDER)
     if len(product.folds) != folds_in_state:
         raise NotInductive("a fold over the loop's range read after the product's state was fixed")
     result.assumptions = set(enc.assumptions)

@@ -30,6 +30,7 @@ from .. import nodes as n
 from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
 from ..types import BOOL, INT, REAL, ListType
 from ..unparse import unparse
+from .bounds import length_at_least
 from .fusion import _map_stmt
 from .rewrites import Rewritten
 
@@ -98,22 +99,7 @@ def _long_enough(mech: ResolvedMechanism, loop: n.For, least: int) -> bool:
     if not (isinstance(loop.lo, n.Number) and loop.lo.value == 0 and isinstance(loop.hi, n.Call)
             and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.ParamRef)):
         return False
-    name = loop.hi.args[0].id
-    for clause in mech.requires:
-        if not (isinstance(clause, n.Compare) and len(clause.ops) == 1):
-            continue
-        a, b = clause.operands
-        op = clause.ops[0]
-        if _is_len(b, name):
-            a, b, op = b, a, {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "=="}.get(op, op)
-        if _is_len(a, name) and isinstance(b, n.Number) and \
-                ((op in (">=", "==") and b.value >= least) or (op == ">" and b.value >= least - 1)):
-            return True
-    return False
-
-
-def _is_len(e: n.Expr, name: str) -> bool:
-    return isinstance(e, n.Call) and e.func == "len" and isinstance(e.args[0], n.ParamRef) and e.args[0].id == name
+    return length_at_least(mech, loop.hi.args[0].id, least)
 
 
 def _rewrite(mech: ResolvedMechanism, body: list[n.Stmt], k: int, loop: n.For, fill: n.Assign,

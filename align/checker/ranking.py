@@ -90,7 +90,7 @@ from ..smt.solver import Limits, Validity, check_valid
 from ..smt.supports import member_support
 from ..types import ListType
 from ..unparse import unparse
-from .acyclic import reads_noise_through, released_set_order
+from .acyclic import RELEASED_SET_ORDER, reads_noise_through, released_set_order
 from .every_length import Context, Inductive, NotInductive, draw_conditions
 from .induction import _loop_list
 
@@ -904,8 +904,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     result.proved[ObligationId.C4B, None] = acyclic
     lets = {let.name: let.value for let in mech.alignment.lets}
     if acyclic is None and any(reads_noise_through(mech, s.shift, lets) for s in mech.alignment.shifts):
-        vec.lemma("the shifts of the released members read only members outside the released set, whose shifts "
-                  "read no noise (Free Gap Lemma 4's order)", ObligationId.C4B)
+        vec.lemma(RELEASED_SET_ORDER, ObligationId.C4B)
     result.notes = vec.lemmas
     result.assumptions = set(enc.assumptions)
     return result

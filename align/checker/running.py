@@ -27,6 +27,7 @@ from .. import nodes as n
 from ..resolve import ResolvedMechanism, walk_statements
 from ..types import INT
 from ..unparse import unparse
+from .bounds import length_at_least
 from .rewrites import Rewritten
 
 NAME = "running-rankings"
@@ -118,7 +119,7 @@ def _has_an_entry(before: list[n.Stmt], values: n.Expr, mech: ResolvedMechanism)
     """Hypothesis 2: `requires` says len(v) >= 1, or v is filled at its index by a loop over `0 .. len(q)` in
     every iteration (at the top of its body, no `break`) and `requires` says len(q) >= 1."""
     if isinstance(values, n.ParamRef):
-        return _at_least_one(mech, values.id)
+        return length_at_least(mech, values.id, 1)
     if not isinstance(values, n.VarRef):
         return False
     for st in before:
@@ -129,7 +130,7 @@ def _has_an_entry(before: list[n.Stmt], values: n.Expr, mech: ResolvedMechanism)
                 any(isinstance(x, n.Assign) and x.target == values.id and isinstance(x.index, n.LocalRef) and
                     x.index.id == st.var for x in st.body)
             return fills and isinstance(st.hi, n.Call) and isinstance(st.hi.args[0], n.ParamRef) and \
-                _at_least_one(mech, st.hi.args[0].id) and \
+                length_at_least(mech, st.hi.args[0].id, 1) and \
                 not any(_assigned(x, values.id) for x in before[before.index(st) + 1:])
     return False
 
@@ -137,22 +138,3 @@ def _has_an_entry(before: list[n.Stmt], values: n.Expr, mech: ResolvedMechanism)
 def _assigned(st: n.Stmt, name: str) -> list[n.Expr]:
     """The values assigned to `name` in st (any write after the filling loop disqualifies the list)."""
     return [x.value for x in walk_statements((st,)) if isinstance(x, n.Assign) and x.target == name]
-
-
-def _at_least_one(mech: ResolvedMechanism, name: str) -> bool:
-    """A `requires` clause `len(name) >= k` (k >= 1) or `len(name) > k` (k >= 0), either way round."""
-    for clause in mech.requires:
-        if not (isinstance(clause, n.Compare) and len(clause.ops) == 1):
-            continue
-        a, b = clause.operands
-        op = clause.ops[0]
-        if _is_len(b, name) and not _is_len(a, name):
-            a, b, op = b, a, {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "=="}.get(op, op)
-        if _is_len(a, name) and isinstance(b, n.Number) and \
-                ((op in (">=", "==") and b.value >= 1) or (op == ">" and b.value >= 0)):
-            return True
-    return False
-
-
-def _is_len(e: n.Expr, name: str) -> bool:
-    return isinstance(e, n.Call) and e.func == "len" and isinstance(e.args[0], n.ParamRef) and e.args[0].id == name

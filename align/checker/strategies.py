@@ -59,6 +59,19 @@ induction (which takes such lists only with a loop over a public bound, whose fo
 quantified encoding last."""
 
 
+def _first_proof(mech: ResolvedMechanism, context: Context, reasons: list[str]) -> Inductive | None:
+    """The proof of the first strategy of `STRATEGIES` that does not decline `mech` and fits it; why each tried did
+    not, in `reasons`."""
+    for strategy in STRATEGIES:
+        if strategy.declines(mech) is not None:
+            continue
+        try:
+            return strategy.prove(mech, context)
+        except NotInductive as error:
+            reasons.append(f"{strategy.name}: {error}")
+    return None
+
+
 def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[Inductive | None, list[str]]:
     """The proof for every length by the first strategy that fits (after the rewrites), else part by part; the
     proof (None when no shape fits), and why each strategy tried did not (`verify.strategy_context` makes the
@@ -83,28 +96,14 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
         if rewritten is not None:
             mech = rewritten.mechanism
             rewrite_notes.append(rewritten.note)
-    result = None
-    for strategy in STRATEGIES:
-        if strategy.declines(mech) is not None:
-            continue
-        try:
-            result = strategy.prove(mech, context)
-            break
-        except NotInductive as error:
-            reasons.append(f"{strategy.name}: {error}")
+    result = _first_proof(mech, context, reasons)
     if result is None and mech is not written:
         # the program as written, when a rewrite took it out of every strategy's shape (a running sum folded into
         # `sum(...)` leaves no loop for the induction's ghosts)
-        for strategy in STRATEGIES:
-            if strategy.declines(written) is not None:
-                continue
-            try:
-                result = strategy.prove(written, context)
-                mech = written
-                del rewrite_notes[normal_notes:]  # the rewrites' notes are not about this proof
-                break
-            except NotInductive:
-                pass
+        result = _first_proof(written, context, [])
+        if result is not None:
+            mech = written
+            del rewrite_notes[normal_notes:]  # the rewrites' notes are not about this proof
     if result is None:
         try:
             return phases.prove(written, lambda part: prove_for_every_length(part, context)[0]), reasons
