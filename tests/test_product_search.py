@@ -68,13 +68,26 @@ def test_a_cost_that_needs_the_neighbours_direction_is_bounded_by_the_searched_i
     assert any("W = aligned_cost·2*NN/eps" in n for n in c4c.notes), c4c.notes
 
 
-ONE_PASS_FREE_GAP = """\
-mechanism one_pass(q: real[], eps: real)
+def _free_gap_noisy_max(name: str, body: str) -> str:
+    """Report Noisy Max with Lap(2/eps) noise, written with `body`, and Free Gap's alignment (Equation (3), k = 1)."""
+    return f"""\
+mechanism {name}(q: real[], eps: real)
   adjacent |q[i] - q'[i]| <= 1
   requires eps > 0, len(q) >= 2
   privacy eps
   example eps = 1, len(q) = 4
-{
+{{
+{body}}}
+
+alignment {name} {{
+  let m = max(l not in [out[0]]: q[l] + eta[l])
+  let m' = max(l not in [out[0]]: q'[l] + eta[l])
+  eta[i]' = eta[i] + (i in [out[0]] ? q[i] - q'[i] + m' - m : 0)
+}}
+"""
+
+
+ONE_PASS_FREE_GAP = _free_gap_noisy_max("one_pass", """\
   best = 0
   bv = 0
   for i in 0 .. len(q) {
@@ -85,14 +98,7 @@ mechanism one_pass(q: real[], eps: real)
     }
   }
   output best
-}
-
-alignment one_pass {
-  let m = max(l not in [out[0]]: q[l] + eta[l])
-  let m' = max(l not in [out[0]]: q'[l] + eta[l])
-  eta[i]' = eta[i] + (i in [out[0]] ? q[i] - q'[i] + m' - m : 0)
-}
-"""
+""")
 
 
 def test_free_gaps_alignment_of_a_one_pass_noisy_max_is_proved_for_every_length(tmp_path: Path):
@@ -199,13 +205,7 @@ def test_a_loop_over_a_public_bound_may_read_a_fixed_entry_that_is_always_there(
     assert align.verify(str(path)).status is not Status.PROVED
 
 
-RUNNING_ARGMAX = """\
-mechanism running(q: real[], eps: real)
-  adjacent |q[i] - q'[i]| <= 1
-  requires eps > 0, len(q) >= 2
-  privacy eps
-  example eps = 1, len(q) = 4
-{
+RUNNING_ARGMAX = _free_gap_noisy_max("running", """\
   for i in 0 .. len(q) {
     eta ~ Lap(2 / eps)
     noisy[i] = q[i] + eta
@@ -217,14 +217,7 @@ mechanism running(q: real[], eps: real)
     }
   }
   output best
-}
-
-alignment running {
-  let m = max(l not in [out[0]]: q[l] + eta[l])
-  let m' = max(l not in [out[0]]: q'[l] + eta[l])
-  eta[i]' = eta[i] + (i in [out[0]] ? q[i] - q'[i] + m' - m : 0)
-}
-"""
+""")
 
 
 def test_a_loop_that_keeps_the_best_index_is_the_ranking_it_computes(tmp_path: Path):
