@@ -250,6 +250,10 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     # found by an adversarial search against the outputs after the loop and the folds (induction.py)
     "incorrect/suffix_condition_not_decided.dp": [({"q": [1]}, {"q": [0]})],
     "incorrect/suffix_negative_bound.dp": [({"s": 0, "B": 2, "eps": 1}, {"s": 1})],
+    # answers that move both ways: `down` is false and an answered query's noise moves by up to 2 Delta
+    "incorrect/svt_halved_noise_two_sided.dp": [
+        ({"q": [1, 1, 1, 1, 1], "Delta": 1, "T": [1, 1, 1, 1, 1], "c": 2, "eps1": 0.5, "eps2": 0.5, "eps3": 0.5},
+         {"q": [2, 2, 0, 0, 0]})],
     "incorrect/fold_prophecies_collide.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]})],
     "incorrect/count_fold_ignores_body.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 0, 0]})],
     "incorrect/prefix_output_moves_out.dp": [({"q": [0, 0, 0], "T": 0, "eps": 1}, {"q": [-1, -1, -1]})],

@@ -79,7 +79,7 @@ TODAY: dict[str, str] = {
     "lyu_alg5.dp": "refuted C4a",
     "lyu_alg6.dp": "refuted C4c",
     "lyu_alg7.dp": "proved for every input length",
-    "lyu_alg7_monotone.dp": "bounded for lengths <= 3",
+    "lyu_alg7_monotone.dp": "proved for every input length",
     "shadowdp_gapsparsevector.dp": "proved for every input length",
     "shadowdp_noisymax.dp": "proved for every input length",
     "shadowdp_numsparsevector.dp": "proved for every input length",

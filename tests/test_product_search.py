@@ -60,12 +60,38 @@ def test_one_pass_noisy_max_with_its_output_after_the_loop_is_proved_for_every_l
     assert any("out[0]" in n and "loop invariant" in n for n in c4a.notes), c4a.notes
 
 
-def test_a_cost_that_needs_the_neighbours_direction_is_bounded_by_the_searched_invariant():
-    # CheckDP's svt_increasing: each shift 1 + q[i] - q'[i] is at most 1 because q' >= q
+def test_a_cost_that_needs_the_neighbours_direction_is_bounded_by_the_counters_template():
+    # CheckDP's svt_increasing: each shift 1 + q[i] - q'[i] is at most 1 because q' >= q, the largest of its parts'
+    # bounds (1 and 1) rather than their sum, a candidate that the iterations preserve
     verdict = align.verify(str(PEERS / "checkdp_svt_increasing.dp"))
     assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
     c4c = _obligation(verdict, ObligationId.C4C)
-    assert any("W = aligned_cost·2*NN/eps" in n for n in c4c.notes), c4c.notes
+    assert any("(count - count at entry)·b, b = eps/(2*NN)" in n for n in c4c.notes), c4c.notes
+
+
+def test_a_counter_of_the_answers_left_bounds_the_cost(tmp_path: Path):
+    # Lyu et al.'s monotone Alg. 7 counting its answers down from c (`left`): the cost grows by at most b each time
+    # left goes down by one, b the largest of each shift's parts' bounds (monotone queries)
+    text = (PEERS / "lyu_alg7_monotone.dp").read_text()
+    for old, new in (("count = 0", "left = c"), ("if count >= c { break }", "if left <= 0 { break }"),
+                     ("count = count + 1", "left = left - 1")):
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "counting_down.dp"
+    path.write_text(text)
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    c4c = _obligation(verdict, ObligationId.C4C)
+    assert any("(left at entry - left)·b, b = (eps2 + eps3)/c" in n for n in c4c.notes), c4c.notes
+
+
+def test_a_cost_is_bounded_by_the_searched_invariant():
+    # DP-Sniper's SVT2: the conjuncts that bound the cost come from Spacer, relating W to the count of answers so
+    # far (S0) and to c
+    verdict = align.verify(str(PEERS / "dpsniper_svt2.dp"))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    c4c = _obligation(verdict, ObligationId.C4C)
+    assert any("W = aligned_cost·" in n and "W - 4*c <= 0" in n for n in c4c.notes), c4c.notes
 
 
 def _free_gap_noisy_max(name: str, body: str) -> str:
@@ -183,10 +209,19 @@ def test_a_count_over_the_iterations_so_far_is_a_ghost_of_the_loop(tmp_path: Pat
     assert align.verify(str(path)).status is not Status.PROVED
 
 
-def test_a_failed_proof_names_a_state_the_invariant_allows_and_the_obligation_does_not():
-    # Lyu et al.'s monotone Alg. 7: the cost is not bounded from the invariant found; the note shows a loop head's
-    # state (both runs' variables, the aligned cost) that an `invariant` clause would have to rule out
-    verdict = align.verify(str(PEERS / "lyu_alg7_monotone.dp"))
+def test_a_failed_proof_names_a_state_the_invariant_allows_and_the_obligation_does_not(tmp_path: Path):
+    # Lyu et al.'s monotone Alg. 7 counting its answers in steps of two: the counter's template is too weak (it
+    # counts each answer twice), and the search's W is not linear (the three noise families' cost ratios are
+    # parameters); the note shows a loop head's state (both runs' variables, the aligned cost) that an
+    # `invariant` clause would have to rule out
+    text = (PEERS / "lyu_alg7_monotone.dp").read_text()
+    for old, new in (("if count >= c { break }", "if count >= 2 * c { break }"),
+                     ("count = count + 1", "count = count + 2")):
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "counting_by_two.dp"
+    path.write_text(text)
+    verdict = align.verify(str(path), max_length=2)
     c4c = _obligation(verdict, ObligationId.C4C)
     note = next(n for n in c4c.notes if "no proof for every length" in n)
     assert "at the loop head i = " in note and "aligned_cost = " in note and "`invariant` clause" in note, note

@@ -455,6 +455,35 @@ class _Product:
         return zt.Sum(terms) if terms else zt.RealVal(0)
 
 
+def _term_at(ev: ExprEval, e: n.Expr, i: z3.ArithRef) -> tuple[z3.BoolRef, z3.ExprRef]:
+    """(whether the iteration's index i is a member of comprehension e, e's term at i), as `ev` evaluates them: the
+    exclusions and the filter read at i, and for `count` the body too, which is the predicate counted (the term is
+    then 1: specs/incorrect/count_fold_ignores_body.dp)."""
+    assert isinstance(e, n.Comprehension)
+    _reads_only_its_own_index(e)
+    saved = ev.env.get(e.var)
+    ev.env[e.var] = i
+    try:
+        member = zt.BoolVal(True)
+        if e.excluded is not None:
+            member = zt.And(member, z3.Not(ev.member(ev.value(e.excluded), i)))
+        if e.condition is not None:
+            member = zt.And(member, ev.guarded(member, e.condition))
+        current = ev.guarded(member, e.body)
+    finally:
+        if saved is None:
+            del ev.env[e.var]
+        else:
+            ev.env[e.var] = saved
+    if e.func == "count":
+        if not z3.is_bool(current):
+            raise EncodingError("`count` of a value that is not a truth value")
+        member, current = zt.And(member, current), zt.IntVal(1)
+    if not z3.is_expr(current) or not z3.is_arith(current):
+        raise EncodingError(f"`{e.func}` over the loop's range of a value that is not a number")
+    return member, current
+
+
 class _InductiveEval(ExprEval):
     """Alignment expressions seen from the abstract iteration: two comprehension shapes over the whole run
     have exact abstractions here; any other comprehension over a run-dependent range is not supported."""
@@ -529,33 +558,7 @@ class _InductiveEval(ExprEval):
         return z3.If(window.ends_block(p.i), window.head + window.current, window.elsewhere)
 
     def _term_at_index(self, e: n.Expr) -> tuple[z3.BoolRef, z3.ExprRef]:
-        """(whether this iteration's index i is a member of comprehension e, e's term at i): the exclusions and the
-        filter read at i, and for `count` the body too, which is the predicate counted (the term is then 1:
-        specs/incorrect/count_fold_ignores_body.dp)."""
-        assert isinstance(e, n.Comprehension)
-        p = self.product
-        _reads_only_its_own_index(e)
-        saved = self.env.get(e.var)
-        self.env[e.var] = p.i
-        try:
-            member = zt.BoolVal(True)
-            if e.excluded is not None:
-                member = zt.And(member, z3.Not(self.member(self.value(e.excluded), p.i)))
-            if e.condition is not None:
-                member = zt.And(member, self.guarded(member, e.condition))
-            current = self.guarded(member, e.body)
-        finally:
-            if saved is None:
-                del self.env[e.var]
-            else:
-                self.env[e.var] = saved
-        if e.func == "count":
-            if not z3.is_bool(current):
-                raise EncodingError("`count` of a value that is not a truth value")
-            member, current = zt.And(member, current), zt.IntVal(1)
-        if not z3.is_expr(current) or not z3.is_arith(current):
-            raise EncodingError(f"`{e.func}` over the loop's range of a value that is not a number")
-        return member, current
+        return _term_at(self, e, self.product.i)
 
     def _prefix_fold(self, e: n.Comprehension) -> _PrefixFold:
         """The ghost of a sum or count over the iterations so far (`_PrefixFold`), made at its first read."""
@@ -810,7 +813,10 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                after_ghosts, {q: used + step for q, (used, step, _, _) in product.used.items()},
                {w: x.after(product.i) for w, x in windows.items()},
                _fold_state(product.folds, {t: f.after() for t, f in product.folds.items()}))
-    step = _iteration_cost_bound(mech, product, cost_term, limits)
+    steps = [b for b in (_iteration_cost_bound(mech, product, cost_term, limits),
+                         _iteration_cost_bound(mech, product, cost_term, limits, tight=True)) if b is not None]
+    if len(steps) == 2 and z3.eq(z3.simplify(steps[0]), z3.simplify(steps[1])):
+        steps.pop()
     # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
     candidates: list[tuple[str | _Naming, Callable[..., z3.BoolRef]]] = []
     for x in carried:
@@ -822,9 +828,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
             candidates.append((f"{x}' - {x} = {z3_text(distance)}",
                                lambda s, x=x, d=distance: _real(s["s2"][x]) - _real(s["s1"][x]) == d))
         candidates.append((f"aligned_cost <= {x}", lambda s, x=x: s["acost"] <= _real(s["s1"][x])))
-        if z3.is_int(pre1.vars[x]) and step is not None:
-            candidates.append((_Naming(f"aligned_cost <= (its value at entry) + ({x} - {x} at entry)·b", "b", step),
-                               lambda s, x=x: s["acost"] <= entry_cost + _real(s["s1"][x] - pre1.vars[x]) * step))
+        if z3.is_int(pre1.vars[x]):
+            for b in steps:  # a counter of the iterations that cost, counting up or down
+                candidates.append((_Naming(f"aligned_cost <= (its value at entry) + ({x} - {x} at entry)·b", "b", b),
+                                   lambda s, x=x, b=b: s["acost"] <= entry_cost + _real(s["s1"][x] - pre1.vars[x]) * b))
+                candidates.append((_Naming(f"aligned_cost <= (its value at entry) + ({x} at entry - {x})·b", "b", b),
+                                   lambda s, x=x, b=b: s["acost"] <= entry_cost + _real(pre1.vars[x] - s["s1"][x]) * b))
         if z3.is_int(pre1.vars[x]):
             for t in product.ghost_head:
                 offset = z3.simplify(pre1.vars[x] - entry_ghosts[t])
@@ -1615,10 +1624,12 @@ def _eval_in(enc: Encoding, state: dict, constants: dict, e: n.Expr):
     return ExprEval(enc, {**enc.params, **constants, **state}, {}).value(e)
 
 
-def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term,
-                          limits: Limits) -> z3.ArithRef | None:
+def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term, limits: Limits,
+                          tight: bool = False) -> z3.ArithRef | None:
     """Σ over the iteration's sampling sites of c·(a bound on |ψ|), for the template
-    aligned_cost <= a + b·counter; None when some shift has no syntactic bound."""
+    aligned_cost <= a + b·counter; None when some shift has no syntactic bound. With `tight`, each shift's bound
+    is the largest of its parts' bounds rather than their sum (`(down ? 0 : Delta) + q[i] - q'[i]` is at most
+    Delta under a one-sided adjacency): only a candidate, which Houdini keeps if the iterations preserve it."""
     assert mech.alignment is not None, "_prove requires an alignment"
     total = []
     seen = set()
@@ -1629,24 +1640,32 @@ def _iteration_cost_bound(mech: ResolvedMechanism, product: _Product, cost_term,
         shift = mech.alignment.shift_of(d.site)
         if shift is None or not mech.noise_site(d.site).distribution.lipschitz:
             continue
-        bound = _shift_bound(mech, product, shift.shift, limits)
+        bound = _shift_bound(mech, product, shift.shift, limits, tight)
         if bound is None:
             return None
         total.append(cost_term(product.enc, mech.noise_site(d.site), d) * bound)
     return zt.Sum(total) if total else None
 
 
-def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr, limits: Limits) -> z3.ArithRef | None:
-    """An upper bound of |e| from its shape: constants, conditionals, and x - x' paired by adjacency."""
+def _larger(enc: Encoding, a: z3.ArithRef, b: z3.ArithRef, limits: Limits) -> z3.ArithRef:
+    """max(a, b), written without a case when `requires` decides it."""
+    for larger, smaller in ((a, b), (b, a)):
+        if check_valid([enc.requires()], larger >= smaller, limits, vacuity=False).status == Validity.PROVED:
+            return larger
+    return z3.If(a >= b, a, b)
+
+
+def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr, limits: Limits,
+                 tight: bool = False) -> z3.ArithRef | None:
+    """An upper bound of |e| from its shape: constants, conditionals, and x - x' paired by adjacency (with
+    `tight`, the largest of the terms' bounds instead of their sum: a candidate, not a bound)."""
+    enc = product.enc
     if isinstance(e, n.Conditional):
-        a, b = _shift_bound(mech, product, e.then, limits), _shift_bound(mech, product, e.orelse, limits)
+        a, b = (_shift_bound(mech, product, e.then, limits, tight),
+                _shift_bound(mech, product, e.orelse, limits, tight))
         if a is None or b is None:
             return None
-        for larger, smaller in ((a, b), (b, a)):  # written without a case when `requires` decides it
-            if check_valid([product.enc.requires()], larger >= smaller, limits, vacuity=False).status == \
-                    Validity.PROVED:
-                return larger
-        return z3.If(a >= b, a, b)
+        return _larger(enc, a, b, limits)
     terms: list[tuple[int, n.Expr]] = []
 
     def flatten(x: n.Expr, sign: int) -> None:
@@ -1659,30 +1678,35 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr, limits: 
             terms.append((sign, x))
 
     flatten(e, 1)
-    total = zt.RealVal(0)
+    total: z3.ArithRef | None = None
+
+    def add(x: z3.ArithRef) -> None:
+        nonlocal total
+        total = x if total is None else _larger(enc, total, x, limits) if tight else total + x
+
     used: set[int] = set()
     for k, (sign, term) in enumerate(terms):
         if k in used:
             continue
         fixed = _fixed_value(mech, product, term)
         if fixed is not None:  # a number, or the same value in every iteration of both runs
-            total = total + _abs(product.enc, fixed, limits)
+            add(_abs(enc, fixed, limits))
             continue
         if isinstance(term, n.Binary) and term.op == "*":
             for factor, other in ((term.left, term.right), (term.right, term.left)):
                 scale = _fixed_value(mech, product, factor)
-                bound = _shift_bound(mech, product, other, limits) if scale is not None else None
+                bound = _shift_bound(mech, product, other, limits, tight) if scale is not None else None
                 if scale is not None and bound is not None:
-                    total = total + _abs(product.enc, scale, limits) * bound
+                    add(_abs(enc, scale, limits) * bound)
                     break
             else:
                 return None
             continue
         if isinstance(term, n.Conditional):
-            bound = _shift_bound(mech, product, term, limits)
+            bound = _shift_bound(mech, product, term, limits, tight)
             if bound is None:
                 return None
-            total = total + bound
+            add(bound)
             continue
         base = term.base if isinstance(term, n.Index) else term
         if not isinstance(base, n.ParamRef):
@@ -1697,8 +1721,8 @@ def _shift_bound(mech: ResolvedMechanism, product: _Product, e: n.Expr, limits: 
             return None
         used.add(partner)
         assert adj.bound is not None, "a clause that bounds every entry has a bound"
-        total = total + _real(ExprEval(product.enc, dict(product.enc.params), {}).arith(adj.bound))
-    return total
+        add(_real(ExprEval(enc, dict(enc.params), {}).arith(adj.bound)))
+    return total if total is not None else zt.RealVal(0)
 
 
 def _abs(enc: Encoding, x: z3.ArithRef, limits: Limits) -> z3.ArithRef:
