@@ -60,7 +60,7 @@ TODAY: dict[str, str] = {
     "dpsniper_laplace_parallel.dp": "proved for every input length",
     "dpsniper_noisy_hist1.dp": "proved for every input length",
     "dpsniper_noisy_hist2.dp": "refuted C4c",
-    "dpsniper_numerical_svt.dp": "bounded for lengths <= 3",
+    "dpsniper_numerical_svt.dp": "proved for every input length",
     "dpsniper_one_time_rappor.dp": "refuted C4a",
     "dpsniper_prefix_sum.dp": "proved for every input length",
     "dpsniper_svt1.dp": "proved for every input length",

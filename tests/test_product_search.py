@@ -302,3 +302,15 @@ def test_fixed_entries_of_a_filled_list_read_after_the_loop_are_kept_as_variable
     # the list read in the loop, or as a whole after it
     assert kept(text.replace("output noisy_array[0]", "output noisy_array[0] + sum(l in 0 .. len(q): "
                                                       "noisy_array[l])")) is None
+
+
+def test_the_output_decides_a_condition_that_counts_earlier_members_by_a_searched_invariant():
+    # DP-Sniper's NumericalSVT: a shift's condition reads `count(l in 0 .. i: a[l] + rho2[l] >= t + rho1) < c`,
+    # earlier members of rho2. Two runs on D with the same output have the same count while neither has aborted,
+    # and both have aborted (the count reached c) otherwise: an invariant of the self-composition with each run's
+    # ghost of the count, found by Spacer
+    verdict = align.verify(str(PEERS / "dpsniper_numerical_svt.dp"))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    notes = _obligation(verdict, ObligationId.C4B).notes
+    assert any("two runs on D with independent noise and the same output" in n and "S0@A" in n and "S0@B" in n
+               for n in notes), notes

@@ -1035,13 +1035,13 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         # `_acyclic` reads the output of each iteration, which a prophecy is not (the outputs come after the loop:
         # specs/incorrect/suffix_condition_not_decided.dp), and its order has no place for noise drawn after the
         # loop; the released-set order is about the alignment alone
-        not_acyclic, ties = ("outputs after the loop", set()) if ending is not None else \
+        not_acyclic, notes = ("outputs after the loop", []) if ending is not None else \
             _acyclic(mech, enc, sc, loop, constants, limits)
         if not_acyclic is None:
             result.proved[ObligationId.C4B, None] = None
             result.notes.setdefault(ObligationId.C4B, []).extend([
                 "the noise drawn before the loop, then each iteration's members, is an order in which each shift "
-                "reads only earlier noise: the output decides every condition a shift reads noise in", *sorted(ties)])
+                "reads only earlier noise: the output decides every condition a shift reads noise in", *notes])
         elif acyclic.released_set_order(mech) is None:
             result.proved[ObligationId.C4B, None] = None
             result.notes.setdefault(ObligationId.C4B, []).append(acyclic.RELEASED_SET_ORDER)
@@ -1339,6 +1339,10 @@ class _SelfComposition:
     assume: list[z3.BoolRef]
     """base, the invariant, and the iteration's outputs equal."""
     same_prefix_out: z3.BoolRef
+    same_iter_out: z3.BoolRef
+    heads: tuple[dict[str, z3.ExprRef], dict[str, z3.ExprRef]]
+    """The loop-carried variables' values at the loop head, in A and in B."""
+    carried: list[str]
 
 
 def _self_composition(mech, enc, prefix, loop, carried, constants, limits, support_of, lengths) -> _SelfComposition:
@@ -1392,7 +1396,8 @@ def _self_composition(mech, enc, prefix, loop, carried, constants, limits, suppo
                 changed = True
                 break
     assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out]
-    return _SelfComposition(pre_a, pre_b, a, b, i, inputs, entry, base, assume, same_prefix_out)
+    return _SelfComposition(pre_a, pre_b, a, b, i, inputs, entry, base, assume, same_prefix_out, same_iter_out,
+                            (heads[0], heads[1]), list(carried))
 
 
 def _samples_determined(enc: Encoding, sc: _SelfComposition, limits: Limits) -> tuple[str | None, set[str]]:
@@ -1454,7 +1459,7 @@ def _own_reads(mech: ResolvedMechanism, e: n.Expr, loop_sites: set[str], prefix_
 
 
 def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop: n.For, constants: dict,
-             limits: Limits) -> tuple[str | None, set[str]]:
+             limits: Limits) -> tuple[str | None, list[str]]:
     """C4b for every length: an order of the noise in which each shift reads only earlier noise exists for every
     output when (1) no shift of noise drawn before the loop, and no let, reads noise; (2) the shift of a member
     drawn in the loop reads noise drawn before the loop, and members of its own iteration only inside conditions
@@ -1467,7 +1472,7 @@ def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop:
     loop_sites = {site.name for site in mech.noise if site.loop is loop}
     prefix_sites = {site.name for site in mech.noise if site.loop is None}
     if any(mech.reads_noise(let.value) for let in mech.alignment.lets):
-        return "a let reads noise", set()
+        return "a let reads noise", []
     conditions: list[tuple[n.Expr, str | None, str]] = []
     try:
         for shift in mech.alignment.shifts:
@@ -1476,13 +1481,16 @@ def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop:
                 _own_reads(mech, shift.shift, loop_sites, prefix_sites, found)
                 conditions += [(c, shift.index_var, shift.var) for c in found]
             elif mech.reads_noise(shift.shift):
-                return f"the shift of {shift.var}, drawn before the loop, reads noise", set()
+                return f"the shift of {shift.var}, drawn before the loop, reads noise", []
     except _NotAcyclicHere as error:
-        return str(error), set()
+        return str(error), []
     if not conditions:
-        return None, set()
+        return None, []
 
-    def value_in(run: Run, pre: Run, condition: n.Expr, index_var: str | None):
+    folds: tuple[dict[str, _PrefixFold], dict[str, _PrefixFold]] = ({}, {})
+
+    def value_in(run: Run, pre: Run, condition: n.Expr, index_var: str | None,
+                 ghosts: dict[str, _PrefixFold]):
         prefix = run.noise_prefix
 
         def noise(name: str, index, node):
@@ -1497,7 +1505,7 @@ def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop:
 
         out: Any = IterOutput(run.slots[0] if run.slots else default_value(mech.output_type), sc.i)
         env = {**constants, **sc.inputs, **({index_var: sc.i} if index_var else {})}
-        return ExprEval(enc, env, {}, noise=noise, out=out).value(condition)
+        return _RunEval(ghosts, prefix, sc.i, run.length, enc, env, {}, noise=noise, out=out).value(condition)
 
     def drawn(run: Run, site: str) -> z3.BoolRef:
         return zt.Or([d.guard for d in run.draws if d.site == site])
@@ -1505,23 +1513,128 @@ def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop:
     if sc.a.slots and sc.b.slots:
         note_equality_ties(enc, sc.a.slots[0], sc.b.slots[0], OUTPUT_TIES)
     used: set[str] = set()
+    decided: list[tuple[list[z3.BoolRef], z3.BoolRef]] = []
+    """(where the shifted member is drawn in both runs, the condition's values agree) for each condition."""
     for condition, index_var, site in conditions:
         try:
-            mine = value_in(sc.a, sc.pre_a, condition, index_var)
-            theirs = value_in(sc.b, sc.pre_b, condition, index_var)
+            mine = value_in(sc.a, sc.pre_a, condition, index_var, folds[0])
+            theirs = value_in(sc.b, sc.pre_b, condition, index_var, folds[1])
         except EncodingError as error:
-            return str(error), set()
+            return str(error), []
         # only where the shifted member is drawn (a member that is not drawn has no shift to decide)
-        premise = [*sc.assume, drawn(sc.a, site), drawn(sc.b, site)]
-        answer = check_valid([*premise, enc.requires()], mine == theirs, limits, vacuity=False)
+        decided.append(([drawn(sc.a, site), drawn(sc.b, site)], mine == theirs))
+    failed = None
+    for (where, agree), (condition, _, _) in zip(decided, conditions):
+        premise = [*sc.assume, *where]
+        answer = check_valid([*premise, enc.requires()], agree, limits, vacuity=False)
         if answer.status != Validity.PROVED and enc.ties:
             with enc.excluding_ties():
-                answer = check_valid([*premise, enc.requires()], mine == theirs, limits, vacuity=False)
+                answer = check_valid([*premise, enc.requires()], agree, limits, vacuity=False)
             if answer.status == Validity.PROVED:
                 used |= {t.text for t in enc.ties.values()}
         if answer.status != Validity.PROVED:
-            return f"the output could not be shown to decide `{unparse(condition)}` in every iteration", set()
-    return None, used
+            failed = f"the output could not be shown to decide `{unparse(condition)}` in every iteration"
+            break
+    if failed is None:
+        return None, sorted(used)
+    for excluding in ([False, True] if enc.ties else [False]):
+        with enc.excluding_ties() if excluding else contextlib.nullcontext():
+            invariant = _decided_by_search(enc, sc, folds, decided, limits)
+            if invariant is not None:
+                return None, [invariant, *(sorted(t.text for t in enc.ties.values()) if excluding else [])]
+    return failed, []
+
+
+def _decided_by_search(enc: Encoding, sc: _SelfComposition,
+                       folds: tuple[dict[str, _PrefixFold], dict[str, _PrefixFold]],
+                       decided: list[tuple[list[z3.BoolRef], z3.BoolRef]], limits: Limits) -> str | None:
+    """C4b's "the output decides each condition" by an invariant of the self-composition that Spacer finds (smt/
+    chc.py) when the carried variables' equalities are not enough: its state is the index, both runs' carried
+    variables and their ghosts of `sum`/`count(l in 0 .. i: f(l))` (`_RunEval`); an iteration goes on in both runs
+    with equal outputs; the bad states are those where a shifted member is drawn in both runs and a condition's
+    values differ. The invariant is then checked like any other (entry, preservation, each condition). Returns the
+    note that states it, or None."""
+    a, b = sc.a, sc.b
+    if set(folds[0]) != set(folds[1]):
+        return None
+    names = sorted(folds[0])
+    carried = [x for x in sc.carried if z3.is_expr(sc.pre_a.vars[x]) and z3.is_expr(sc.pre_b.vars[x])]
+    head = [sc.i, *(sc.heads[0][x] for x in carried), *(sc.heads[1][x] for x in carried),
+            *(folds[k][t].head for k in (0, 1) for t in names)]
+    entry = [zt.IntVal(0), *(sc.pre_a.vars[x] for x in carried), *(sc.pre_b.vars[x] for x in carried),
+             *(_zero_like(folds[k][t].head) for k in (0, 1) for t in names)]
+    after = [sc.i + 1, *(a.vars[x] for x in carried), *(b.vars[x] for x in carried),
+             *(folds[k][t].head + folds[k][t].step for k in (0, 1) for t in names)]
+    entry_v, after_v = cast_like(head, entry), cast_like(head, after)
+    if entry_v is None or after_v is None:
+        return None
+    init = [*sc.entry, sc.same_prefix_out]  # requires as at entry: the ties excluded are of one iteration
+    step = [*sc.base, enc.requires(), sc.same_iter_out, a.running[-1], b.running[-1]]
+    iteration = constants_of([*(d.value for d in [*a.draws, *b.draws]),
+                              *(x.here for x in sc.inputs.values() if isinstance(x, LoopList))])
+    # what keeps its value for the whole run: the parameters, lengths, and what the prefixes computed and drew
+    fixed = constants_of([*init, *entry_v, *(v for pre in (sc.pre_a, sc.pre_b) for v in pre.current.values()
+                                             if z3.is_expr(v))])
+    if {t.decl().name() for t in fixed} & {t.decl().name() for t in iteration}:
+        return None
+    bad = [[*sc.base, enc.requires(), sc.same_iter_out, *where, z3.Not(agree)] for where, agree in decided]
+    found = find_invariant(head, fixed, init, entry_v, step, after_v, bad, limits)
+    if found is None:
+        return None
+
+    def at(values: list[z3.ExprRef]) -> z3.BoolRef:
+        pairs = [(h, v) for h, v in zip(head, values) if not h.eq(v)]
+        return z3.substitute(found, *pairs) if pairs else found
+
+    if check_valid(init, at(entry_v), limits, vacuity=False).status != Validity.PROVED or \
+            check_valid([*step, found], at(after_v), limits, vacuity=False).status != Validity.PROVED or \
+            not all(check_valid([*sc.base, enc.requires(), sc.same_iter_out, found, *where], agree, limits,
+                                vacuity=False).status == Validity.PROVED for where, agree in decided):
+        return None
+    renames = [(h, _fresh_like(h, h.decl().name())) for h in head[1:1 + 2 * len(carried)]]
+    legend = []
+    for k, t in enumerate(names):
+        renames += [(folds[0][t].head, _fresh_like(folds[0][t].head, f"S{k}@A")),
+                    (folds[1][t].head, _fresh_like(folds[1][t].head, f"S{k}@B"))]
+        legend.append(f"S{k} = `{t}` so far")
+    renames.append((sc.i, zt.Int("i")))
+    text = formula_text(z3.substitute(found, *renames))
+    return "; ".join([f"two runs on D with independent noise and the same output (x@A, x@B: x in each) keep "
+                      f"`{text}` at every loop head (found by Spacer, z3's engine for Horn clauses, and checked), "
+                      "so the output decides each condition", *legend])
+
+
+def _zero_like(x: z3.ExprRef) -> z3.ExprRef:
+    return zt.IntVal(0) if z3.is_int(x) else zt.RealVal(0)
+
+
+class _RunEval(ExprEval):
+    """A shift's condition seen from one run of the self-composition (C4b): `sum`/`count(l in 0 .. i + 1: f(l))`
+    (or `0 .. i`) is that run's ghost (`_PrefixFold`: f summed over the iterations before this one, f(i) this
+    iteration's term), made at its first read; any other comprehension as `ExprEval` has it."""
+
+    def __init__(self, ghosts: dict[str, _PrefixFold], tag: str, i: z3.ArithRef, length: z3.ArithRef, *args,
+                 **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ghosts, self.tag, self.i, self.length = ghosts, tag, i, length
+
+    def visit_comprehension(self, e: n.Comprehension, ctx: None = None):
+        d = e.domain
+        if e.func in ("count", "sum") and isinstance(d, n.Range):
+            lo, hi = self.arith(d.lo), self.arith(d.hi)
+            whole = z3.is_true(z3.simplify(hi == self.i + 1))
+            if z3.is_true(z3.simplify(lo == 0)) and (whole or z3.is_true(z3.simplify(hi == self.i))):
+                text = unparse(e)
+                if text not in self.ghosts:
+                    member, current = _term_at(self, e, self.i)
+                    if any(isinstance(x, n.OutRef) for x in walk(e)):  # out[l] only where iteration l outputs
+                        member = zt.And(member, self.length >= 1)
+                    make = zt.Int if z3.is_int(current) else zt.Real
+                    self.ghosts[text] = _PrefixFold(text, make(f"%so_far{len(self.ghosts)}@{self.tag}"),
+                                                    z3.If(member, current, 0))
+                fold = self.ghosts[text]
+                return fold.head + fold.step if whole else fold.head
+        return super().visit_comprehension(e, ctx)
 
 
 def _share(bound_text: str) -> str:
