@@ -251,6 +251,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/suffix_condition_not_decided.dp": [({"q": [1]}, {"q": [0]})],
     "incorrect/suffix_negative_bound.dp": [({"s": 0, "B": 2, "eps": 1}, {"s": 1})],
     "incorrect/prefix_count_condition_not_decided.dp": [({"q": [1]}, {"q": [0]})],
+    "incorrect/fused_loops_read_carried_variable.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 1, 1]})],
+    "incorrect/fused_loops_break_carried_variable.dp": [({"q": [0, 0, 0], "eps": 1}, {"q": [1, 1, 1]})],
     # answers that move both ways: `down` is false and an answered query's noise moves by up to 2 Delta
     "incorrect/svt_halved_noise_two_sided.dp": [
         ({"q": [1, 1, 1, 1, 1], "Delta": 1, "T": [1, 1, 1, 1, 1], "c": 2, "eps1": 0.5, "eps2": 0.5, "eps3": 0.5},

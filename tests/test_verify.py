@@ -524,11 +524,30 @@ def test_fill_loops_that_read_their_own_entries_and_a_walk_that_overwrites_them_
     assert any("were fused into one" in note for note in c4a.notes), c4a.notes
 
 
+def test_loops_that_carry_variables_no_later_loop_reads_are_fused():
+    """DP-Auditorium's SVT in five loops: fill, draw, compare, count (carrying `counter`, rewriting the outputs at
+    their index once aborted), output. The first four merge into one that fills the lists, then fuse with the
+    output loop; `counter` is read by no later loop: proved for every length."""
+    verdicts = list(verify(resolve(parse_source(read_source("specs/peers/dpauditorium_svt1.dp"))).mechanisms[0],
+                           Options(max_length=2)).verdicts)
+    assert overall_scope(verdicts) == "for every input length"
+    (c4a,) = [v for v in verdicts if v.obligation.id == "C4a"]
+    assert any("carries `aborted`, `counter`, which the second neither reads nor writes" in note
+               for note in c4a.notes), c4a.notes
+
+
 @pytest.mark.parametrize("change,reason", [
     # 2. the first loop only samples and fills lists at its index
     (("    noisy[i] = q[i] + eta\n", "    noisy[i] = q[i] + eta\n    output TOP\n"), "more than sample"),
-    (("noisy[i] = q[i] + eta", "noisy[len(q) - 1 - i] = q[i] + eta"), "more than sample"),
-    (("noisy[i] = q[i] + eta", "noisy[i] = q[i] + eta\n    noisy[i] = eta"), "twice"),
+    (("noisy[i] = q[i] + eta", "noisy[len(q) - 1 - i] = q[i] + eta"), "other than at its index"),
+    (("    eta ~ Lap(", "    if q[i] > 0 {\n      extra ~ Lap(1)\n    }\n    eta ~ Lap("), "samples in a branch"),
+    (("noisy[i] = q[i] + eta", "if q[i] > 0 {\n      noisy[i] = 1\n    }\n    extra[i] = noisy[i]"),
+     "reads a list it builds before it is written"),
+    # ... and carries variables that no one else reads or writes
+    (("  for i in 0 .. len(q) {\n    eta ~ Lap(1 / eps)\n    noisy[i] = q[i] + eta\n  }\n  for j in 0 .. len(q) {\n"
+      "    if noisy[j] >= T {",
+      "  seen = 0\n  for i in 0 .. len(q) {\n    eta ~ Lap(1 / eps)\n    noisy[i] = q[i] + eta\n    seen = i\n  }\n"
+      "  for j in 0 .. len(q) {\n    if noisy[j] >= T + seen {"), "uses a variable that the first loop carries"),
     (("noisy[i] = q[i] + eta", "noisy[i] = q[i] + eta\n    extra[i] = noisy[0]"),
      "the first loop reads `noisy[0]`, not `noisy[i]`"),
     # 3. ... and writes them only there

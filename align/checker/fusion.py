@@ -10,16 +10,22 @@ both. Hypotheses, each checked here (the spec named after it is what the checker
 
 1. Both loops run over the same bound, which reads nothing the first loop writes: the fused loop draws each
    noise family over the same indices.
-2. The first loop only samples and fills lists at its own index (`x[i] = e`, once each, e reading of the lists it
-   builds only the entries it has written in this iteration, at i: `m[i] = nu + a[i]; cmp[i] = m[i] >= T`); it
-   outputs nothing and does not break: outputs keep their positions (an alignment reading `out[l]` means the same
-   output), and every entry the second loop reads at index i is final by then, but for the second loop's own
-   writes at index i (`if aborted { res[j] = -1 }`), which come after the first loop's in both programs.
+2. The first loop only samples (not in a branch), fills lists at its own index (`x[i] = e`, in branches too, e
+   reading of the lists it builds only the entries this iteration has written on every path, at i: `m[i] = nu +
+   a[i]; cmp[i] = m[i] >= T`) and assigns variables it carries (`counter = counter + 1`); it outputs nothing and
+   does not break: outputs keep their positions (an alignment reading `out[l]` means the same output), and every
+   entry the second loop reads at index i is final by then, but for the second loop's own writes at index i (`if
+   aborted { res[j] = -1 }`), which come after the first loop's in both programs. The variables the first loop
+   carries are neither read nor written by the second loop or the statements between the loops (the second loop
+   would read them mid-way: `specs/incorrect/fused_loops_read_carried_variable.dp`), and the second loop does not
+   break (after it they have their final values only if the first loop ran to the end:
+   `specs/incorrect/fused_loops_break_carried_variable.dp`).
 3. The second loop reads and writes each built list only at its own index (`x[i]`, not inside a comprehension
    that rebinds i), and not the first loop's noise: iteration i reads nothing that the fused iteration has not
-   computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`). When the second loop also only samples and
-   fills lists and a loop follows, the two merge into one loop that fills all their lists (kept as lists), which
-   is then fused with the next loop in turn (DP-Sniper's draw, draw, walk).
+   computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`). When the second loop is of the first loop's
+   shape too (2) and a loop follows, the two merge into one loop that fills all their lists (kept as lists), which
+   is then fused with the next loop in turn (DP-Sniper's draw, draw, walk; DP-Auditorium's fill, draw, compare,
+   count, output).
 4. Nothing else reads or writes the built lists (the prefix, a user invariant, the statements after the second
    loop, which stay after the fused one: it has drawn the same noise and computed the same values by then, but its
    lists are scalars there; they may be anything else, loops too). Statements between the loops
@@ -110,7 +116,9 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
         return None
     # 2. the first loop samples and fills lists at its index, nothing else (reading an entry it has written in
     # this iteration, at its index: `m[i] = nu + a[i]; cmp[i] = m[i] >= T`)
-    built = _fills(first, i)
+    filled = _fills(first, i)
+    assert filled is not None, "strict"
+    built, carried = filled
     if not built:
         raise NotFusable("the first loop fills no list")
     lists = set(built)
@@ -121,6 +129,15 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
                 raise NotFusable(f"the first loop binds `{j}` in a comprehension")
     if free_names(first.hi) & lists or free_names(first.lo) & lists:
         raise NotFusable("the bound reads a list the first loop builds")
+    # the variables the first loop carries: the second loop and the statements between the loops (which move before
+    # the first) neither read nor write them; after the second loop they have their final values, as written,
+    # unless the second loop breaks (then the written first loop has run to the end, the fused one has not)
+    for st in walk_statements(between + (second,)):
+        written = st.target if isinstance(st, n.Assign) else st.var if isinstance(st, n.Sample) else None
+        if written in carried or any(names_in(e) & carried for e in statement_exprs(st)):
+            raise NotFusable(f"line {st.span.line} uses a variable that the first loop carries")
+    if carried and any(isinstance(st, n.Break) for st in walk_statements(second.body)):
+        raise NotFusable("the second loop may break, and the first loop carries variables that are read after it")
     # 3. the second loop reads the built lists at its own index only, and not the first loop's noise
     for st in walk_statements(second.body):
         if isinstance(st, (n.For, n.While)):
@@ -169,13 +186,13 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
                                  f"`({shift.index_var} < len(out) and ...) ? e : 0`: the written program draws "
                                  f"`{name}` after the halt too, where the alignment must also hold")
     if merging:
-        merged = _fused(mech, loops[0], loops[1], first, second, built, scalars=False)
+        merged = _fused(mech, loops[0], loops[1], first, second, built, carried, scalars=False)
         try:
             further = fuse(merged.mechanism)
         except NotFusable:
             further = None
         return merged if further is None else Fused(further.mechanism, merged.note + "; " + further.note)
-    fused = _fused(mech, loops[0], loops[1], first, second, built)
+    fused = _fused(mech, loops[0], loops[1], first, second, built, carried)
     if _outputs_before_halting(second.body) >= 1 and mech.alignment is not None:
         # In the fused loop every iteration that draws index i outputs before it can halt, so len(out) > i at
         # every drawn index and the guard of hypothesis 5 is true there: dropped for the induction, which does
@@ -193,34 +210,55 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
     return fused
 
 
-def _fills(loop: n.For, i: str, strict: bool = True) -> dict[str, n.Assign] | None:
-    """The lists a loop fills, when it only samples and fills lists at its index `i`, each once, reading only
-    entries it has already written in the iteration, at `i`; otherwise NotFusable (`strict`) or None."""
+class _Declined(Exception):
+    """`_fills` not strict: the loop is not of the shape."""
+
+
+def _fills(loop: n.For, i: str, strict: bool = True) -> tuple[dict[str, n.Assign], set[str]] | None:
+    """(the lists a loop fills, the scalars it carries) when it samples (not in a branch), fills lists at its index
+    `i` (in branches too: `if aborted { res[i] = -1 }`) and assigns scalars, reading an entry of a list it fills
+    only at i, after this iteration has written it on every path; otherwise NotFusable (`strict`) or None."""
+    targets = {st.target for st in walk_statements(loop.body) if isinstance(st, n.Assign) and st.index is not None}
     built: dict[str, n.Assign] = {}
-    for st in loop.body:
-        try:
-            for e in statement_exprs(st):
-                _reads_at_index(e, set(built), i, set(), "the first loop")
-                if isinstance(st, n.Assign) and free_names(e) & ({st.target} - set(built)):
-                    raise NotFusable(f"the first loop reads a list it builds before it is written (line "
-                                     f"{st.span.line})")
-        except NotFusable:
-            if strict:
-                raise
-            return None
-        if isinstance(st, n.Sample):
-            continue
-        if not (isinstance(st, n.Assign) and st.index is not None and _is_index(st.index, i)):
-            if strict:
-                raise NotFusable(f"the first loop does more than sample and fill lists at its index `{i}` "
-                                 f"(line {st.span.line})")
-            return None
-        if st.target in built:
-            if strict:
-                raise NotFusable(f"the first loop assigns `{st.target}[{i}]` twice")
-            return None
-        built[st.target] = st
-    return built if built or strict else None
+    carried: set[str] = set()
+
+    def fail(message: str) -> None:
+        if strict:
+            raise NotFusable(message)
+        raise _Declined(message)
+
+    def block(statements: tuple[n.Stmt, ...], written: set[str], top: bool) -> set[str]:
+        written = set(written)
+        for st in statements:
+            try:
+                for e in statement_exprs(st):
+                    _reads_at_index(e, targets, i, set(), "the first loop")
+                    if free_names(e) & (targets - written):
+                        fail(f"the first loop reads a list it builds before it is written (line {st.span.line})")
+            except NotFusable as error:
+                fail(str(error))
+            if isinstance(st, n.Sample):
+                if not top:
+                    fail(f"the first loop samples in a branch (line {st.span.line})")
+            elif isinstance(st, n.Assign) and st.index is not None:
+                if not _is_index(st.index, i):
+                    fail(f"the first loop assigns `{st.target}` other than at its index `{i}` (line {st.span.line})")
+                built.setdefault(st.target, st)
+                written.add(st.target)
+            elif isinstance(st, n.Assign) and st.target not in targets:
+                carried.add(st.target)
+            elif isinstance(st, n.If):
+                written = block(st.then, written, False) & block(st.orelse, written, False)
+            else:
+                fail(f"the first loop does more than sample, fill lists at its index `{i}` and assign variables "
+                     f"(line {st.span.line})")
+        return written
+
+    try:
+        block(loop.body, set(), True)
+    except _Declined:
+        return None
+    return (built, carried) if built or strict else None
 
 
 def _is_guard(c: n.Expr, index: str | None) -> bool:
@@ -287,7 +325,7 @@ def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str],
 
 
 def _fused(mech: ResolvedMechanism, at: int, second_at: int, first: n.For, second: n.For,
-           built: dict[str, n.Assign], scalars: bool = True) -> Fused:
+           built: dict[str, n.Assign], carried: set[str], scalars: bool = True) -> Fused:
     """The prefix, then the statements between the loops (moved before the first, which they commute with), then
     the fused loop, then the statements after the second; the loops sit at `at` and `second_at` in the body.
     With `scalars`, the built lists become the iteration's values (their entries at the index); without, two
@@ -333,9 +371,11 @@ def _fused(mech: ResolvedMechanism, at: int, second_at: int, first: n.For, secon
     body = (*mech.body[:at], *mech.body[at + 1:second_at], loop, *mech.body[second_at + 1:])
     fused = dataclasses.replace(mech, body=body, noise=tuple(noise), variables=variables)
     names = ", ".join(f"`{x}`" for x in sorted(built))
+    carries = f" and carries {', '.join(f'`{x}`' for x in sorted(carried))}, which the second neither reads nor " \
+        "writes" if carried else ""
     note = (f"the loops at lines {first.span.line} and {second.span.line} were fused into one (the first only "
-            f"samples and fills {names} at its index, the second reads them only at its own), which draws the "
-            "same noise and outputs the same")
+            f"samples and fills {names} at its index{carries}; the second reads the lists only at its own), which "
+            "draws the same noise and outputs the same")
     moved = mech.body[at + 1:second_at]
     if moved:
         lines = ", ".join(str(st.span.line) for st in moved)
