@@ -1230,6 +1230,9 @@ class _Search:
         iteration = constants_of([*(d.value for d in [*product.run1.draws, *product.run2.draws]),
                                   *(x.here for x in [*product.inputs1.values(), *product.inputs2.values()]
                                     if isinstance(x, LoopList))])
+        # what holds at entry about the iteration's symbols (the support of its noise, eta >= 0 for Exp) is a fact
+        # of each iteration, among the step's: not a premise of the entry clause
+        init = _without(init, iteration)
         # what keeps its value for the whole run: the parameters, lengths, and what the prefix computed and drew
         fixed = constants_of([*init, *entry_v, *([goal] if goal is not None else []), *self.fixed_values,
                               *(product.out.slots if product.out is not None else ()),
@@ -1568,10 +1571,11 @@ def _decided_by_search(enc: Encoding, sc: _SelfComposition,
     entry_v, after_v = cast_like(head, entry), cast_like(head, after)
     if entry_v is None or after_v is None:
         return None
-    init = [*sc.entry, sc.same_prefix_out]  # requires as at entry: the ties excluded are of one iteration
     step = [*sc.base, enc.requires(), sc.same_iter_out, a.running[-1], b.running[-1]]
     iteration = constants_of([*(d.value for d in [*a.draws, *b.draws]),
                               *(x.here for x in sc.inputs.values() if isinstance(x, LoopList))])
+    # requires as at entry (the ties excluded are of one iteration), without the facts of an iteration's symbols
+    init = _without([*sc.entry, sc.same_prefix_out], iteration)
     # what keeps its value for the whole run: the parameters, lengths, and what the prefixes computed and drew
     fixed = constants_of([*init, *entry_v, *(v for pre in (sc.pre_a, sc.pre_b) for v in pre.current.values()
                                              if z3.is_expr(v))])
@@ -1602,6 +1606,12 @@ def _decided_by_search(enc: Encoding, sc: _SelfComposition,
     return "; ".join([f"two runs on D with independent noise and the same output (x@A, x@B: x in each) keep "
                       f"`{text}` at every loop head (found by Spacer, z3's engine for Horn clauses, and checked), "
                       "so the output decides each condition", *legend])
+
+
+def _without(facts: list[z3.BoolRef], symbols: list[z3.ExprRef]) -> list[z3.BoolRef]:
+    """The facts that read none of `symbols` (dropping a premise of an entry clause only makes it stronger)."""
+    names = {t.decl().name() for t in symbols}
+    return [f for f in facts if not _symbols(f) & names]
 
 
 def _zero_like(x: z3.ExprRef) -> z3.ExprRef:

@@ -12,6 +12,9 @@ in `REWRITES` (checker/rewrites.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from ..obligations import KINDS, ObligationId
 from ..resolve import ResolvedMechanism
 from . import (
@@ -30,7 +33,7 @@ from . import (
     running,
 )
 from .every_length import Context, Inductive, NotInductive, Strategy
-from .rewrites import NotRewritable, Rewrite
+from .rewrites import NotRewritable, Rewrite, Rewritten
 
 REWRITES: tuple[Rewrite, ...] = (Rewrite("folds", folds.fold), Rewrite("fusion", fusion.fuse))
 """The rewrites, in the order they apply: a running fold into its builtin first (a fused loop may hold one). Before
@@ -59,10 +62,30 @@ induction (which takes such lists only with a loop over a public bound, whose fo
 quantified encoding last."""
 
 
-def _first_proof(mech: ResolvedMechanism, context: Context, reasons: list[str]) -> Inductive | None:
-    """The proof of the first strategy of `STRATEGIES` that does not decline `mech` and fits it; why each tried did
+NORMAL_FORMS = (bounds.inline_bounds, running.rank, kept_entries.keep_entries, offsets.from_zero,
+                alignments.normal_alignment)
+"""The normal forms of the program as written, in the order they apply (the parts see them too)."""
+
+
+@dataclass(frozen=True)
+class Engines:
+    """What `prove_for_every_length` tries: all of it by default; a test that cross-checks a fast path against the
+    general engine (tests/test_cross_check.py) names one strategy and leaves out the normal form that would hand
+    the program back to the fast path."""
+
+    strategies: tuple[Strategy, ...] = STRATEGIES
+    normal_forms: tuple[Callable[[ResolvedMechanism], Rewritten | None], ...] = NORMAL_FORMS
+
+    def only(self, name: str, without: tuple[Callable[[ResolvedMechanism], Rewritten | None], ...] = ()) -> Engines:
+        return Engines(tuple(s for s in self.strategies if s.name == name),
+                       tuple(f for f in self.normal_forms if f not in without))
+
+
+def _first_proof(mech: ResolvedMechanism, context: Context, reasons: list[str],
+                 engines: Engines = Engines()) -> Inductive | None:
+    """The proof of the first strategy of `engines` that does not decline `mech` and fits it; why each tried did
     not, in `reasons`."""
-    for strategy in STRATEGIES:
+    for strategy in engines.strategies:
         if strategy.declines(mech) is not None:
             continue
         try:
@@ -72,15 +95,15 @@ def _first_proof(mech: ResolvedMechanism, context: Context, reasons: list[str]) 
     return None
 
 
-def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[Inductive | None, list[str]]:
+def prove_for_every_length(mech: ResolvedMechanism, context: Context,
+                           engines: Engines = Engines()) -> tuple[Inductive | None, list[str]]:
     """The proof for every length by the first strategy that fits (after the rewrites), else part by part; the
     proof (None when no shape fits), and why each strategy tried did not (`verify.strategy_context` makes the
     context)."""
     reasons = []
     rewrite_notes = []
     # normal forms of the program as written (the parts see them too)
-    for normal_form in (bounds.inline_bounds, running.rank, kept_entries.keep_entries, offsets.from_zero,
-                        alignments.normal_alignment):
+    for normal_form in engines.normal_forms:
         normalised = normal_form(mech)
         if normalised is not None:
             mech = normalised.mechanism
@@ -96,17 +119,17 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context) -> tuple[I
         if rewritten is not None:
             mech = rewritten.mechanism
             rewrite_notes.append(rewritten.note)
-    result = _first_proof(mech, context, reasons)
+    result = _first_proof(mech, context, reasons, engines)
     if result is None and mech is not written:
         # the program as written, when a rewrite took it out of every strategy's shape (a running sum folded into
         # `sum(...)` leaves no loop for the induction's ghosts)
-        result = _first_proof(written, context, [])
+        result = _first_proof(written, context, [], engines)
         if result is not None:
             mech = written
             del rewrite_notes[normal_notes:]  # the rewrites' notes are not about this proof
     if result is None:
         try:
-            return phases.prove(written, lambda part: prove_for_every_length(part, context)[0]), reasons
+            return phases.prove(written, lambda part: prove_for_every_length(part, context, engines)[0]), reasons
         except NotInductive as error:
             return None, reasons + [f"{phases.NAME}: {error}"]
     for key in (k for k, kind in KINDS.items() if kind.by_invariant and rewrite_notes):  # beside the invariant
