@@ -524,6 +524,46 @@ def test_fill_loops_that_read_their_own_entries_and_a_walk_that_overwrites_them_
     assert any("were fused into one" in note for note in c4a.notes), c4a.notes
 
 
+ONE_LOOP = FUSED.replace("""    noisy[i] = q[i] + eta
+  }
+  for j in 0 .. len(q) {
+    if noisy[j] >= T {""", """    noisy[i] = q[i] + eta
+    if noisy[i] >= T {""")
+
+
+def _own_entries(text: str):
+    from align.checker import own_entries
+
+    return own_entries.own_entries(resolve(parse_source(Source("own.dp", text))).mechanisms[0])
+
+
+def test_a_list_read_only_at_its_own_index_is_the_iterations_value():
+    """The fill loop and the walk of noisy_counts_above_threshold written as one loop that keeps `noisy[i]`: the
+    list is the iteration's value, and the induction proves the loop for every length."""
+    assert "noisy[i] >= T" in ONE_LOOP and "for j" not in ONE_LOOP
+    rewritten = _own_entries(ONE_LOOP)
+    assert rewritten is not None and "`noisy` (line" in rewritten.note
+    assert str(rewritten.mechanism.variables["noisy"]) == "real"
+    verdicts = list(verify(resolve(parse_source(Source("one_loop.dp", ONE_LOOP))).mechanisms[0],
+                           Options(max_length=2)).verdicts)
+    assert overall_scope(verdicts) == "for every input length"
+
+
+@pytest.mark.parametrize("change", [
+    # read where some path has not written it in this iteration
+    ("    noisy[i] = q[i] + eta\n", "    if q[i] > 0 {\n      noisy[i] = q[i] + eta\n    }\n"),
+    # another iteration's entry
+    ("if noisy[i] >= T {", "if i > 0 and noisy[i - 1] >= T {"),
+    # in a comprehension
+    ("if noisy[i] >= T {", "if sum(l in 0 .. i + 1: noisy[l]) >= T {"),
+    # after the loop
+    ("      output BOT\n    }\n  }\n}", "      output BOT\n    }\n  }\n  output noisy[0] >= T ? TOP : BOT\n}"),
+])
+def test_a_list_read_elsewhere_stays_a_list(change):
+    assert change[0] in ONE_LOOP
+    assert _own_entries(ONE_LOOP.replace(*change)) is None
+
+
 def test_loops_that_carry_variables_no_later_loop_reads_are_fused():
     """DP-Auditorium's SVT in five loops: fill, draw, compare, count (carrying `counter`, rewriting the outputs at
     their index once aborted), output. The first four merge into one that fills the lists, then fuse with the

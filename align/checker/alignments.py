@@ -6,13 +6,15 @@ that read its shape (the ranking's index sets, `ranking.py`) do not depend on ho
     not (c) ? a : b                      ⟶   c ? b : a
     max(l in 0 .. len(q) if l != j: e)   ⟶   max(l in 0 .. len(q) not in [j]: e)
     let d = out[0]; ... [d] ...          ⟶   ... [out[0]] ...
+    len(out) > i,  i - len(out) < 0      ⟶   i < len(out)              (integers)
 
 Each step keeps every value: `i == e` and `i in [e]` are the same truth value for integers; a filter `l != j` keeps
 exactly the indices of the domain that `not in [j]` keeps; swapping a conditional's branches under the negated
 condition picks the same branch; a let is a name for a value that depends on nothing but what its expression
 reads (lets are evaluated once, in order, and an alignment has no state), so writing the expression in its place
-changes no value. Only lets without a comprehension are written out (a `max` over a set stays a name: the ranking
-reads `m' - m` as written). The proofs then see the same φ_{D,D',ω} for every (D, D', ω).
+changes no value; an integer comparison means the same whichever side each term is written on. Only lets without
+a comprehension are written out (a `max` over a set stays a name: the ranking reads `m' - m` as written). The
+proofs then see the same φ_{D,D',ω} for every (D, D', ω).
 """
 
 from __future__ import annotations
@@ -50,8 +52,36 @@ def _index_test(x: n.Expr) -> n.Expr:
     return _normal(x)
 
 
+_FLIPPED = {">": "<", ">=": "<="}
+
+
+def _zero(e: n.Expr) -> bool:
+    return isinstance(e, n.Number) and e.value == 0
+
+
+def _order(x: n.Compare) -> n.Expr | None:
+    """An integer comparison as `a < b` or `a <= b`: `b > a` and `a - b < 0` (`0 < b - a`) are the same truth value
+    for integers (exact arithmetic)."""
+    if len(x.ops) != 1 or not all(_is_int(o) for o in x.operands) or x.ops[0] not in ("<", "<=", ">", ">="):
+        return None
+    op, (left, right) = x.ops[0], x.operands
+    if op in _FLIPPED:
+        op, left, right = _FLIPPED[op], right, left
+    if isinstance(left, n.Binary) and left.op == "-" and _zero(right):
+        difference = left
+        left, right = difference.left, difference.right  # a - b < 0
+    elif isinstance(right, n.Binary) and right.op == "-" and _zero(left):
+        difference = right
+        left, right = difference.right, difference.left  # 0 < b - a
+    if op == x.ops[0] and left is x.operands[0] and right is x.operands[1]:
+        return None
+    return n.Compare((op,), (_normal(left), _normal(right)), x.span, x.type)
+
+
 def _step(x: n.Expr) -> n.Expr | None:
     """One rewrite at x (None: look inside)."""
+    if isinstance(x, n.Compare):
+        return _order(x)
     if isinstance(x, n.Conditional):
         condition = _index_test(x.condition)
         then, orelse = _normal(x.then), _normal(x.orelse)
@@ -101,4 +131,5 @@ def normal_alignment(mech: ResolvedMechanism) -> Rewritten | None:
         return None
     return Rewritten(dataclasses.replace(mech, alignment=new),
                      "the alignment was read in a normal form that keeps every shift's value (`i == j` as "
-                     "`i in [j]`, filters `l != j` as `not in [j]`, short lets written out)")
+                     "`i in [j]`, filters `l != j` as `not in [j]`, integer comparisons as `a < b`, short lets written "
+                     "out)")

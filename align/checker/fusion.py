@@ -17,9 +17,9 @@ both. Hypotheses, each checked here (the spec named after it is what the checker
    entry the second loop reads at index i is final by then, but for the second loop's own writes at index i (`if
    aborted { res[j] = -1 }`), which come after the first loop's in both programs. The variables the first loop
    carries are neither read nor written by the second loop or the statements between the loops (the second loop
-   would read them mid-way: `specs/incorrect/fused_loops_read_carried_variable.dp`), and the second loop does not
-   break (after it they have their final values only if the first loop ran to the end:
-   `specs/incorrect/fused_loops_break_carried_variable.dp`).
+   would read them mid-way: `specs/incorrect/fused_loops_read_carried_variable.dp`), and where the second loop may
+   break, no statement after it reads them (they have their final values there only if the first loop ran to the
+   end: `specs/incorrect/fused_loops_break_carried_variable.dp`).
 3. The second loop reads and writes each built list only at its own index (`x[i]`, not inside a comprehension
    that rebinds i), and not the first loop's noise: iteration i reads nothing that the fused iteration has not
    computed yet (`specs/incorrect/fused_loops_read_next_entry.dp`). When the second loop is of the first loop's
@@ -129,15 +129,20 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
                 raise NotFusable(f"the first loop binds `{j}` in a comprehension")
     if free_names(first.hi) & lists or free_names(first.lo) & lists:
         raise NotFusable("the bound reads a list the first loop builds")
-    # the variables the first loop carries: the second loop and the statements between the loops (which move before
+    # the variables the first loop assigns: the second loop and the statements between the loops (which move before
     # the first) neither read nor write them; after the second loop they have their final values, as written,
-    # unless the second loop breaks (then the written first loop has run to the end, the fused one has not)
+    # unless the second loop breaks (then the written first loop has run to the end, the fused one has not: nothing
+    # after the loops may read them)
     for st in walk_statements(between + (second,)):
         written = st.target if isinstance(st, n.Assign) else st.var if isinstance(st, n.Sample) else None
         if written in carried or any(names_in(e) & carried for e in statement_exprs(st)):
             raise NotFusable(f"line {st.span.line} uses a variable that the first loop carries")
-    if carried and any(isinstance(st, n.Break) for st in walk_statements(second.body)):
-        raise NotFusable("the second loop may break, and the first loop carries variables that are read after it")
+    if any(isinstance(st, n.Break) for st in walk_statements(second.body)):
+        for st in walk_statements(after):
+            read = sorted(set().union(*(names_in(e) & carried for e in statement_exprs(st))))
+            if read:
+                raise NotFusable(f"the second loop may break, and line {st.span.line} after it reads `{read[0]}`, "
+                                 "which the first loop assigns")
     # 3. the second loop reads the built lists at its own index only, and not the first loop's noise
     for st in walk_statements(second.body):
         if isinstance(st, (n.For, n.While)):

@@ -27,6 +27,7 @@ from . import (
     induction,
     kept_entries,
     offsets,
+    own_entries,
     phases,
     ranking,
     records,
@@ -39,7 +40,8 @@ REWRITES: tuple[Rewrite, ...] = (Rewrite("folds", folds.fold), Rewrite("fusion",
 """The rewrites, in the order they apply: a running fold into its builtin first (a fused loop may hold one). Before
 them (and before the parts are split), loop bounds read through constants are written out (`bounds.py`), a loop
 that keeps a list's best index is the ranking it computes (`running.py`), the fixed entries of a filled list read
-after its loop are variables (`kept_entries.py`), loops are counted from 0 (`offsets.py`)
+after its loop are variables (`kept_entries.py`), a list read only at its own index in the loop that writes it is
+the iteration's value (`own_entries.py`), loops are counted from 0 (`offsets.py`)
 and the alignment is read in a normal form (`alignments.py`)."""
 
 
@@ -62,8 +64,8 @@ induction (which takes such lists only with a loop over a public bound, whose fo
 quantified encoding last."""
 
 
-NORMAL_FORMS = (bounds.inline_bounds, running.rank, kept_entries.keep_entries, offsets.from_zero,
-                alignments.normal_alignment)
+NORMAL_FORMS = (bounds.inline_bounds, running.rank, kept_entries.keep_entries, own_entries.own_entries,
+                offsets.from_zero, alignments.normal_alignment)
 """The normal forms of the program as written, in the order they apply (the parts see them too)."""
 
 
