@@ -526,7 +526,9 @@ class _InductiveEval(ExprEval):
             if e.func in ("all", "any") and starts_at_zero and z3.is_true(z3.simplify(hi == p.n)) \
                     and e.condition is None and e.excluded is None:
                 _reads_only_its_own_index(e)
-                name = f"%{e.func}@{e.span.line}:{e.span.column}"
+                # one truth value per comprehension, however often and wherever it is written (an inlined let),
+                # named by its text: the same in every product of this proof
+                name = f"%{unparse(e)}"
                 value = zt.Bool(name)
                 here = self._body_at(e, p.i, self.env)
                 there = self._body_at(e, zt.Int(name + "#j"), p.witness_env(name))
@@ -1030,7 +1032,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     if ending is not None and result.proved[ObligationId.C2, None] is None and not ending.draws_unconditionally():
         result.proved[ObligationId.C2, None] = "a sample after the loop is drawn under a condition"
     if result.proved[ObligationId.C2, None] is None and c2_ties:
-        result.notes.setdefault(ObligationId.C2, []).extend(sorted(c2_ties))
+        c2_notes = result.notes.setdefault(ObligationId.C2, [])
+        c2_notes.extend(x for x in sorted(c2_ties) if x not in c2_notes)
     if not acyclic.reads_no_noise(mech):
         # `_acyclic` reads the output of each iteration, which a prophecy is not (the outputs come after the loop:
         # specs/incorrect/suffix_condition_not_decided.dp), and its order has no place for noise drawn after the
@@ -1426,6 +1429,17 @@ def _samples_determined(enc: Encoding, sc: _SelfComposition, limits: Limits) -> 
         with enc.excluding_ties():
             if ok():
                 return None, {t.text for t in enc.ties.values()}
+    # the carried variables that agree are not enough (they agree only off the ties, or only until the run stops):
+    # an invariant of the self-composition searched for
+    same: list[tuple[list[z3.BoolRef], z3.BoolRef]] = [([], zt.And(*guards, a.running[-1] == b.running[-1]))]
+    for excluding in ([False, True] if enc.ties else [False]):
+        with enc.excluding_ties() if excluding else contextlib.nullcontext():
+            if prefix_guards and check_valid([*sc.entry, enc.requires(), sc.same_prefix_out], zt.And(prefix_guards),
+                                             limits, satisfiable_if=sc.entry).status != Validity.PROVED:
+                continue
+            invariant = _decided_by_search(enc, sc, ({}, {}), same, limits, "so the two runs draw the same samples")
+            if invariant is not None:
+                return None, {invariant, *({t.text for t in enc.ties.values()} if excluding else set())}
     return "the draws of an iteration could not be shown to be determined by the output", set()
 
 
@@ -1542,7 +1556,8 @@ def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop:
         return None, sorted(used)
     for excluding in ([False, True] if enc.ties else [False]):
         with enc.excluding_ties() if excluding else contextlib.nullcontext():
-            invariant = _decided_by_search(enc, sc, folds, decided, limits)
+            invariant = _decided_by_search(enc, sc, folds, decided, limits,
+                                           "so the output decides each condition")
             if invariant is not None:
                 return None, [invariant, *(sorted(t.text for t in enc.ties.values()) if excluding else [])]
     return failed, []
@@ -1550,13 +1565,15 @@ def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop:
 
 def _decided_by_search(enc: Encoding, sc: _SelfComposition,
                        folds: tuple[dict[str, _PrefixFold], dict[str, _PrefixFold]],
-                       decided: list[tuple[list[z3.BoolRef], z3.BoolRef]], limits: Limits) -> str | None:
-    """C4b's "the output decides each condition" by an invariant of the self-composition that Spacer finds (smt/
-    chc.py) when the carried variables' equalities are not enough: its state is the index, both runs' carried
-    variables and their ghosts of `sum`/`count(l in 0 .. i: f(l))` (`_RunEval`); an iteration goes on in both runs
-    with equal outputs; the bad states are those where a shifted member is drawn in both runs and a condition's
-    values differ. The invariant is then checked like any other (entry, preservation, each condition). Returns the
-    note that states it, or None."""
+                       decided: list[tuple[list[z3.BoolRef], z3.BoolRef]], limits: Limits,
+                       conclusion: str) -> str | None:
+    """What two runs on D with the same output must agree on in every iteration — C4b's conditions that the output
+    decides, C2's draws — by an invariant of the self-composition that Spacer finds (smt/chc.py) when the carried
+    variables' equalities are not enough: its state is the index, both runs' carried variables and their ghosts of
+    `sum`/`count(l in 0 .. i: f(l))` (`_RunEval`); an iteration goes on in both runs with equal outputs; the bad
+    states are those where (in `decided`, each where its premises hold) the runs disagree. The invariant is then
+    checked like any other (entry, preservation, each agreement). Returns the note that states it (ending with
+    `conclusion`), or None."""
     a, b = sc.a, sc.b
     if set(folds[0]) != set(folds[1]):
         return None
@@ -1593,7 +1610,7 @@ def _decided_by_search(enc: Encoding, sc: _SelfComposition,
     if check_valid(init, at(entry_v), limits, vacuity=False).status != Validity.PROVED or \
             check_valid([*step, found], at(after_v), limits, vacuity=False).status != Validity.PROVED or \
             not all(check_valid([*sc.base, enc.requires(), sc.same_iter_out, found, *where], agree, limits,
-                                vacuity=False).status == Validity.PROVED for where, agree in decided):
+                                satisfiable_if=sc.base).status == Validity.PROVED for where, agree in decided):
         return None
     renames = [(h, _fresh_like(h, h.decl().name())) for h in head[1:1 + 2 * len(carried)]]
     legend = []
@@ -1605,7 +1622,7 @@ def _decided_by_search(enc: Encoding, sc: _SelfComposition,
     text = formula_text(z3.substitute(found, *renames))
     return "; ".join([f"two runs on D with independent noise and the same output (x@A, x@B: x in each) keep "
                       f"`{text}` at every loop head (found by Spacer, z3's engine for Horn clauses, and checked), "
-                      "so the output decides each condition", *legend])
+                      f"{conclusion}", *legend])
 
 
 def _without(facts: list[z3.BoolRef], symbols: list[z3.ExprRef]) -> list[z3.BoolRef]:
