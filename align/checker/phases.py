@@ -38,7 +38,9 @@ sample. Hypotheses, each checked here, and what each guards:
    in the whole. `len(out)`, `indices(out)` and a claim that reads the output are outside this rule.
 
 The body splits after a top-level loop or `output` statement that outputs, when a later top-level statement outputs
-too. A part that reads the output otherwise, or a body without such a split, is not this shape (None).
+too; the first part's top-level sampling statements and scalar assignments that only the second part reads move to
+the second part's start (`_sunk`), when they commute with what stays. A part that reads the output otherwise, or a
+body without such a split, is not this shape (None).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def prove(mech: ResolvedMechanism, prove_part: Callable[[ResolvedMechanism], Ind
         return None
     reasons: list[str] = []
     for k in _split_points(mech.body):
-        first, second = mech.body[:k], mech.body[k:]
+        first, second = _sunk(mech, mech.body[:k], mech.body[k:])
         try:
             result = _prove_split(mech, first, second, prove_part)
         except NotInductive as error:
@@ -89,6 +91,53 @@ def _split_points(body: tuple[n.Stmt, ...]) -> Iterator[int]:
     outputs = [k for k, s in enumerate(body) if isinstance(s, n.For | n.Output) and _outputs(s)]
     later = [k for k, s in enumerate(body) if _outputs(s)]
     yield from (k + 1 for k in outputs if any(j > k for j in later))
+
+
+def _sunk(mech: ResolvedMechanism, first: tuple[n.Stmt, ...],
+          second: tuple[n.Stmt, ...]) -> tuple[tuple[n.Stmt, ...], tuple[n.Stmt, ...]]:
+    """The split with the first part's top-level sampling statements and scalar assignments that only the second
+    part reads moved to its start (`rho ~ Lap(2 / eps2); T_hat = T + rho` written before the first part's loop):
+    each such statement reads only parameters, constants and what other moved statements assign, and no statement
+    that stays in the first part reads or writes what it assigns, so it commutes with them; a sampling statement
+    moved draws independent noise later, which changes no distribution and no output."""
+    moved: list[n.Stmt] = []
+    candidates = [st for st in first if isinstance(st, n.Sample) or
+                  (isinstance(st, n.Assign) and st.index is None and st.target not in mech.constants)]
+    changed = True
+    while changed:
+        changed = False
+        for st in candidates:
+            if any(st is m for m in moved):
+                continue
+            target = st.var if isinstance(st, n.Sample) else st.target
+            staying = [x for x in first if x is not st and not any(x is m for m in moved)]
+            others = list(walk_statements(tuple(staying)))
+            touched = any(((isinstance(x, n.Assign) and x.target == target) or
+                           (isinstance(x, n.Sample) and x.var == target) or
+                           any(target in free_names(e) for e in statement_exprs(x)) or
+                           (isinstance(x, n.For) and target in free_names(x.lo) | free_names(x.hi)))
+                          for x in others)
+            assigned = {x.target for x in others if isinstance(x, n.Assign)} | \
+                {x.var for x in others if isinstance(x, n.Sample)}
+            reads = set().union(*(free_names(e) for e in statement_exprs(st)))
+            if not touched and not (reads & (assigned - mech.constants)):
+                moved.append(st)
+                changed = True
+    if not moved:
+        return first, second
+    kept = tuple(x for x in first if not any(x is m for m in moved))
+    return kept, tuple(x for x in first if any(x is m for m in moved)) + second
+
+
+def _lines(body: tuple[n.Stmt, ...]) -> str:
+    """The lines of a part's statements, as ranges (`9, 15–23`: a statement moved to the part's start, `_sunk`)."""
+    ranges: list[list[int]] = []
+    for st in body:
+        if ranges and st.span.line <= ranges[-1][1] + 1:
+            ranges[-1][1] = max(ranges[-1][1], st.span.end_line)
+        else:
+            ranges.append([st.span.line, st.span.end_line])
+    return ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in ranges)
 
 
 def _outputs(s: n.Stmt) -> bool:
@@ -281,7 +330,7 @@ def _whole(parts: list[ResolvedMechanism], bodies: tuple[tuple[n.Stmt, ...], ...
     """The whole's proof from its parts', each of which proved every obligation it has (a noise site's C0 and C3
     are its part's): notes and invariants by part."""
     whole = Inductive()
-    labels = [f"lines {body[0].span.line}–{body[-1].span.end_line}" for body in bodies]
+    labels = [f"lines {_lines(body)}" for body in bodies]
     for part, label, result in zip(parts, labels, results):
         assert all(reason is None for reason in result.proved.values()), "only proved parts make a whole"
         whole.proved.update(result.proved)
