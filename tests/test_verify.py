@@ -876,9 +876,14 @@ def test_a_value_the_first_part_outputs_as_it_is_is_public_to_the_second():
 @pytest.mark.parametrize("change,reason", [
     # output under a branch, not at the top level
     (("  output NUM(base)\n", "  if T > 0 {\n    output NUM(base)\n  }\n  output NUM(0)\n"), "reads `base`, which"),
-    # output before it is assigned: the second part then computes base from the first part's noise
+    # output before it is assigned: the second part then computes base from t, which the first part draws and
+    # nothing there reads, so the draw moves to the second part (it commutes), which is then not proved within
+    # any share of the claim
     (("  base = q[0] + t\n  output NUM(base)\n", "  base = 0\n  output NUM(base)\n  base = q[0] + t\n"),
-     "reads `t`, which"),
+     "no share of the claim proves both parts"),
+    # ... and where the first part reads t too, the second part reads the first part's noise
+    (("  base = q[0] + t\n  output NUM(base)\n", "  base = t\n  output NUM(0)\n  base = q[0] + t\n"),
+     "reads `base`, `t`, which"),
     # output something else than the variable itself
     (("  output NUM(base)\n", "  output NUM(base + 1)\n"), "reads `base`, which"),
 ])

@@ -7,12 +7,14 @@ that read its shape (the ranking's index sets, `ranking.py`) do not depend on ho
     max(l in 0 .. len(q) if l != j: e)   ⟶   max(l in 0 .. len(q) not in [j]: e)
     let d = out[0]; ... [d] ...          ⟶   ... [out[0]] ...
     len(out) > i,  i - len(out) < 0      ⟶   i < len(out)              (integers)
+    sum(l in D: a) - sum(l in D: b)      ⟶   sum(l in D: a - b)
 
 Each step keeps every value: `i == e` and `i in [e]` are the same truth value for integers; a filter `l != j` keeps
 exactly the indices of the domain that `not in [j]` keeps; swapping a conditional's branches under the negated
 condition picks the same branch; a let is a name for a value that depends on nothing but what its expression
 reads (lets are evaluated once, in order, and an alignment has no state), so writing the expression in its place
-changes no value; an integer comparison means the same whichever side each term is written on. Only lets without
+changes no value; an integer comparison means the same whichever side each term is written on, and a difference
+of two sums over one range is the sum of the differences. Only lets without
 a comprehension are written out (a `max` over a set stays a name: the ranking reads `m' - m` as written). The
 proofs then see the same φ_{D,D',ω} for every (D, D', ω).
 """
@@ -78,10 +80,29 @@ def _order(x: n.Compare) -> n.Expr | None:
     return n.Compare((op,), (_normal(left), _normal(right)), x.span, x.type)
 
 
+def _same_range(a: n.Comprehension, b: n.Comprehension) -> bool:
+    return a.var == b.var and all(unparse(u) == unparse(v) if u is not None and v is not None else u is v
+                                  for u, v in ((a.domain, b.domain), (a.excluded, b.excluded),
+                                               (a.condition, b.condition)))
+
+
+def _sums(x: n.Binary) -> n.Expr | None:
+    """`sum(l in D: a) - sum(l in D: b)` (or `+`) as `sum(l in D: a - b)`: the same value, term by term."""
+    a, b = x.left, x.right
+    if x.op not in "+-" or not (isinstance(a, n.Comprehension) and isinstance(b, n.Comprehension) and
+                                 a.func == b.func == "sum" and _same_range(a, b)):
+        return None
+    body = n.Binary(x.op, _normal(a.body), _normal(b.body), x.span, type=x.type)
+    return dataclasses.replace(a, body=body, domain=_normal(a.domain) if a.domain is not None else None,
+                               span=x.span, type=x.type)
+
+
 def _step(x: n.Expr) -> n.Expr | None:
     """One rewrite at x (None: look inside)."""
     if isinstance(x, n.Compare):
         return _order(x)
+    if isinstance(x, n.Binary):
+        return _sums(x)
     if isinstance(x, n.Conditional):
         condition = _index_test(x.condition)
         then, orelse = _normal(x.then), _normal(x.orelse)
@@ -131,5 +152,5 @@ def normal_alignment(mech: ResolvedMechanism) -> Rewritten | None:
         return None
     return Rewritten(dataclasses.replace(mech, alignment=new),
                      "the alignment was read in a normal form that keeps every shift's value (`i == j` as "
-                     "`i in [j]`, filters `l != j` as `not in [j]`, integer comparisons as `a < b`, short lets written "
-                     "out)")
+                     "`i in [j]`, filters `l != j` as `not in [j]`, integer comparisons as `a < b`, sums over one "
+                     "range as one sum, short lets written out)")

@@ -63,12 +63,29 @@ def inline(e: n.Expr, definitions: dict[str, n.Expr]) -> n.Expr:
                     x.id in definitions else None)
 
 
+def _minmax(e: n.Expr) -> n.Expr:
+    """`a <= b ? a : b` (`<` too) as `min(a, b)`, `a >= b ? a : b` (`>`) as `max(a, b)`, and the same with the
+    branches the other way round: the same value (at a = b either branch is a)."""
+    def step(x: n.Expr) -> n.Expr | None:
+        if not (isinstance(x, n.Conditional) and isinstance(x.condition, n.Compare) and len(x.condition.ops) == 1
+                and x.condition.ops[0] in ("<", "<=", ">", ">=")):
+            return None
+        a, b = x.condition.operands
+        smaller = x.condition.ops[0] in ("<", "<=")
+        same = unparse(x.then) == unparse(a) and unparse(x.orelse) == unparse(b)
+        swapped = unparse(x.then) == unparse(b) and unparse(x.orelse) == unparse(a)
+        if not (same or swapped):
+            return None
+        func = "min" if smaller == same else "max"
+        return n.Call(func, (_minmax(a), _minmax(b)), x.span, x.span, type=x.type)
+
+    return map_expr(e, step)
+
+
 def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:
-    """The mechanism with every loop's bounds read through names fixed by the parameters written out; None when no
-    bound reads one."""
+    """The mechanism with every loop's bounds read through names fixed by the parameters written out, and a
+    conditional that picks the smaller or larger of two values as `min` or `max`; None when no bound changes."""
     definitions = fixed_definitions(mech)
-    if not definitions:
-        return None
     rewritten: list[str] = []
     loops: dict[int, n.For] = {}
 
@@ -80,9 +97,9 @@ def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:
                 available[st.target] = definitions[st.target]
             elif isinstance(st, n.For):
                 new = dataclasses.replace(st, body=block(st.body, available))
-                if any(isinstance(x, n.VarRef) and x.id in available for bound in (st.lo, st.hi)
-                       for x in walk(bound)):
-                    new = dataclasses.replace(new, lo=inline(st.lo, available), hi=inline(st.hi, available))
+                lo, hi = _minmax(inline(st.lo, available)), _minmax(inline(st.hi, available))
+                if unparse(lo) != unparse(st.lo) or unparse(hi) != unparse(st.hi):
+                    new = dataclasses.replace(new, lo=lo, hi=hi)
                     rewritten.append(f"line {st.span.line}: `{unparse(st.lo)} .. {unparse(st.hi)}` is "
                                      f"`{unparse(new.lo)} .. {unparse(new.hi)}`")
                 if new != st:
@@ -109,7 +126,8 @@ def inline_bounds(mech: ResolvedMechanism) -> Rewritten | None:
             shifts=tuple(dataclasses.replace(shift, shift=inline(shift.shift, definitions))
                          for shift in alignment.shifts))
     return Rewritten(dataclasses.replace(mech, body=tuple(body), noise=noise, alignment=alignment),
-                     "loop bounds read through names the parameters fix were written out ("
+                     "loop bounds read through names the parameters fix were written out, a choice of the smaller or "
+                     "larger of two values as `min` or `max` ("
                      + "; ".join(rewritten) + ")")
 
 
