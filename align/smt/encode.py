@@ -353,6 +353,23 @@ class Tie:
 
 
 @dataclass
+class TieMemo:
+    """`note_ties`'s memory, by z3 term id; every term is kept with its entry, since z3 gives the id of a term that
+    is freed to the next one it makes. An unrolled program's values share their subterms (a chain of `If`s, one
+    per iteration), and without it `_cases` and `_symbols` walked a shared subterm once per path to it: Free Gap
+    Algorithm 1 at length 4 spent three quarters of its bounded check there."""
+
+    symbols: dict[int, tuple[z3.ExprRef, frozenset[str]]] = field(default_factory=dict)
+    """The symbols of each term looked at (`_known_symbols`)."""
+    cases: dict[int, tuple[z3.ExprRef, list[z3.ExprRef], int]] = field(default_factory=dict)
+    """The cases (`_cases`) of each term looked at, with the budget that computing them spent."""
+    noted: dict[tuple[int, int], z3.ExprRef] = field(default_factory=dict)
+    """The differences noted, by (term id, the size of `Encoding.earlier` then): the ties of a difference depend
+    on it and on `earlier` alone (a symbol's other facts are fixed when it is made, before any term reads it), and
+    `earlier` only grows."""
+
+
+@dataclass
 class Encoding:
     """Symbols shared by every run of one mechanism at one length: parameters, inputs, noise."""
 
@@ -380,6 +397,9 @@ class Encoding:
     while `exclude_ties` is set (the checker first tries a query without them, so that a proof that does not need
     them does not say it used them)."""
     exclude_ties: bool = False
+    tie_memo: TieMemo = field(default_factory=lambda: TieMemo())
+    """What `note_ties` has worked out of the terms it looked at (their symbols, their cases, the differences
+    noted): the runs of one shape compare the same values again and again, and their terms share subterms."""
     earlier: set[str] = field(default_factory=set)
     """Symbols that stand for values fixed before the noise of the abstract loop iteration is drawn (the first run's
     state at the loop head, checker/induction.py): a tie c·η + a with η a member drawn in that iteration and a
@@ -1051,8 +1071,34 @@ def _symbols(term: z3.ExprRef) -> set[str]:
     return {t.decl().name() for t in subterms(term) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
 
 
+def _known_symbols(term: z3.ExprRef, memo: TieMemo) -> frozenset[str]:
+    """`_symbols(term)`, each subterm's worked out once in `memo` (a term's symbols are its children's)."""
+    known = memo.symbols.get(term.get_id())
+    if known is not None:
+        return known[1]
+    # children first, without recursion (an unrolled program nests deeply)
+    todo = [term]
+    while todo:
+        t = todo[-1]
+        if t.get_id() in memo.symbols:
+            todo.pop()
+            continue
+        children = t.children()
+        missing = [c for c in children if c.get_id() not in memo.symbols]
+        if missing:
+            todo.extend(missing)
+            continue
+        todo.pop()
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            names = frozenset({t.decl().name()})
+        else:
+            names = frozenset().union(*(memo.symbols[c.get_id()][1] for c in children))
+        memo.symbols[t.get_id()] = (t, names)
+    return memo.symbols[term.get_id()][1]
+
+
 def _continuous_symbols(term: z3.ExprRef, enc: Encoding) -> set[str]:
-    return _symbols(term) & enc.continuous
+    return set(_known_symbols(term, enc.tie_memo) & enc.continuous)
 
 
 def _linear_in(term: z3.ExprRef, name: str, enc: Encoding) -> bool:
@@ -1086,19 +1132,35 @@ _MAX_TIE_CASES = 256
 """How many cases (`_cases`) of one difference the tie exclusion looks at; beyond, it excludes nothing there."""
 
 
-def _cases(term: z3.ExprRef, budget: list[int]) -> list[z3.ExprRef] | None:
+def _cases(term: z3.ExprRef, budget: list[int], memo: TieMemo) -> list[z3.ExprRef] | None:
     """The terms without `If` that `term` equals, one for each way its conditions go (`If(c, x, y) - b` is x - b or
-    y - b); None past `_MAX_TIE_CASES` of them. Every value of `term` is a value of one of them."""
+    y - b); None past `_MAX_TIE_CASES` of them. Every value of `term` is a value of one of them.
+
+    `budget` is spent on the combinations formed, None once it is overdrawn. The cases of a subterm met before are
+    taken from `memo` and the budget they took is spent again: the answer is the one computing them again gives
+    (the budget only goes down, so a computation that ends overdrawn passes below 0 on the way)."""
+    known = memo.cases.get(term.get_id())
+    if known is not None:
+        budget[0] -= known[2]
+        return None if budget[0] < 0 else known[1]
+    before = budget[0]
+    cases = _cases_of(term, budget, memo)
+    if cases is not None:
+        memo.cases[term.get_id()] = (term, cases, before - budget[0])
+    return cases
+
+
+def _cases_of(term: z3.ExprRef, budget: list[int], memo: TieMemo) -> list[z3.ExprRef] | None:
     if z3.is_app_of(term, z3.Z3_OP_ITE):
         _condition, then, orelse = term.children()
-        first, second = _cases(then, budget), _cases(orelse, budget)
+        first, second = _cases(then, budget, memo), _cases(orelse, budget, memo)
         if first is None or second is None:
             return None
         return list({t.get_id(): t for t in (*first, *second)}.values())
     if not z3.is_app(term) or term.num_args() == 0 or not z3.is_arith(term) or \
             term.decl().kind() == z3.Z3_OP_UNINTERPRETED:
         return [term]
-    options = [_cases(c, budget) if z3.is_arith(c) else [c] for c in term.children()]
+    options = [_cases(c, budget, memo) if z3.is_arith(c) else [c] for c in term.children()]
     if any(o is None for o in options):
         return None
     combined: list[list[z3.ExprRef]] = [[]]
@@ -1156,7 +1218,12 @@ def _plain_symbol(enc: Encoding, name: str) -> bool:
 
 
 def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
-    cases = _cases(z3.simplify(difference), [4 * _MAX_TIE_CASES])
+    # A difference noted before has no tie to add (`text` only describes the first tie of each formula, below).
+    key = (difference.get_id(), len(enc.earlier))
+    if key in enc.tie_memo.noted:
+        return
+    enc.tie_memo.noted[key] = difference
+    cases = _cases(z3.simplify(difference), [4 * _MAX_TIE_CASES], enc.tie_memo)
     if cases is None:
         return
     for case in cases:
@@ -1165,7 +1232,7 @@ def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
         # second run) are compared where their outputs agree, an event of probability 0 itself when the outputs
         # are continuous; only sets N × anything or anything × N of probability 0 may be left out of it
         # (specs/incorrect/tie_across_independent_runs.dp).
-        symbols = _symbols(case)
+        symbols = _known_symbols(case, enc.tie_memo)
         if len({enc.noise_runs[s] for s in symbols if s in enc.noise_runs}) > 1:
             continue
         # "a free of η" must hold of what the symbols stand for, not only of their names: an auxiliary symbol
