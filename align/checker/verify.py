@@ -19,9 +19,10 @@ counterexample in the spec's own names. An `unknown` answer is never promoted to
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
 
+from ..counterexample import Counterexample
 from ..limits import MAX_BOUNDED_LENGTH
 from ..obligations import Obligation, ObligationId
 from ..resolve import ResolvedMechanism
@@ -141,16 +142,10 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
             for structural in structural_values(mech, lengths, cover, options.limits):
                 if reach is not None and _shape_key(lengths, neighbour_lengths, structural) in reach.empty:
                     continue
-                enc = Encoding(mech, lengths, structural, neighbour_lengths)
-                try:
-                    if not _feasible(enc, options.limits):
-                        continue
-                    _check_length(mech, enc, remaining, verdicts, options)
-                except EncodingError as error:
-                    for o in remaining:
-                        verdicts[id(o)].fail(Status.UNKNOWN, f"{_where(enc)}: {error}")
-                assumptions |= enc.assumptions
-                tried += 1
+                used = _check_shape(mech, (lengths, neighbour_lengths, structural), remaining, verdicts, options)
+                if used is not None:
+                    assumptions |= used
+                    tried += 1
         _confirm(mech, [verdicts[id(o)] for o in remaining])
     for o in checked:
         v = verdicts[id(o)]
@@ -192,6 +187,86 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     final = [decided.get(id(o)) or verdicts[id(o)].freeze() for o in obs]
     # a quiet obligation (ADJ) is a line in the reports only when it does not hold
     return [v for v in final if not (v.obligation.kind.quiet and v.status == Status.PROVED)]
+
+
+FIRST_PASS_FROM = 4
+"""The bounded check's first pass (`_first_pass`) checks the input shapes whose longest list has at least this many
+entries, or whose integer parameters that shape the program are at least this large. Below, the queries are small
+and fast as they stand (and the verdicts at the default --max-length 3 are exactly as without a first pass)."""
+
+Shape = tuple[dict[str, int], dict[str, int], dict[str, int]]
+"""One input shape: the lengths of the lists on D, those on D' that differ, the structural values."""
+
+
+def _check_shape(mech: ResolvedMechanism, shape: Shape, remaining: list[Obligation],
+                 verdicts: dict[int, PendingVerdict], options: Options) -> set[str] | None:
+    """Check the remaining obligations at one input shape into `verdicts`: the measure-zero assumptions used, or
+    None when `requires` admits no input of this shape. A long shape goes through the first pass first, and only
+    what it does not prove is checked the usual way."""
+    used: set[str] = set()
+    left = remaining
+    if max([*shape[0].values(), *shape[1].values(), *shape[2].values()], default=0) >= FIRST_PASS_FROM:
+        first = _first_pass(mech, shape, remaining, verdicts, options)
+        if first is None:
+            return None
+        proved, used = first
+        left = [o for o in remaining if o not in proved]
+        if not left:
+            return used
+    lengths, neighbour_lengths, structural = shape
+    enc = Encoding(mech, lengths, structural, neighbour_lengths)
+    try:
+        if not _feasible(enc, options.limits):
+            return None
+        _check_length(mech, enc, left, verdicts, options)
+    except EncodingError as error:
+        for o in left:
+            verdicts[id(o)].fail(Status.UNKNOWN, f"{_where(enc)}: {error}")
+    return used | enc.assumptions
+
+
+class _Probe(PendingVerdict):
+    """A verdict of the first pass: a check that does not prove its obligation only marks it `failed` (the
+    obligation is then checked the usual way, which gives its verdict)."""
+
+    failed: bool = False
+
+    @staticmethod
+    def of(v: PendingVerdict) -> _Probe:
+        """A probe that starts from `v` (its notes copied, no time spent yet)."""
+        return _Probe(**{f.name: getattr(v, f.name) for f in fields(PendingVerdict)} |
+                      {"notes": list(v.notes), "seconds": 0.0})
+
+    def fail(self, status: Status, reason: str = "", counterexample: Counterexample | None = None) -> None:
+        self.failed = True
+
+
+def _first_pass(mech: ResolvedMechanism, shape: Shape, remaining: list[Obligation],
+                verdicts: dict[int, PendingVerdict], options: Options) -> tuple[list[Obligation], set[str]] | None:
+    """The checks of one input shape with the program encoded for long inputs: `max`, `min`, `argmax` and the
+    ranking of `top_k` as symbols with their defining facts (`Encoding.relational`), an add/remove-one-record
+    clause split into its cases (`Limits.by_cases`), in z3 contexts made for this shape (a context that has solved
+    many queries solves the next one more slowly). Each of its queries is
+    satisfiable exactly when the usual one is, so a proof here is a proof of the usual query; only proofs are
+    kept: what it does not prove is checked the usual way, whose answers (a counterexample, an unknown) are the
+    verdicts. Returns the obligations proved and the measure-zero assumptions they used, or None when `requires`
+    admits no input of this shape."""
+    probes = {id(o): _Probe.of(verdicts[id(o)]) for o in remaining}
+    with zt.fresh_context():
+        lengths, neighbour_lengths, structural = shape
+        enc = Encoding(mech, lengths, structural, neighbour_lengths, relational=True)
+        try:
+            if not _feasible(enc, options.limits):
+                return None
+            _check_length(mech, enc, remaining, probes, replace(options, limits=replace(options.limits, by_cases=True)))
+        except EncodingError:
+            return [], set()
+        failed = {id(o) for o in remaining if probes[id(o)].failed}
+        for o in remaining:
+            verdicts[id(o)].seconds += probes[id(o)].seconds
+            if id(o) not in failed:
+                verdicts[id(o)].notes = probes[id(o)].notes
+        return [o for o in remaining if id(o) not in failed], set(enc.assumptions)
 
 
 def _where(enc: Encoding) -> str:
@@ -415,7 +490,7 @@ def _without_ties(query: Query, o: Obligation, v: PendingVerdict) -> tuple[Answe
 
 
 def _check_length(mech: ResolvedMechanism, enc: Encoding, checked: list[Obligation],
-                  verdicts: dict[int, PendingVerdict], options: Options) -> None:
+                  verdicts: Mapping[int, PendingVerdict], options: Options) -> None:
     run1, align, run2 = aligned_runs(enc)
     differ = [inputs_differ(enc)] if options.distinct_inputs else []
     query = Query(mech, enc, run1, run2, align, [enc.adjacency(), *noise_support(enc, draws=run1.draws), *differ],

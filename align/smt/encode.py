@@ -353,6 +353,23 @@ class Tie:
 
 
 @dataclass
+class TieMemo:
+    """`note_ties`'s memory, by z3 term id; every term is kept with its entry, since z3 gives the id of a term that
+    is freed to the next one it makes. An unrolled program's values share their subterms (a chain of `If`s, one
+    per iteration), and without it `_cases` and `_symbols` walked a shared subterm once per path to it: Free Gap
+    Algorithm 1 at length 4 spent three quarters of its bounded check there."""
+
+    symbols: dict[int, tuple[z3.ExprRef, frozenset[str]]] = field(default_factory=dict)
+    """The symbols of each term looked at (`_known_symbols`)."""
+    cases: dict[int, tuple[z3.ExprRef, list[z3.ExprRef], int]] = field(default_factory=dict)
+    """The cases (`_cases`) of each term looked at, with the budget that computing them spent."""
+    noted: dict[tuple[int, int], z3.ExprRef] = field(default_factory=dict)
+    """The differences noted, by (term id, the size of `Encoding.earlier` then): the ties of a difference depend
+    on it and on `earlier` alone (a symbol's other facts are fixed when it is made, before any term reads it), and
+    `earlier` only grows."""
+
+
+@dataclass
 class Encoding:
     """Symbols shared by every run of one mechanism at one length: parameters, inputs, noise."""
 
@@ -380,6 +397,9 @@ class Encoding:
     while `exclude_ties` is set (the checker first tries a query without them, so that a proof that does not need
     them does not say it used them)."""
     exclude_ties: bool = False
+    tie_memo: TieMemo = field(default_factory=lambda: TieMemo())
+    """What `note_ties` has worked out of the terms it looked at (their symbols, their cases, the differences
+    noted): the runs of one shape compare the same values again and again, and their terms share subterms."""
     earlier: set[str] = field(default_factory=set)
     """Symbols that stand for values fixed before the noise of the abstract loop iteration is drawn (the first run's
     state at the loop head, checker/induction.py): a tie c·η + a with η a member drawn in that iteration and a
@@ -399,6 +419,11 @@ class Encoding:
     roots: list[tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]] = field(default_factory=list)
     """Square roots: (symbol s, argument x, its side condition s >= 0 and s*s = x, which is in `side`)."""
     counter: int = 0
+    relational: bool = False
+    """`max`, `min`, `argmax`, `argmin` and the ranking of `top_k` are fresh symbols with the facts that define them
+    (`_extremum`, `_ranked_symbols`), not chains of `If`s: the same values, and the queries equisatisfiable. The
+    bounded check's first pass (checker/verify.py) encodes long inputs so: a cost that reads the largest noisy
+    value outside the chosen ones (Free Gap Algorithm 4) is then a few case splits, not one per path of the chain."""
     records: bool = False
     """Lists with a private length are RecordLists of symbolic length (the proof for every length of
     add/remove-one-record neighbours), not lists of `lengths` entries."""
@@ -732,7 +757,7 @@ class ExprEval(IRVisitor[Value, None]):
             # the interpreter stops with `empty-reduction` where no member passes
             self.reads.append((z3.Implies(self.guard, zt.Or([g for g, _, _ in results])),
                                f"takes `{e.func}` over an empty set at line {e.span.line}"))
-        return _fold(e.func, results)
+        return _fold(e.func, results, self.enc)
 
     def summary(self, e: n.Comprehension) -> Value | None:
         """`sum`/`count(l in 0 .. len(q): body)` over a RecordList q, body reading q only as q[l]: the
@@ -921,8 +946,11 @@ def select(items: tuple, index: z3.ArithRef, enc: Encoding | None = None) -> Val
     return result
 
 
-def _fold(func: str, results: list[tuple[z3.BoolRef, z3.ArithRef, Value]]) -> Value:
+def _fold(func: str, results: list[tuple[z3.BoolRef, z3.ArithRef, Value]], enc: Encoding | None = None) -> Value:
     """max/min/argmax/argmin/sum/count/all/any over guarded candidates; ties go to the earliest candidate."""
+    if enc is not None and enc.relational and func in _EXTREMA and len(results) > 2 and \
+            all(isinstance(v, z3.ArithRef) for _, _, v in results):
+        return _extremum(func, results, enc)
     if func == "sum":
         return zt.Sum([z3.If(g, v, 0) for g, _, v in results]) if results else zt.IntVal(0)
     if func == "count":
@@ -945,9 +973,39 @@ def _fold(func: str, results: list[tuple[z3.BoolRef, z3.ArithRef, Value]]) -> Va
     return best_v if func in ("max", "min") else best_i
 
 
-def _ranked(values: tuple, count: int) -> list[tuple[z3.ArithRef, Value]]:
+_EXTREMA = ("max", "min", "argmax", "argmin")
+
+
+def _extremum(func: str, results: list[tuple[z3.BoolRef, z3.ArithRef, Value]], enc: Encoding) -> z3.ArithRef:
+    """`_fold`'s max/min/argmax/argmin as a fresh symbol m (and i for the arg), stated in `enc.side` with the facts
+    that make them exactly the values `_fold` computes, whatever the other symbols are: each candidate that passes
+    its guard is at most m (at least, for min) and one is m, and i is the index of the first such; when none
+    passes, m and i are the first candidate's. Given the other symbols, one value of m and i satisfies the facts, so
+    a query is satisfiable with them exactly when it is with `_fold`'s terms."""
+    values = [_real(v) if any(not z3.is_int(w) for _, _, w in results) else v for _, _, v in results]
+    m = enc.fresh(func, "int" if all(z3.is_int(v) for v in values) else "real")
+    largest = func in ("max", "argmax")
+    guards = [g for g, _, _ in results]
+    none = z3.Not(zt.Or(guards))
+    facts = [z3.Implies(g, v <= m if largest else v >= m) for g, v in zip(guards, values)]
+    facts.append(zt.Or([zt.And(g, m == v) for g, v in zip(guards, values)] + [zt.And(none, m == values[0])]))
+    enc.side.append(zt.And(facts))
+    if func in ("max", "min"):
+        return m
+    i = enc.fresh(f"{func}_index", "int")
+    first = [zt.And(g, m == v, i == index, *[z3.Implies(h, w < m if largest else w > m)
+                                            for h, w in zip(guards[:k], values[:k])])
+             for k, (g, v, (_, index, _)) in enumerate(zip(guards, values, results))]
+    enc.side.append(zt.Or([*first, zt.And(none, i == results[0][1])]))
+    return i
+
+
+def _ranked(values: tuple, count: int, enc: Encoding | None = None) -> list[tuple[z3.ArithRef, Value]]:
     """The `count` largest entries as (index, value), descending; ties go to the lower index (a total order,
     so the result is a function of the values, with no measure-zero assumption)."""
+    if enc is not None and enc.relational and 0 < count <= len(values) and len(values) > 2 and \
+            all(isinstance(v, z3.ArithRef) for v in values):
+        return _ranked_symbols(values, count, enc)
     chosen: list[z3.ArithRef] = []
     out = []
     for _ in range(count):
@@ -982,13 +1040,13 @@ def _b_min_max(ev: ExprEval, e: n.Call) -> Value:
     else:
         items = tuple(ev.value(a) for a in e.args)
     results = [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)]
-    return _fold(e.func, results)
+    return _fold(e.func, results, ev.enc)
 
 
 def _b_argmax(ev: ExprEval, e: n.Call) -> Value:
     items = _list_items(ev.value(e.args[0]))
     _assume_no_ties(ev, items, e)
-    return _fold(e.func, [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)])
+    return _fold(e.func, [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)], ev.enc)
 
 
 def _b_abs(ev: ExprEval, e: n.Call) -> Value:
@@ -1051,8 +1109,34 @@ def _symbols(term: z3.ExprRef) -> set[str]:
     return {t.decl().name() for t in subterms(term) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
 
 
+def _known_symbols(term: z3.ExprRef, memo: TieMemo) -> frozenset[str]:
+    """`_symbols(term)`, each subterm's worked out once in `memo` (a term's symbols are its children's)."""
+    known = memo.symbols.get(term.get_id())
+    if known is not None:
+        return known[1]
+    # children first, without recursion (an unrolled program nests deeply)
+    todo = [term]
+    while todo:
+        t = todo[-1]
+        if t.get_id() in memo.symbols:
+            todo.pop()
+            continue
+        children = t.children()
+        missing = [c for c in children if c.get_id() not in memo.symbols]
+        if missing:
+            todo.extend(missing)
+            continue
+        todo.pop()
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            names = frozenset({t.decl().name()})
+        else:
+            names = frozenset().union(*(memo.symbols[c.get_id()][1] for c in children))
+        memo.symbols[t.get_id()] = (t, names)
+    return memo.symbols[term.get_id()][1]
+
+
 def _continuous_symbols(term: z3.ExprRef, enc: Encoding) -> set[str]:
-    return _symbols(term) & enc.continuous
+    return set(_known_symbols(term, enc.tie_memo) & enc.continuous)
 
 
 def _linear_in(term: z3.ExprRef, name: str, enc: Encoding) -> bool:
@@ -1086,19 +1170,35 @@ _MAX_TIE_CASES = 256
 """How many cases (`_cases`) of one difference the tie exclusion looks at; beyond, it excludes nothing there."""
 
 
-def _cases(term: z3.ExprRef, budget: list[int]) -> list[z3.ExprRef] | None:
+def _cases(term: z3.ExprRef, budget: list[int], memo: TieMemo) -> list[z3.ExprRef] | None:
     """The terms without `If` that `term` equals, one for each way its conditions go (`If(c, x, y) - b` is x - b or
-    y - b); None past `_MAX_TIE_CASES` of them. Every value of `term` is a value of one of them."""
+    y - b); None past `_MAX_TIE_CASES` of them. Every value of `term` is a value of one of them.
+
+    `budget` is spent on the combinations formed, None once it is overdrawn. The cases of a subterm met before are
+    taken from `memo` and the budget they took is spent again: the answer is the one computing them again gives
+    (the budget only goes down, so a computation that ends overdrawn passes below 0 on the way)."""
+    known = memo.cases.get(term.get_id())
+    if known is not None:
+        budget[0] -= known[2]
+        return None if budget[0] < 0 else known[1]
+    before = budget[0]
+    cases = _cases_of(term, budget, memo)
+    if cases is not None:
+        memo.cases[term.get_id()] = (term, cases, before - budget[0])
+    return cases
+
+
+def _cases_of(term: z3.ExprRef, budget: list[int], memo: TieMemo) -> list[z3.ExprRef] | None:
     if z3.is_app_of(term, z3.Z3_OP_ITE):
         _condition, then, orelse = term.children()
-        first, second = _cases(then, budget), _cases(orelse, budget)
+        first, second = _cases(then, budget, memo), _cases(orelse, budget, memo)
         if first is None or second is None:
             return None
         return list({t.get_id(): t for t in (*first, *second)}.values())
     if not z3.is_app(term) or term.num_args() == 0 or not z3.is_arith(term) or \
             term.decl().kind() == z3.Z3_OP_UNINTERPRETED:
         return [term]
-    options = [_cases(c, budget) if z3.is_arith(c) else [c] for c in term.children()]
+    options = [_cases(c, budget, memo) if z3.is_arith(c) else [c] for c in term.children()]
     if any(o is None for o in options):
         return None
     combined: list[list[z3.ExprRef]] = [[]]
@@ -1156,7 +1256,12 @@ def _plain_symbol(enc: Encoding, name: str) -> bool:
 
 
 def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
-    cases = _cases(z3.simplify(difference), [4 * _MAX_TIE_CASES])
+    # A difference noted before has no tie to add (`text` only describes the first tie of each formula, below).
+    key = (difference.get_id(), len(enc.earlier))
+    if key in enc.tie_memo.noted:
+        return
+    enc.tie_memo.noted[key] = difference
+    cases = _cases(z3.simplify(difference), [4 * _MAX_TIE_CASES], enc.tie_memo)
     if cases is None:
         return
     for case in cases:
@@ -1165,7 +1270,7 @@ def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
         # second run) are compared where their outputs agree, an event of probability 0 itself when the outputs
         # are continuous; only sets N × anything or anything × N of probability 0 may be left out of it
         # (specs/incorrect/tie_across_independent_runs.dp).
-        symbols = _symbols(case)
+        symbols = _known_symbols(case, enc.tie_memo)
         if len({enc.noise_runs[s] for s in symbols if s in enc.noise_runs}) > 1:
             continue
         # "a free of η" must hold of what the symbols stand for, not only of their names: an auxiliary symbol
@@ -1223,6 +1328,29 @@ def _assume_no_ties(ev: ExprEval, values: tuple, e: n.Expr) -> None:
                         "probability 0, Theorem 10.1)")
 
 
+def _ranked_symbols(values: tuple, count: int, enc: Encoding) -> list[tuple[z3.ArithRef, Value]]:
+    """`_ranked` as fresh symbols, the index j_t and the value w_t of the t-th entry, stated in `enc.side` with
+    facts that make them its result whatever the other symbols are (`Encoding.relational`): w_t is entry j_t, the
+    j_t are distinct, each comes before the next in the strict total order `_ranked` follows (larger value first,
+    then lower index), and the last comes before every entry not chosen. By transitivity every entry not chosen
+    then comes after every chosen one, so the chosen are the `count` first entries of that order, in order: the
+    one solution."""
+    real = any(not z3.is_int(v) for v in values)
+    items = [_real(v) if real else v for v in values]
+    chosen = [(enc.fresh("rank_index", "int"), enc.fresh("rank", "real" if real else "int")) for _ in range(count)]
+
+    def before(i: z3.ArithRef, w: z3.ArithRef, j: z3.ArithRef | int, v: z3.ArithRef) -> z3.BoolRef:
+        return zt.Or(w > v, zt.And(w == v, i < j))
+
+    facts = [zt.Or([zt.And(i == k, w == v) for k, v in enumerate(items)]) for i, w in chosen]
+    facts += [chosen[t][0] != chosen[u][0] for t in range(count) for u in range(t + 1, count)]
+    facts += [before(*chosen[t], *chosen[t + 1]) for t in range(count - 1)]
+    last = chosen[-1]
+    facts += [z3.Implies(zt.And([i != k for i, _ in chosen]), before(*last, k, v)) for k, v in enumerate(items)]
+    enc.side.append(zt.And(facts))
+    return [(i, w) for i, w in chosen]
+
+
 def _b_top_k_with_gaps(ev: ExprEval, e: n.Call) -> Value:
     values = _list_items(ev.value(e.args[0]))
     _assume_no_ties(ev, values, e)
@@ -1231,7 +1359,7 @@ def _b_top_k_with_gaps(ev: ExprEval, e: n.Call) -> Value:
         raise EncodingError("top_k_with_gaps needs a concrete k at a fixed length")
     if not 0 <= k < len(values):
         raise EncodingError(f"top_k_with_gaps needs more than k = {k} values, got {len(values)}")
-    ranked = _ranked(values, k + 1)
+    ranked = _ranked(values, k + 1, ev.enc)
     return ListV(tuple(TupV((ranked[r][0], _term(ranked[r][1]) - ranked[r + 1][1])) for r in range(k)))
 
 
@@ -1241,7 +1369,7 @@ def _b_top_k(ev: ExprEval, e: n.Call) -> Value:
     k = _concrete(ev.arith(e.args[1]))
     if k is None or not 0 <= k <= len(values):
         raise EncodingError("top_k needs a concrete k no larger than the list")
-    return ListV(tuple(i for i, _ in _ranked(values, k)))
+    return ListV(tuple(i for i, _ in _ranked(values, k, ev.enc)))
 
 
 def _b_indices(ev: ExprEval, e: n.Call) -> Value:
