@@ -56,8 +56,10 @@ def test_every_corpus_coefficient_in_the_fragment_is_printed_as_sympy_prints_it(
     # the peers' scales are theirs (sums and differences of parameters: `(max_value - min_value) / eps`); the
     # corpus's own are pinned below
     outside = {(path, name) for path, name in outside if not path.startswith(os.path.join("specs", "peers"))}
-    # scales that read the data (abs, max, len, a conditional: only the incorrect specs have them): sympy's
+    # scales that read the data or the state (abs, max, len, a conditional, a counter: only the incorrect specs
+    # have them): sympy's
     assert outside == {
+        ("specs/incorrect/counter_template_scale_reads_counter.dp", "nu"),
         ("specs/incorrect/fixed_entries_scale_reads_length.dp", "eta"),
         ("specs/incorrect/laplace_scale_reads_data.dp", "eta"),
         ("specs/incorrect/laplace_scale_reads_range.dp", "eta"),

@@ -155,7 +155,8 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
     # Two loops that only sample and fill lists, followed by another loop over the same range, merge into one that
     # fills them all (its lists stay lists, for the loop after it that reads them: fused with it in turn)
     following = next((st for st in after if isinstance(st, (n.For, n.While))), None)
-    merging = _fills(second, j, strict=False) is not None and isinstance(following, n.For) and \
+    merging = _fills(second, j, strict=False, existing=frozenset(lists)) is not None and \
+        isinstance(following, n.For) and \
         unparse(following.lo) == unparse(second.lo) and unparse(following.hi) == unparse(second.hi)
     # 4. nobody else touches the built lists (nor, between the loops, the first loop's noise: the statements
     # there then commute with the first loop, which writes nothing else, and move before it); after the second
@@ -219,10 +220,14 @@ class _Declined(Exception):
     """`_fills` not strict: the loop is not of the shape."""
 
 
-def _fills(loop: n.For, i: str, strict: bool = True) -> tuple[dict[str, n.Assign], set[str]] | None:
+def _fills(loop: n.For, i: str, strict: bool = True,
+           existing: frozenset[str] = frozenset()) -> tuple[dict[str, n.Assign], set[str]] | None:
     """(the lists a loop fills, the scalars it carries) when it samples (not in a branch), fills lists at its index
-    `i` (in branches too: `if aborted { res[i] = -1 }`) and assigns scalars, reading an entry of a list it fills
-    only at i, after this iteration has written it on every path; otherwise NotFusable (`strict`) or None."""
+    `i` on every path through its body (overwrites, in branches too, of the `existing` lists, which an earlier loop
+    filled: `if aborted { res[i] = -1 }`) and assigns scalars, reading an entry of a list it fills only at i, after
+    this iteration has written it on every path; otherwise NotFusable (`strict`) or None. A list written on some
+    paths only has gaps, where the written program stops with an error and the fused one would read another
+    iteration's value (specs/incorrect/fused_loops_list_with_gaps.dp)."""
     targets = {st.target for st in walk_statements(loop.body) if isinstance(st, n.Assign) and st.index is not None}
     built: dict[str, n.Assign] = {}
     carried: set[str] = set()
@@ -260,7 +265,10 @@ def _fills(loop: n.For, i: str, strict: bool = True) -> tuple[dict[str, n.Assign
         return written
 
     try:
-        block(loop.body, set(), True)
+        written = block(loop.body, set(), True)  # fills `built` as it goes
+        gaps = sorted(set(built) - written - existing)
+        if gaps:
+            fail(f"the first loop writes `{gaps[0]}` on some paths only")
     except _Declined:
         return None
     return (built, carried) if built or strict else None

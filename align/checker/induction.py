@@ -36,7 +36,7 @@ import z3
 
 from .. import nodes as n
 from ..obligations import ObligationId
-from ..resolve import ResolvedMechanism, children, statement_exprs, walk, walk_statements
+from ..resolve import ResolvedMechanism, ResolvedParam, children, statement_exprs, walk, walk_statements
 from ..results import Conjunct
 from ..smt import terms as zt
 from ..smt.chc import cast_like, constants_of, find_invariant
@@ -132,10 +132,10 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For, list[n.Stmt]]:
     return prefix, loop, suffix
 
 
-def _indexed_lists(mech: ResolvedMechanism) -> dict[str, str]:
-    """The list parameters with a public length that the loop reads at its index, or whose clause bounds a
-    total over their entries, each with what does (a read `q[e]` in the body or the alignment, or the clause):
-    with a loop over a public bound, the proof needs that bound to be at most their length."""
+def _indexed_lists(mech: ResolvedMechanism, by_position_only: bool = False) -> dict[str, str]:
+    """The list parameters with a public length that the loop reads at its index, or (unless `by_position_only`)
+    whose clause bounds a total over their entries, each with what does (a read `q[e]` in the body or the
+    alignment, or the clause): the proof needs the loop's bound to be at most their length."""
     found: dict[str, str] = {}
     roots = [e for st in walk_statements(mech.body) for e in statement_exprs(st)]
     if mech.alignment is not None:
@@ -145,7 +145,7 @@ def _indexed_lists(mech: ResolvedMechanism) -> dict[str, str]:
             p = mech.param(x.base.id)
             if p is not None and isinstance(p.type, ListType) and p.length_public:
                 found.setdefault(p.name, f"`{unparse(x)}` reads it by position")
-    for p in mech.params:
+    for p in mech.params if not by_position_only else ():
         for adj in p.adjacency:
             if adj.rule.measure is not None:
                 found.setdefault(p.name, f"`{adj.rule.total_text(p.name)}` is bounded over its entries")
@@ -307,7 +307,6 @@ class _Product:
         """The symbolic length of each list parameter; the loop runs over the first."""
         self.i = zt.Int("%i")
         self.n = _loop_bound(loop, enc, lengths)
-        self.monotone = zt.Bool("%up")
         # `reals`: set to an integer before the loop, to a real in it (`bq = 0`, then `bq = q[i] + eta`)
         self.head1 = {x: zt.Real(f"{x}@1") if x in reals else _fresh_like(entry1[x], f"{x}@1") for x in carried}
         self.head2 = {x: zt.Real(f"{x}@2") if x in reals else _fresh_like(entry2[x], f"{x}@2") for x in carried}
@@ -373,7 +372,7 @@ class _Product:
                     for adj in p.adjacency:
                         if adj.rule.entry is not None:
                             self.enc.side.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj),
-                                                                self.monotone))
+                                                                _up(p)))
             else:
                 env[p.name] = self.enc.params[p.name]
                 if p.name in self.enc.neighbour:
@@ -404,7 +403,7 @@ class _Product:
                     for adj in p.adjacency:
                         bound = self._bound(adj)
                         if adj.rule.entry is not None:
-                            adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, bound, self.monotone))
+                            adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, bound, _up(p)))
                         if adj.rule.measure is not None:
                             # The total so far is carried across iterations: what is left bounds this entry.
                             assert bound is not None, "a clause with a measure has a bound"
@@ -422,7 +421,7 @@ class _Product:
                 for adj in p.adjacency:
                     assert adj.rule.entry is not None and adj.rule.measure is None, "a scalar clause relates one value"
                     here, there = _term(value), _term(inputs2[p.name])
-                    adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj), self.monotone))
+                    adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj), _up(p)))
         return inputs1, inputs2, adjacent
 
     def _entry(self, p, primed: bool) -> Callable[[int], z3.ArithRef]:
@@ -436,7 +435,7 @@ class _Product:
                 for adj in p.adjacency:
                     if adj.rule.entry is not None:
                         self.adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj),
-                                                            self.monotone))
+                                                            _up(p)))
             return there if primed else here
         return entry
 
@@ -684,6 +683,12 @@ class _EntriesList(LoopList):
         return super().at(index)
 
 
+def _up(p: ResolvedParam) -> z3.BoolRef:
+    """The direction of a `monotone` clause's list: one per list, as in the bounded encoding (`encode.py`): two lists
+    may move in opposite directions."""
+    return zt.Bool(f"%up({p.name})")
+
+
 def _scalar(name: str, t) -> z3.ExprRef:
     return zt.Int(name) if t == INT else zt.Real(name)
 
@@ -716,14 +721,16 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     enc = Encoding(mech, Encoding.uniform(mech, 0), {},
                    records=any(isinstance(p.type, ListType) and not p.length_public for p in mech.params))
     lengths = _symbolic_lengths(mech, enc)
-    if _loop_list(loop) is None:
-        # a loop over a public bound reads a list at its index i, or spends a total over its entries, only where
-        # i < len(q): the bound must be at most the length for every input `requires` allows
-        bound = _loop_bound(loop, enc, lengths)
-        for name, why in _indexed_lists(mech).items():
-            if check_valid([enc.requires(), *(length >= 0 for length in lengths.values())], bound <= lengths[name],
-                           limits, vacuity=False).status != Validity.PROVED:
-                raise NotInductive(f"the loop over a public bound may run past the end of {name}, and {why}")
+    # a loop reads a list at its index i, or (over a public bound) spends a total over its entries, only where
+    # i < len(q): the bound must be at most the length for every input `requires` allows (a read past the end stops
+    # the run with an error, on one neighbour and not the other: specs/incorrect/list_read_past_its_end.dp)
+    bound = _loop_bound(loop, enc, lengths)
+    over = _loop_list(loop)
+    for name, why in _indexed_lists(mech, by_position_only=over is not None).items():
+        if name != over and check_valid([enc.requires(), *(length >= 0 for length in lengths.values())],
+                                        bound <= lengths[name], limits, vacuity=False).status != Validity.PROVED:
+            raise NotInductive(f"the loop may run past the end of {name}, and {why} (a `requires` clause "
+                               f"len({name}) >= {unparse(loop.hi)} would rule that out)")
     # The prefix on D and on D' (with the shifts of its scalar noise), for every length: it sees each list only
     # through its symbolic length (reading an element there is outside this proof's shape).
     try:
@@ -816,7 +823,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                {w: x.after(product.i) for w, x in windows.items()},
                _fold_state(product.folds, {t: f.after() for t, f in product.folds.items()}))
     steps = [b for b in (_iteration_cost_bound(mech, product, cost_term, limits),
-                         _iteration_cost_bound(mech, product, cost_term, limits, tight=True)) if b is not None]
+                         _iteration_cost_bound(mech, product, cost_term, limits, tight=True))
+             if b is not None and _fixed_over_loop(product, b)]
     if len(steps) == 2 and z3.eq(z3.simplify(steps[0]), z3.simplify(steps[1])):
         steps.pop()
     # Each formula takes a `_State`; `...` because the lambdas bind their loop values as default arguments.
@@ -868,7 +876,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         site = mech.noise_site(d.site)
         if site.distribution.cost is not None:
             c = _real(cost_term(enc, site, d))
-            coefficients.setdefault(c.sexpr(), c)
+            if _fixed_over_loop(product, c):
+                coefficients.setdefault(c.sexpr(), c)
     for w in product.windows:
         for x in carried:
             if z3.is_expr(pre1.vars[x]) and not z3.is_bool(pre1.vars[x]):
@@ -1714,10 +1723,24 @@ def _moves(product: _Product, term: z3.ArithRef) -> bool:
     record, the prefix's values): the head state, the aligned cost, the ghost counters, this iteration's noise.
     Such a term is not the same function of the index at every iteration: a records' share that `_counts_once`
     compares at two indices, a window's period."""
-    moving = [*product.head1.values(), *product.head2.values(), product.acost, *product.ghost_head.values(),
-              *(f.head for f in product.prefix_folds.values()),
-              *(d.value for d in product.run1.draws)]
-    return any(_symbols(term) & _symbols(x) for x in moving if z3.is_expr(x))
+    return any(_symbols(term) & _symbols(x) for x in _moving(product) if z3.is_expr(x))
+
+
+def _moving(product: _Product) -> list:
+    """What changes from one iteration to the next: the head state, the aligned cost, the ghosts, this iteration's
+    noise."""
+    return [*product.head1.values(), *product.head2.values(), product.acost, *product.ghost_head.values(),
+            *(f.head for f in product.prefix_folds.values()), *(d.value for d in product.run1.draws)]
+
+
+def _fixed_over_loop(product: _Product, term: z3.ArithRef) -> bool:
+    """Whether term has one value in every iteration: it reads neither what changes between iterations
+    (`_moving`) nor the index nor an entry read at the index (`T[i]`). A template's coefficient must (a noise scale
+    that reads a counter gives a cost coefficient that changes with the head state: as a fixed b, each iteration
+    would be checked against a b of its own, specs/incorrect/counter_template_scale_reads_counter.dp)."""
+    at_index = [*_moving(product), product.i, *(d.value for d in product.run2.draws),
+                *(x.here for x in [*product.inputs1.values(), *product.inputs2.values()] if isinstance(x, LoopList))]
+    return not any(_symbols(term) & _symbols(x) for x in at_index if z3.is_expr(x))
 
 
 def _counts_once(product: _Product, share: z3.ArithRef, entry: list[z3.BoolRef], limits: Limits) -> bool:

@@ -705,7 +705,6 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     lengths: dict[str, z3.ArithRef] = {}
     adjacency: list[z3.BoolRef] = []
     pointwise = _Pointwise()
-    up = zt.Bool("%up")
     for p in mech.params:
         if not isinstance(p.type, ListType):
             continue
@@ -726,14 +725,15 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 raise NotInductive(f"`{adj.rule.total_text(p.name)}` has no encoding over a list of every length")
             assert adj.rule.entry is not None, "a clause without a measure relates the entries"
             bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound) if adj.bound is not None else None
-            pointwise.add(length, j, adj.rule.entry(Z3_SPLIT_OPS, a, b, bound, up))
+            # one direction per `monotone` list, as in the bounded encoding: two lists may move apart
+            pointwise.add(length, j, adj.rule.entry(Z3_SPLIT_OPS, a, b, bound, zt.Bool(f"%up({p.name})")))
     for p in mech.params:
         if not isinstance(p.type, ListType):
             for adj in p.adjacency:
                 assert adj.rule.entry is not None and adj.bound is not None, "a scalar clause has a bound"
                 bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound)
                 here_s, there_s = _term(enc.params[p.name]), _term(enc.neighbour[p.name])
-                adjacency.append(adj.rule.entry(Z3_SPLIT_OPS, here_s, there_s, bound, up))
+                adjacency.append(adj.rule.entry(Z3_SPLIT_OPS, here_s, there_s, bound, zt.Bool(f"%up({p.name})")))
     loop_list = _loop_list(shape.map_loop)
     assert loop_list is not None, "_shape accepts only `for i in 0 .. len(q)` as the map loop"
     n_ = lengths[loop_list]
