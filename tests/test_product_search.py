@@ -21,6 +21,17 @@ PEERS = ROOT / "specs" / "peers"
 EVERY = "for every input length"
 
 
+def _rewritten(tmp_path: Path, source: Path, replacements: tuple[tuple[str, str], ...], name: str) -> Path:
+    """`source` with each text replaced (each must be there), written to tmp_path/name."""
+    text = source.read_text()
+    for old, new in replacements:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
 def _obligation(verdict, obligation: ObligationId):
     return next(v for v in verdict.verdicts if v.obligation.id == obligation)
 
@@ -72,13 +83,9 @@ def test_a_cost_that_needs_the_neighbours_direction_is_bounded_by_the_counters_t
 def test_a_counter_of_the_answers_left_bounds_the_cost(tmp_path: Path):
     # Lyu et al.'s monotone Alg. 7 counting its answers down from c (`left`): the cost grows by at most b each time
     # left goes down by one, b the largest of each shift's parts' bounds (monotone queries)
-    text = (PEERS / "lyu_alg7_monotone.dp").read_text()
-    for old, new in (("count = 0", "left = c"), ("if count >= c { break }", "if left <= 0 { break }"),
-                     ("count = count + 1", "left = left - 1")):
-        assert old in text
-        text = text.replace(old, new)
-    path = tmp_path / "counting_down.dp"
-    path.write_text(text)
+    path = _rewritten(tmp_path, PEERS / "lyu_alg7_monotone.dp",
+                      (("count = 0", "left = c"), ("if count >= c { break }", "if left <= 0 { break }"),
+                       ("count = count + 1", "left = left - 1")), "counting_down.dp")
     verdict = align.verify(str(path))
     assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
     c4c = _obligation(verdict, ObligationId.C4C)
@@ -194,13 +201,10 @@ def test_the_outputs_after_the_loop_are_read_only_at_a_number_below_their_count(
 def test_a_count_over_the_iterations_so_far_is_a_ghost_of_the_loop(tmp_path: Path):
     # Sparse with numeric answers 1 and 0 and its alignment counting them: `count(l in 0 .. i + 1: out[l] == 1)`
     # is f summed over the iterations so far (the tag counters' generalisation); Houdini finds count = that ghost
-    text = (ROOT / "specs" / "dworkroth" / "sparse.dp").read_text()
-    for tagged, numeric in (("output TOP", "output 1"), ("output BOT", "output 0"), ("out[i] is TOP", "out[i] == 1"),
-                            ("out[l] is TOP", "out[l] == 1")):
-        assert tagged in text, tagged
-        text = text.replace(tagged, numeric)
-    path = tmp_path / "sparse_numeric.dp"
-    path.write_text(text)
+    path = _rewritten(tmp_path, ROOT / "specs" / "dworkroth" / "sparse.dp",
+                      (("output TOP", "output 1"), ("output BOT", "output 0"), ("out[i] is TOP", "out[i] == 1"),
+                       ("out[l] is TOP", "out[l] == 1")), "sparse_numeric.dp")
+    text = path.read_text()
     verdict = align.verify(str(path))
     assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
     c4c = _obligation(verdict, ObligationId.C4C)
@@ -215,13 +219,9 @@ def test_a_failed_proof_names_a_state_the_invariant_allows_and_the_obligation_do
     # counts each answer twice), and the search's W is not linear (the three noise families' cost ratios are
     # parameters); the note shows a loop head's state (both runs' variables, the aligned cost) that an
     # `invariant` clause would have to rule out
-    text = (PEERS / "lyu_alg7_monotone.dp").read_text()
-    for old, new in (("if count >= c { break }", "if count >= 2 * c { break }"),
-                     ("count = count + 1", "count = count + 2")):
-        assert old in text
-        text = text.replace(old, new)
-    path = tmp_path / "counting_by_two.dp"
-    path.write_text(text)
+    path = _rewritten(tmp_path, PEERS / "lyu_alg7_monotone.dp",
+                      (("if count >= c { break }", "if count >= 2 * c { break }"),
+                       ("count = count + 1", "count = count + 2")), "counting_by_two.dp")
     verdict = align.verify(str(path), max_length=2)
     c4c = _obligation(verdict, ObligationId.C4C)
     note = next(n for n in c4c.notes if "no proof for every length" in n)
