@@ -258,6 +258,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     # inputs on which the written programs run to the end (T long enough, no gap in y)
     "incorrect/list_read_past_its_end.dp": [({"q": [1, 1], "T": [0, 0], "eps": 1}, {"q": [0, 1]})],
     "incorrect/fused_loops_list_with_gaps.dp": [({"q": [1, 1], "eps": 1}, {"q": [2, 1]})],
+    "incorrect/own_entries_list_with_gaps.dp": [({"q": [1, 1], "eps": 1}, {"q": [2, 1]})],
+    "incorrect/unused_let_past_the_end.dp": _svt({"eps": 1}),
     # answers that move both ways: `down` is false and an answered query's noise moves by up to 2 Delta
     "incorrect/svt_halved_noise_two_sided.dp": [
         ({"q": [1, 1, 1, 1, 1], "Delta": 1, "T": [1, 1, 1, 1, 1], "c": 2, "eps1": 0.5, "eps2": 0.5, "eps3": 0.5},

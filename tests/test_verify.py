@@ -800,11 +800,24 @@ def test_two_parts_in_sequence_are_proved_part_by_part():
     assert {key[1] for key in result.proved if key[0] == "C0"} == {"eta", "rho", "nu"}
 
 
+def test_a_threshold_drawn_before_the_first_part_moves_to_the_second():
+    """`rho ~ Lap(2 / eps2); T_hat = T + rho` written before the histogram's loop: only AboveThreshold reads them,
+    and they commute with the loop, so they move to the second part's start and the parts are proved."""
+    body = PARTS.split("{\n", 1)[1]
+    moved = PARTS.replace(body, "  rho ~ Lap(2 / eps2)\n  T_hat = T + rho\n" +
+                          body.replace("  rho ~ Lap(2 / eps2)\n  T_hat = T + rho\n", ""))
+    assert moved != PARTS
+    result = _parts(moved)
+    assert result is not None and all(reason is None for reason in result.proved.values())
+
+
 @pytest.mark.parametrize("change,reason", [
     # 1. the second part reads what the first assigns
-    # (the threshold drawn before the first loop: AboveThreshold then reads T_hat from the first part)
+    # (the threshold drawn before the first loop, whose answers read it too: AboveThreshold then reads T_hat from
+    # the first part; a threshold that only the second part reads moves to it, below)
     ((PARTS.split("{\n", 1)[1], "  rho ~ Lap(2 / eps2)\n  T_hat = T + rho\n" +
-      PARTS.split("{\n", 1)[1].replace("  rho ~ Lap(2 / eps2)\n  T_hat = T + rho\n", "")),
+      PARTS.split("{\n", 1)[1].replace("  rho ~ Lap(2 / eps2)\n  T_hat = T + rho\n", "")
+      .replace("output NUM(q[i] + eta)", "output NUM(q[i] + eta + 0 * T_hat)")),
      "reads `T_hat`, which the first part assigns"),
     # 2. the claim's summands: one budget for both parts
     (("privacy eps1 + eps2", "privacy eps1"), "no share of the claim proves both parts"),
@@ -881,8 +894,8 @@ def test_a_value_the_first_part_outputs_as_it_is_is_public_to_the_second():
     # any share of the claim
     (("  base = q[0] + t\n  output NUM(base)\n", "  base = 0\n  output NUM(base)\n  base = q[0] + t\n"),
      "no share of the claim proves both parts"),
-    # ... and where the first part reads t too, the second part reads the first part's noise
-    (("  base = q[0] + t\n  output NUM(base)\n", "  base = t\n  output NUM(0)\n  base = q[0] + t\n"),
+    # ... and where the first part reads t too (through base), the second part reads the first part's noise
+    (("  base = q[0] + t\n  output NUM(base)\n", "  base = t\n  output NUM(base + 1)\n  base = q[0] + t\n"),
      "reads `base`, `t`, which"),
     # output something else than the variable itself
     (("  output NUM(base)\n", "  output NUM(base + 1)\n"), "reads `base`, which"),

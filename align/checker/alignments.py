@@ -145,7 +145,11 @@ def normal_alignment(mech: ResolvedMechanism) -> Rewritten | None:
     shifts = tuple(dataclasses.replace(s, shift=_normal(written_out(s.shift))) for s in alignment.shifts)
     invariants = tuple(dataclasses.replace(i, condition=_normal(written_out(i.condition)))
                        for i in alignment.invariants)
-    kept = tuple(let for let in lets if let.name not in simple)
+    # a let that nothing reads stays: the alignment is defined only where each of its lets is (an unused
+    # `let d = out[len(out)] is TOP` makes it defined nowhere)
+    read = {x.text for e in [*(s.shift for s in alignment.shifts), *(let.value for let in alignment.lets),
+                             *(i.condition for i in alignment.invariants)] for x in walk(e) if isinstance(x, n.LetRef)}
+    kept = tuple(let for let in lets if let.name not in simple or let.name not in read)
     new = dataclasses.replace(alignment, lets=kept, shifts=shifts, invariants=invariants)
     if [unparse(s.shift) for s in new.shifts] == [unparse(s.shift) for s in alignment.shifts] and \
             [unparse(let.value) for let in new.lets] == [unparse(let.value) for let in alignment.lets]:

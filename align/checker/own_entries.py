@@ -10,8 +10,10 @@
 length (`strategies.py`): the induction does not take a loop that builds a list. The two programs draw the same
 noise and output the same, under these hypotheses, each checked here (the list stays as written otherwise):
 
-1. Every assignment to the list is `x[i] = e` in one loop over i (a loop with no loop nested in it), in its body
-   or in branches of it, i the loop's index.
+1. Every assignment to the list is `x[i] = e` in one loop over `0 .. n` (a loop with no loop nested in it), in its
+   body or in branches of it, i the loop's index, and every path through an iteration assigns it: entry i is
+   written in iteration i, so the list has no gap (a list written on some paths only stops the written program
+   at the gap, on some inputs and not their neighbours: specs/incorrect/own_entries_list_with_gaps.dp).
 2. Every read of the list is `x[i]` in that loop (i not rebound by a comprehension), after an assignment to `x[i]`
    on every path through the iteration so far: it reads the entry this iteration wrote last, which the
    iteration's variable holds too. Nothing else reads the list: not a statement outside the loop, not the
@@ -71,8 +73,11 @@ def _own_loop(mech: ResolvedMechanism, name: str) -> n.For | None:
     alignment = mech.alignment
     if alignment is not None and any(_reads(inv.condition, name) for inv in alignment.invariants):
         return None
+    if not (isinstance(loop.lo, n.Number) and loop.lo.value == 0):
+        return None  # a list is filled from its index 0: a first write at 1 leaves a gap
     try:
-        _block(loop.body, name, loop.var, False)
+        if not _block(loop.body, name, loop.var, False):
+            return None  # written on some paths only: the written program stops at the gap
     except _NotOwn:
         return None
     return loop

@@ -100,29 +100,27 @@ def _sunk(mech: ResolvedMechanism, first: tuple[n.Stmt, ...],
     each such statement reads only parameters, constants and what other moved statements assign, and no statement
     that stays in the first part reads or writes what it assigns, so it commutes with them; a sampling statement
     moved draws independent noise later, which changes no distribution and no output."""
-    moved: list[n.Stmt] = []
-    candidates = [st for st in first if isinstance(st, n.Sample) or
-                  (isinstance(st, n.Assign) and st.index is None and st.target not in mech.constants)]
+    # the largest set of candidates that commute with what stays: drop one that what stays touches, or that reads
+    # what stays assigns, until none is left to drop (a chain `rho ~ ...; T_hat = T + rho` moves together)
+    moved: list[n.Stmt] = [st for st in first if isinstance(st, n.Sample) or
+                           (isinstance(st, n.Assign) and st.index is None and st.target not in mech.constants)]
     changed = True
     while changed:
         changed = False
-        for st in candidates:
-            if any(st is m for m in moved):
-                continue
+        staying = list(walk_statements(tuple(x for x in first if not any(x is m for m in moved))))
+        assigned = {x.target for x in staying if isinstance(x, n.Assign)} | \
+            {x.var for x in staying if isinstance(x, n.Sample)}
+        for st in moved:
+            assert isinstance(st, n.Sample | n.Assign), "only draws and assignments move"
             target = st.var if isinstance(st, n.Sample) else st.target
-            staying = [x for x in first if x is not st and not any(x is m for m in moved)]
-            others = list(walk_statements(tuple(staying)))
-            touched = any(((isinstance(x, n.Assign) and x.target == target) or
-                           (isinstance(x, n.Sample) and x.var == target) or
-                           any(target in free_names(e) for e in statement_exprs(x)) or
-                           (isinstance(x, n.For) and target in free_names(x.lo) | free_names(x.hi)))
-                          for x in others)
-            assigned = {x.target for x in others if isinstance(x, n.Assign)} | \
-                {x.var for x in others if isinstance(x, n.Sample)}
+            touched = target in assigned or any(
+                any(target in free_names(e) for e in statement_exprs(x)) or
+                (isinstance(x, n.For) and target in free_names(x.lo) | free_names(x.hi)) for x in staying)
             reads = set().union(*(free_names(e) for e in statement_exprs(st)))
-            if not touched and not (reads & (assigned - mech.constants)):
-                moved.append(st)
+            if touched or reads & (assigned - mech.constants):
+                moved = [m for m in moved if m is not st]
                 changed = True
+                break
     if not moved:
         return first, second
     kept = tuple(x for x in first if not any(x is m for m in moved))
@@ -216,7 +214,8 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
 
 def _released(first: tuple[n.Stmt, ...], variables: dict[str, Type]) -> dict[str, n.Output]:
     """The scalar variables that the first part releases as they are: assigned once, by a top-level statement, and
-    output as they are (`output v` or `output TAG(v)`) by a later top-level statement. The second part may read
+    output as they are (`output v`, `output TAG(v)`, or a component of an output tuple) by a later top-level
+    statement. The second part may read
     them: each is then a function of the first part's output, a public value to the second (hypothesis 1)."""
     writes: dict[str, list[n.Assign]] = {}
     for st in walk_statements(first):
@@ -226,13 +225,16 @@ def _released(first: tuple[n.Stmt, ...], variables: dict[str, Type]) -> dict[str
     for k, st in enumerate(first):
         if not isinstance(st, n.Output):
             continue
-        value = st.value.args[0] if isinstance(st.value, n.TagCall) and len(st.value.args) == 1 else st.value
-        if not isinstance(value, n.VarRef) or value.primed or not isinstance(variables.get(value.id), Scalar):
-            continue
-        (write, *more) = writes.get(value.id, [None])
-        top = [j for j, s in enumerate(first) if s is write]
-        if write is not None and write.index is None and not more and top and top[0] < k:
-            released.setdefault(value.id, st)
+        # `output v`, `output TAG(v)`, or v a component of an output tuple `(1, v)`: v is read off the output
+        values = st.value.items if isinstance(st.value, n.TupleLit) else \
+            st.value.args if isinstance(st.value, n.TagCall) and len(st.value.args) == 1 else (st.value,)
+        for value in values:
+            if not isinstance(value, n.VarRef) or value.primed or not isinstance(variables.get(value.id), Scalar):
+                continue
+            (write, *more) = writes.get(value.id, [None])
+            top = [j for j, s in enumerate(first) if s is write]
+            if write is not None and write.index is None and not more and top and top[0] < k:
+                released.setdefault(value.id, st)
     return released
 
 
