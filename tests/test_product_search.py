@@ -21,15 +21,26 @@ PEERS = ROOT / "specs" / "peers"
 EVERY = "for every input length"
 
 
+def _written(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
 def _rewritten(tmp_path: Path, source: Path, replacements: tuple[tuple[str, str], ...], name: str) -> Path:
     """`source` with each text replaced (each must be there), written to tmp_path/name."""
     text = source.read_text()
     for old, new in replacements:
         assert old in text, old
         text = text.replace(old, new)
-    path = tmp_path / name
-    path.write_text(text)
-    return path
+    return _written(tmp_path, name, text)
+
+
+def _proved(spec: Path):
+    """align's verdict on `spec`, asserted proved for every input length."""
+    verdict = align.verify(str(spec))
+    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    return verdict
 
 
 def _obligation(verdict, obligation: ObligationId):
@@ -64,8 +75,7 @@ def test_the_search_finds_nothing_when_a_bad_state_is_reachable():
 
 def test_one_pass_noisy_max_with_its_output_after_the_loop_is_proved_for_every_length():
     # ShadowDP's noisymax.c: the alignment reads out[0], which the program outputs after the loop (a prophecy)
-    verdict = align.verify(str(PEERS / "shadowdp_noisymax.dp"))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    verdict = _proved(PEERS / "shadowdp_noisymax.dp")
     c4a = _obligation(verdict, ObligationId.C4A)
     assert any("found by Spacer" in n for n in c4a.notes), c4a.notes
     assert any("out[0]" in n and "loop invariant" in n for n in c4a.notes), c4a.notes
@@ -74,8 +84,7 @@ def test_one_pass_noisy_max_with_its_output_after_the_loop_is_proved_for_every_l
 def test_a_cost_that_needs_the_neighbours_direction_is_bounded_by_the_counters_template():
     # CheckDP's svt_increasing: each shift 1 + q[i] - q'[i] is at most 1 because q' >= q, the largest of its parts'
     # bounds (1 and 1) rather than their sum, a candidate that the iterations preserve
-    verdict = align.verify(str(PEERS / "checkdp_svt_increasing.dp"))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    verdict = _proved(PEERS / "checkdp_svt_increasing.dp")
     c4c = _obligation(verdict, ObligationId.C4C)
     assert any("(count - count at entry)·b, b = eps/(2*NN)" in n for n in c4c.notes), c4c.notes
 
@@ -86,8 +95,7 @@ def test_a_counter_of_the_answers_left_bounds_the_cost(tmp_path: Path):
     path = _rewritten(tmp_path, PEERS / "lyu_alg7_monotone.dp",
                       (("count = 0", "left = c"), ("if count >= c { break }", "if left <= 0 { break }"),
                        ("count = count + 1", "left = left - 1")), "counting_down.dp")
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    verdict = _proved(path)
     c4c = _obligation(verdict, ObligationId.C4C)
     assert any("(left at entry - left)·b, b = (eps2 + eps3)/c" in n for n in c4c.notes), c4c.notes
 
@@ -95,8 +103,7 @@ def test_a_counter_of_the_answers_left_bounds_the_cost(tmp_path: Path):
 def test_a_cost_is_bounded_by_the_searched_invariant():
     # DP-Sniper's SVT2: the conjuncts that bound the cost come from Spacer, relating W to the count of answers so
     # far (S0) and to c
-    verdict = align.verify(str(PEERS / "dpsniper_svt2.dp"))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    verdict = _proved(PEERS / "dpsniper_svt2.dp")
     c4c = _obligation(verdict, ObligationId.C4C)
     # (the searched conjuncts' spelling is Spacer's: only that W, the cost in units of one shift, is bounded)
     assert any("W = aligned_cost·" in n and "S0" in n for n in c4c.notes), c4c.notes
@@ -138,10 +145,7 @@ ONE_PASS_FREE_GAP = _free_gap_noisy_max("one_pass", """\
 def test_free_gaps_alignment_of_a_one_pass_noisy_max_is_proved_for_every_length(tmp_path: Path):
     # the alignment reads two folds over the whole run (ghosts with a prophecy each), and C4a needs the ties of the
     # running maximum's comparison excluded (probability 0)
-    path = tmp_path / "one_pass.dp"
-    path.write_text(ONE_PASS_FREE_GAP)
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    verdict = _proved(_written(tmp_path, "one_pass.dp", ONE_PASS_FREE_GAP))
     notes = _obligation(verdict, ObligationId.C4A).notes
     assert any("exact ties of `q[i] + eta > bv`" in n and "for every length" in n for n in notes), notes
     assert any("G0 = `max(l in 0 .. len(q) if l not in [out[0]]: q[l] + eta[l])`" in n for n in notes), notes
@@ -205,8 +209,7 @@ def test_a_count_over_the_iterations_so_far_is_a_ghost_of_the_loop(tmp_path: Pat
                       (("output TOP", "output 1"), ("output BOT", "output 0"), ("out[i] is TOP", "out[i] == 1"),
                        ("out[l] is TOP", "out[l] == 1")), "sparse_numeric.dp")
     text = path.read_text()
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    verdict = _proved(path)
     c4c = _obligation(verdict, ObligationId.C4C)
     assert any("count = `count(l in 0 .. i + 1: out[l] == 1)` so far" in n for n in c4c.notes), c4c.notes
     # counting the wrong answers instead makes the threshold's shift wrong: not proved
@@ -230,8 +233,7 @@ def test_a_failed_proof_names_a_state_the_invariant_allows_and_the_obligation_do
 
 def test_a_loop_over_a_public_bound_may_read_a_fixed_entry_that_is_always_there(tmp_path: Path):
     # DP-Sniper's LaplaceParallel: n_parallel Laplace answers of a[0], len(a) == 1 required
-    verdict = align.verify(str(PEERS / "dpsniper_laplace_parallel.dp"))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    _proved(PEERS / "dpsniper_laplace_parallel.dp")
     # a[1] is past the end of a one-entry list: no proof for every length reads it
     text = (PEERS / "dpsniper_laplace_parallel.dp").read_text()
     assert "output a[0] + eta" in text and "(a[0] - a'[0])" in text
@@ -257,10 +259,7 @@ RUNNING_ARGMAX = _free_gap_noisy_max("running", """\
 
 
 def test_a_loop_that_keeps_the_best_index_is_the_ranking_it_computes(tmp_path: Path):
-    path = tmp_path / "running.dp"
-    path.write_text(RUNNING_ARGMAX)
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    verdict = _proved(_written(tmp_path, "running.dp", RUNNING_ARGMAX))
     notes = _obligation(verdict, ObligationId.C4C).notes
     assert any("best = argmax(noisy)" in n for n in notes), notes
 
@@ -285,8 +284,7 @@ def test_a_running_ranking_that_keeps_the_later_index_or_may_be_empty_is_not_rew
 
 def test_fixed_entries_of_a_filled_list_read_after_the_loop_are_kept_as_variables(tmp_path: Path):
     # StatDP's histogram releases noisy_array[0] after the loop that fills it
-    verdict = align.verify(str(PEERS / "statdp_histogram.dp"))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    _proved(PEERS / "statdp_histogram.dp")
     from align.checker import kept_entries
     from align.parse import parse_source
     from align.resolve import resolve
@@ -310,8 +308,7 @@ def test_the_output_decides_a_condition_that_counts_earlier_members_by_a_searche
     # earlier members of rho2. Two runs on D with the same output have the same count while neither has aborted,
     # and both have aborted (the count reached c) otherwise: an invariant of the self-composition with each run's
     # ghost of the count, found by Spacer
-    verdict = align.verify(str(PEERS / "dpsniper_numerical_svt.dp"))
-    assert verdict.status is Status.PROVED and verdict.scope == EVERY, verdict
+    verdict = _proved(PEERS / "dpsniper_numerical_svt.dp")
     notes = _obligation(verdict, ObligationId.C4B).notes
     assert any("two runs on D with independent noise and the same output" in n and "S0@A" in n and "S0@B" in n
                for n in notes), notes

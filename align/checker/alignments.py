@@ -14,9 +14,9 @@ exactly the indices of the domain that `not in [j]` keeps; swapping a conditiona
 condition picks the same branch; a let is a name for a value that depends on nothing but what its expression
 reads (lets are evaluated once, in order, and an alignment has no state), so writing the expression in its place
 changes no value; an integer comparison means the same whichever side each term is written on, and a difference
-of two sums over one range is the sum of the differences. Only lets without
-a comprehension are written out (a `max` over a set stays a name: the ranking reads `m' - m` as written). The
-proofs then see the same φ_{D,D',ω} for every (D, D', ω).
+of two sums over one range is the sum of the differences. Only lets without a comprehension are written out (a `max`
+over a set stays a name: the ranking reads `m' - m` as written). The proofs then see the same φ_{D,D',ω} for every
+(D, D', ω).
 """
 
 from __future__ import annotations

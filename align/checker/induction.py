@@ -483,6 +483,26 @@ def _term_at(ev: ExprEval, e: n.Expr, i: z3.ArithRef) -> tuple[z3.BoolRef, z3.Ex
     return member, current
 
 
+def _so_far(ev: ExprEval, e: n.Comprehension, lo: z3.ArithRef, hi: z3.ArithRef, i: z3.ArithRef,
+            length: z3.ArithRef, ghosts: dict[str, _PrefixFold], tag: str) -> z3.ArithRef | None:
+    """`sum`/`count(l in 0 .. i + 1: f(l))` (or `0 .. i`) as its ghost in `ghosts` (`_PrefixFold`: f summed over the
+    iterations before this one, f(i) this iteration's term, where i is a member and, when f reads the output,
+    where this iteration outputs: `length` >= 1), made at its first read; None for any other comprehension."""
+    whole = z3.is_true(z3.simplify(hi == i + 1))
+    if e.func not in ("count", "sum") or not z3.is_true(z3.simplify(lo == 0)) or \
+            not (whole or z3.is_true(z3.simplify(hi == i))):
+        return None
+    text = unparse(e)
+    if text not in ghosts:
+        member, current = _term_at(ev, e, i)
+        if any(isinstance(x, n.OutRef) for x in walk(e)):  # out[l] is there only where iteration l outputs
+            member = zt.And(member, length >= 1)
+        make = zt.Int if z3.is_int(current) else zt.Real
+        ghosts[text] = _PrefixFold(text, make(f"%so_far{len(ghosts)}@{tag}"), z3.If(member, current, 0))
+    fold = ghosts[text]
+    return fold.head + fold.step if whole else fold.head
+
+
 class _InductiveEval(ExprEval):
     """Alignment expressions seen from the abstract iteration: two comprehension shapes over the whole run
     have exact abstractions here; any other comprehension over a run-dependent range is not supported."""
@@ -510,10 +530,9 @@ class _InductiveEval(ExprEval):
                     return ghost + z3.If(p.current_is(e.body.tag), 1, 0)
                 if z3.is_true(z3.simplify(hi == p.i)):
                     return ghost
-            if e.func in ("count", "sum") and starts_at_zero and p.out is None and \
-                    (z3.is_true(z3.simplify(hi == p.i + 1)) or z3.is_true(z3.simplify(hi == p.i))):
-                fold = self._prefix_fold(e)
-                return fold.head + fold.step if z3.is_true(z3.simplify(hi == p.i + 1)) else fold.head
+            so_far = _so_far(self, e, lo, hi, p.i, p.run1.length, p.prefix_folds, "") if p.out is None else None
+            if so_far is not None:
+                return so_far
             window = self._window(e, lo, hi)
             if window is not None:
                 return window
@@ -560,19 +579,6 @@ class _InductiveEval(ExprEval):
 
     def _term_at_index(self, e: n.Expr) -> tuple[z3.BoolRef, z3.ExprRef]:
         return _term_at(self, e, self.product.i)
-
-    def _prefix_fold(self, e: n.Comprehension) -> _PrefixFold:
-        """The ghost of a sum or count over the iterations so far (`_PrefixFold`), made at its first read."""
-        p = self.product
-        text = unparse(e)
-        if text not in p.prefix_folds:
-            member, current = self._term_at_index(e)
-            if any(isinstance(x, n.OutRef) for x in walk(e)):  # out[l] is there only where iteration l outputs
-                member = zt.And(member, p.run1.length >= 1)
-            make = zt.Int if z3.is_int(current) else zt.Real
-            head = make(f"%so_far{len(p.prefix_folds)}@")
-            p.prefix_folds[text] = _PrefixFold(text, head, z3.If(member, current, 0))
-        return p.prefix_folds[text]
 
     def element(self, b: Value, index_node: n.Expr) -> Value:
         """`out[k]` of the outputs after the loop (their prophecy) only at a number k below their count: at another
@@ -990,7 +996,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     for excluded in (False, True):
         if (c4a and c4c) or (excluded and not enc.ties):
             break
-        with enc.excluding_ties() if excluded else contextlib.nullcontext():
+        with _within(enc, excluded):
             tried = [enc.requires(), *assume[1:]]  # assume[0] is `requires`, now with the ties
             goals = ([z3.Not(zt.And(one, same))] if not c4a else [], not c4c)
             found = search.invariant(tried, init, pre1.draws, probe, *goals, ending)
@@ -1432,19 +1438,19 @@ def _samples_determined(enc: Encoding, sc: _SelfComposition, limits: Limits) -> 
                         zt.And(prefix_guards) if prefix_guards else zt.BoolVal(True),
                         limits, satisfiable_if=sc.entry).status == Validity.PROVED
 
-    if ok():
-        return None, set()
-    if enc.ties:  # almost surely: an exact tie of probability 0 excluded (a released noisy value equal to a sentinel)
-        with enc.excluding_ties():
+    # almost surely: an exact tie of probability 0 excluded (a released noisy value equal to a sentinel)
+    for excluding in _passes(enc):
+        with _within(enc, excluding):
             if ok():
-                return None, {t.text for t in enc.ties.values()}
+                return None, {t.text for t in enc.ties.values()} if excluding else set()
     # the carried variables that agree are not enough (they agree only off the ties, or only until the run stops):
     # an invariant of the self-composition searched for
     same: list[tuple[list[z3.BoolRef], z3.BoolRef]] = [([], zt.And(*guards, a.running[-1] == b.running[-1]))]
-    for excluding in ([False, True] if enc.ties else [False]):
-        with enc.excluding_ties() if excluding else contextlib.nullcontext():
-            if prefix_guards and check_valid([*sc.entry, enc.requires(), sc.same_prefix_out], zt.And(prefix_guards),
-                                             limits, satisfiable_if=sc.entry).status != Validity.PROVED:
+    for excluding in _passes(enc):
+        with _within(enc, excluding):
+            if prefix_guards and check_valid([*sc.entry, enc.requires(), sc.same_prefix_out],
+                                             zt.And(prefix_guards), limits,
+                                             satisfiable_if=sc.entry).status != Validity.PROVED:
                 continue
             invariant = _decided_by_search(enc, sc, ({}, {}), same, limits, "so the two runs draw the same samples")
             if invariant is not None:
@@ -1563,12 +1569,11 @@ def _acyclic(mech: ResolvedMechanism, enc: Encoding, sc: _SelfComposition, loop:
             break
     if failed is None:
         return None, sorted(used)
-    for excluding in ([False, True] if enc.ties else [False]):
-        with enc.excluding_ties() if excluding else contextlib.nullcontext():
-            invariant = _decided_by_search(enc, sc, folds, decided, limits,
-                                           "so the output decides each condition")
-            if invariant is not None:
-                return None, [invariant, *(sorted(t.text for t in enc.ties.values()) if excluding else [])]
+    for excluding in _passes(enc):
+        with _within(enc, excluding):
+            invariant = _decided_by_search(enc, sc, folds, decided, limits, "so the output decides each condition")
+        if invariant is not None:
+            return None, [invariant, *(sorted(t.text for t in enc.ties.values()) if excluding else [])]
     return failed, []
 
 
@@ -1634,6 +1639,17 @@ def _decided_by_search(enc: Encoding, sc: _SelfComposition,
                       f"{conclusion}", *legend])
 
 
+def _passes(enc: Encoding) -> list[bool]:
+    """Whether the exact ties are excluded in each pass of a check: as written, then, when ties were noted, almost
+    surely (`_within`)."""
+    return [False, True] if enc.ties else [False]
+
+
+def _within(enc: Encoding, excluding: bool) -> contextlib.AbstractContextManager:
+    """The pass: with the exact ties excluded or not."""
+    return enc.excluding_ties() if excluding else contextlib.nullcontext()
+
+
 def _without(facts: list[z3.BoolRef], symbols: list[z3.ExprRef]) -> list[z3.BoolRef]:
     """The facts that read none of `symbols` (dropping a premise of an entry clause only makes it stronger)."""
     names = {t.decl().name() for t in symbols}
@@ -1647,7 +1663,7 @@ def _zero_like(x: z3.ExprRef) -> z3.ExprRef:
 class _RunEval(ExprEval):
     """A shift's condition seen from one run of the self-composition (C4b): `sum`/`count(l in 0 .. i + 1: f(l))`
     (or `0 .. i`) is that run's ghost (`_PrefixFold`: f summed over the iterations before this one, f(i) this
-    iteration's term), made at its first read; any other comprehension as `ExprEval` has it."""
+    iteration's term, `_so_far`); any other comprehension as `ExprEval` has it."""
 
     def __init__(self, ghosts: dict[str, _PrefixFold], tag: str, i: z3.ArithRef, length: z3.ArithRef, *args,
                  **kwargs):
@@ -1655,21 +1671,11 @@ class _RunEval(ExprEval):
         self.ghosts, self.tag, self.i, self.length = ghosts, tag, i, length
 
     def visit_comprehension(self, e: n.Comprehension, ctx: None = None):
-        d = e.domain
-        if e.func in ("count", "sum") and isinstance(d, n.Range):
-            lo, hi = self.arith(d.lo), self.arith(d.hi)
-            whole = z3.is_true(z3.simplify(hi == self.i + 1))
-            if z3.is_true(z3.simplify(lo == 0)) and (whole or z3.is_true(z3.simplify(hi == self.i))):
-                text = unparse(e)
-                if text not in self.ghosts:
-                    member, current = _term_at(self, e, self.i)
-                    if any(isinstance(x, n.OutRef) for x in walk(e)):  # out[l] only where iteration l outputs
-                        member = zt.And(member, self.length >= 1)
-                    make = zt.Int if z3.is_int(current) else zt.Real
-                    self.ghosts[text] = _PrefixFold(text, make(f"%so_far{len(self.ghosts)}@{self.tag}"),
-                                                    z3.If(member, current, 0))
-                fold = self.ghosts[text]
-                return fold.head + fold.step if whole else fold.head
+        if e.func in ("count", "sum") and isinstance(e.domain, n.Range):
+            so_far = _so_far(self, e, self.arith(e.domain.lo), self.arith(e.domain.hi), self.i, self.length,
+                             self.ghosts, self.tag)
+            if so_far is not None:
+                return so_far
         return super().visit_comprehension(e, ctx)
 
 
