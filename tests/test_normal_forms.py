@@ -172,3 +172,60 @@ alignment m {
 }
 """))).mechanisms[0]
     assert normal_alignment(mech) is None
+
+
+def test_a_filter_not_in_the_released_indices_is_proved_for_every_length(tmp_path: Path):
+    # Noisy Top-K with Gap's alignment with `max(l in 0 .. len(q) if l not in I: ...)`, the filter the corpus writes
+    # `max(l not in I: ...)`: the same indices, so the same proof
+    text = (ROOT / "specs" / "freegap" / "alg4_noisy_top_k_gap.dp").read_text()
+    start = text.index("alignment noisy_top_k_gap {")
+    path = tmp_path / "filtered.dp"
+    path.write_text(text[:start] + """alignment noisy_top_k_gap {
+  let I = indices(out)
+  let m = max(l in 0 .. len(q) if l not in I: q[l] + eta[l])
+  let m' = max(l in 0 .. len(q) if not (l in I): q'[l] + eta[l])
+  eta[i]' = eta[i] + (i in I ? q[i] - q'[i] + m' - m : 0)
+}
+""")
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+
+
+@pytest.mark.parametrize(("filtered", "excluded"), [
+    ("max(l in 0 .. len(q) if l not in indices(out): q[l])", "indices(out)"),
+    ("max(l in 0 .. len(q) if not (l in indices(out)): q[l])", "indices(out)"),
+    ("max(l in 0 .. len(q) if l != out[0][0]: q[l])", "[out[0][0]]"),
+    # a set that reads the bound index, a range, a filter that keeps the set: as written
+    ("max(l in 0 .. len(q) if l not in [l]: q[l])", None),
+    ("max(l in 0 .. len(q) if l not in 0 .. 2: q[l])", None),
+    ("max(l in 0 .. len(q) if l in indices(out): q[l])", None),
+])
+def test_which_filters_become_excluded_sets(filtered: str, excluded: str | None):
+    from align.checker.alignments import normal_alignment
+
+    mech = resolve(parse_source(Source("<forms>", f"""mechanism m(q: real[], k: int, eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0, 1 <= k, k < len(q)
+  privacy eps
+{{
+  for i in 0 .. len(q) {{
+    eta ~ Lap(2 * k / eps)
+    noisy[i] = q[i] + eta
+  }}
+  pairs = top_k_with_gaps(noisy, k)
+  for j in 0 .. k {{ output pairs[j] }}
+}}
+
+alignment m {{
+  let m = {filtered}
+  eta[i]' = eta[i] + (i in indices(out) ? m : 0)
+}}
+"""))).mechanisms[0]
+    rewritten = normal_alignment(mech)
+    (let,) = (rewritten.mechanism if rewritten else mech).alignment.lets
+    assert isinstance(let.value, n.Comprehension)
+    if excluded is None:  # as written: the filter stays
+        assert let.value.excluded is None and let.value.condition is not None
+    else:  # the filter is the excluded set, over the same domain
+        assert let.value.condition is None and unparse(let.value.excluded) == excluded
+        assert unparse(let.value.domain) == "0 .. len(q)"

@@ -5,12 +5,14 @@ that read its shape (the ranking's index sets, `ranking.py`) do not depend on ho
     i not in [j] ? 0 : e                 ⟶   i in [j] ? e : 0
     not (c) ? a : b                      ⟶   c ? b : a
     max(l in 0 .. len(q) if l != j: e)   ⟶   max(l in 0 .. len(q) not in [j]: e)
+    max(l in 0 .. len(q) if l not in S: e)  ⟶   max(l in 0 .. len(q) not in S: e)
     let d = out[0]; ... [d] ...          ⟶   ... [out[0]] ...
     len(out) > i,  i - len(out) < 0      ⟶   i < len(out)              (integers)
     sum(l in D: a) - sum(l in D: b)      ⟶   sum(l in D: a - b)
 
 Each step keeps every value: `i == e` and `i in [e]` are the same truth value for integers; a filter `l != j` keeps
-exactly the indices of the domain that `not in [j]` keeps; swapping a conditional's branches under the negated
+exactly the indices of the domain that `not in [j]` keeps (and a filter `l not in S`, those that `not in S`
+keeps); swapping a conditional's branches under the negated
 condition picks the same branch; a let is a name for a value that depends on nothing but what its expression
 reads (lets are evaluated once, in order, and an alignment has no state), so writing the expression in its place
 changes no value; an integer comparison means the same whichever side each term is written on, and a difference
@@ -111,14 +113,33 @@ def _step(x: n.Expr) -> n.Expr | None:
         if isinstance(condition, n.Member) and condition.negated:
             return n.Conditional(dataclasses.replace(condition, negated=False), orelse, then, x.span, x.type)
         return n.Conditional(condition, then, orelse, x.span, x.type)
-    if isinstance(x, n.Comprehension) and x.excluded is None and isinstance(x.condition, n.Compare) and \
-            len(x.condition.ops) == 1 and x.condition.ops[0] == "!=":
-        left, right = x.condition.operands
+    if isinstance(x, n.Comprehension) and x.excluded is None:
+        excluded = _excluded(x)
+        if excluded is not None:
+            return dataclasses.replace(x, condition=None, body=_normal(x.body), domain=x.domain,
+                                       excluded=_normal(excluded))
+    return None
+
+
+def _reads(e: n.Expr, var: str) -> bool:
+    return any(isinstance(y, n.LocalRef) and y.id == var for y in walk(e))
+
+
+def _excluded(x: n.Comprehension) -> n.Expr | None:
+    """The index set a comprehension's filter removes from its domain: `if l != j` removes [j], `if l not in S` (or
+    `if not (l in S)`) removes S (S not reading l); None for any other filter."""
+    c = x.condition
+    if isinstance(c, n.Compare) and len(c.ops) == 1 and c.ops[0] == "!=":
+        left, right = c.operands
         own = [o for o in (left, right) if isinstance(o, n.LocalRef) and o.id == x.var]
         other = right if own and own[0] is left else left
-        if len(own) == 1 and not any(isinstance(y, n.LocalRef) and y.id == x.var for y in walk(other)):
-            return dataclasses.replace(x, condition=None, body=_normal(x.body), domain=x.domain,
-                                       excluded=n.ListLit((_normal(other),), other.span, ListType(INT)))
+        if len(own) == 1 and not _reads(other, x.var):
+            return n.ListLit((other,), other.span, ListType(INT))
+    if isinstance(c, n.Unary) and c.op == "not" and isinstance(c.operand, n.Member):
+        c = dataclasses.replace(c.operand, negated=not c.operand.negated)
+    if isinstance(c, n.Member) and c.negated and isinstance(c.element, n.LocalRef) and c.element.id == x.var and \
+            not isinstance(c.collection, n.Range) and not _reads(c.collection, x.var):
+        return c.collection
     return None
 
 
@@ -151,8 +172,9 @@ def normal_alignment(mech: ResolvedMechanism) -> Rewritten | None:
                              *(i.condition for i in alignment.invariants)] for x in walk(e) if isinstance(x, n.LetRef)}
     kept = tuple(let for let in lets if let.name not in simple or let.name not in read)
     new = dataclasses.replace(alignment, lets=kept, shifts=shifts, invariants=invariants)
-    if [unparse(s.shift) for s in new.shifts] == [unparse(s.shift) for s in alignment.shifts] and \
-            [unparse(let.value) for let in new.lets] == [unparse(let.value) for let in alignment.lets]:
+    # compared as trees: the text of `max(l in D not in S: e)` is the filter's, `if l not in S`
+    if [s.shift for s in new.shifts] == [s.shift for s in alignment.shifts] and \
+            [let.value for let in new.lets] == [let.value for let in alignment.lets]:
         return None
     return Rewritten(dataclasses.replace(mech, alignment=new),
                      "the alignment was read in a normal form that keeps every shift's value (`i == j` as "
