@@ -229,6 +229,50 @@ def constant_bindings(mech: ResolvedMechanism) -> dict[str, sympy.Expr]:
     return bindings
 
 
+def site_definitions(mech: ResolvedMechanism, site: NoiseSite) -> dict[str, sympy.Expr]:
+    """Formulas of the names a site's parameters read that are not parameters or constants but have one value
+    wherever the site draws: each assigned once in the whole program, unindexed, at the top level of a block that
+    holds the sample (so the assignment runs before every draw), from parameters, constants and such names only.
+    `scale = 1 - exp(-eps1 / 2)` in a loop before `xi ~ Geo(scale)` is the same number at every draw, and its
+    cost coefficient -ln(1 - scale) is then eps1/2 in exact arithmetic, as for `Geo(1 - exp(-eps1 / 2))`."""
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
+    import sympy
+
+    from .resolve.program import free_names, walk_statements
+    from .symbolic import NotSymbolic, to_sympy
+
+    assigned: dict[str, int] = {}
+    for s in walk_statements(mech.body):
+        if isinstance(s, n.Assign):
+            assigned[s.target] = assigned.get(s.target, 0) + 1
+    params = {p.name for p in mech.params}
+    bindings: dict[str, sympy.Expr] = {}
+
+    def path(block: tuple[n.Stmt, ...]) -> list[tuple[tuple[n.Stmt, ...], int]] | None:
+        """The blocks from `block` down to the one holding the sample, each with the position of the statement
+        that holds it (or is it); None when the sample is not in `block`."""
+        for k, s in enumerate(block):
+            if s is site.stmt:
+                return [(block, k)]
+            inner = [s.then, s.orelse] if isinstance(s, n.If) else [s.body] if isinstance(s, (n.For, n.While)) else []
+            for b in inner:
+                below = path(tuple(b))
+                if below is not None:
+                    return [(block, k), *below]
+        return None
+
+    for block, k in path(tuple(mech.body)) or []:
+        for s in block[:k]:  # the top-level statements of a block on the path, before the one holding the sample
+            if isinstance(s, n.Assign) and s.index is None and assigned.get(s.target) == 1 and \
+                    s.target not in params and free_names(s.value) <= params | mech.constants | set(bindings):
+                with contextlib.suppress(NotSymbolic):
+                    formula = to_sympy(s.value, bindings)
+                    # a constant stays a name unless exp or ln may cancel through it (`scale = 1 - exp(-eps0)`)
+                    if s.target not in mech.constants or formula.has(sympy.exp, sympy.log):
+                        bindings[s.target] = formula
+    return bindings
+
+
 def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = None) -> sympy.Expr | None:
     """c_i of the site's distribution (design.md §1 table), simplified; None when not Lipschitz or not symbolic."""
     # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)

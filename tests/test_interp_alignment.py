@@ -259,6 +259,7 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/list_read_past_its_end.dp": [({"q": [1, 1], "T": [0, 0], "eps": 1}, {"q": [0, 1]})],
     "incorrect/fused_loops_list_with_gaps.dp": [({"q": [1, 1], "eps": 1}, {"q": [2, 1]})],
     "incorrect/own_entries_list_with_gaps.dp": [({"q": [1, 1], "eps": 1}, {"q": [2, 1]})],
+    "incorrect/noise_scale_reassigned_in_loop.dp": [({"q": [0, 0], "eps": 0.5}, {"q": [0, 1]})],
     "incorrect/unused_let_past_the_end.dp": _svt({"eps": 1}),
     # answers that move both ways: `down` is false and an answered query's noise moves by up to 2 Delta
     "incorrect/svt_halved_noise_two_sided.dp": [

@@ -229,3 +229,44 @@ alignment m {{
     else:  # the filter is the excluded set, over the same domain
         assert let.value.condition is None and unparse(let.value.excluded) == excluded
         assert unparse(let.value.domain) == "0 .. len(q)"
+
+
+# ------------------------------------------------------------------- a noise parameter through a name (cost)
+
+
+def _definitions(body: str) -> dict[str, str]:
+    from align.obligations import site_definitions
+
+    mech = _mech(body)
+    (site,) = [s for s in mech.noise if s.name == "xi"]
+    return {name: str(formula) for name, formula in site_definitions(mech, site).items()}
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    # assigned once in the loop, before the draw: written out, and so is a constant with exp
+    ("  c = 1 - exp(-eps)\n  for i in 0 .. len(q) {\n    s = 1 - exp(-eps / 2)\n    xi ~ Geo(s)\n"
+     "    output q[i] + xi\n  }\n", {"c": "1 - exp(-eps)", "s": "1 - exp(-eps/2)"}),
+    # a constant without exp or ln stays a name
+    ("  e2 = eps / 2\n  xi ~ Geo(1 - exp(-e2))\n  output q[0] + xi\n", {}),
+    # assigned twice: its value at the draw depends on the iteration
+    ("  s = 1 - exp(-eps)\n  for i in 0 .. len(q) {\n    xi ~ Geo(s)\n    output q[i] + xi\n"
+     "    s = 1 - exp(-2 * eps)\n  }\n", {}),
+    # assigned under a branch that does not hold the draw, or after it, or from data
+    ("  for i in 0 .. len(q) {\n    if q[i] > 0 { s = 1 - exp(-eps) }\n    xi ~ Geo(0.5)\n    output xi\n  }\n", {}),
+    ("  for i in 0 .. len(q) {\n    xi ~ Geo(0.5)\n    s = 1 - exp(-eps)\n    output xi + s\n  }\n", {}),
+    ("  for i in 0 .. len(q) {\n    s = 1 - exp(-eps * q[i])\n    xi ~ Geo(0.5)\n    output xi + s\n  }\n", {}),
+])
+def test_which_names_a_cost_coefficient_writes_out(body: str, expected: dict[str, str]):
+    assert _definitions(body) == expected
+
+
+def test_a_geometric_scale_named_in_the_loop_is_proved_for_every_length(tmp_path: Path):
+    # Free Gap Algorithm 3 (geometric) with each noise parameter named in the loop (`scale1 = 1 - exp(-eps2 / 2)`,
+    # `xi ~ Geo(scale1)`): the cost coefficient -ln(1 - scale1) is eps2/2 in exact arithmetic
+    text = (ROOT / "specs" / "freegap" / "alg3_adaptive_svt_gap_geo.dp").read_text()
+    assert "    xi ~ Geo(1 - exp(-eps2 / 2))\n" in text
+    text = text.replace("    xi ~ Geo(1 - exp(-eps2 / 2))\n", "    scale1 = 1 - exp(-eps2 / 2)\n    xi ~ Geo(scale1)\n")
+    path = tmp_path / "named_scale.dp"
+    path.write_text(text)
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict

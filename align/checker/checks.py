@@ -15,7 +15,7 @@ from typing import Any
 
 import z3
 
-from ..obligations import KINDS, Obligation, ObligationId, cost_coefficient
+from ..obligations import KINDS, Obligation, ObligationId, cost_coefficient, site_definitions
 from ..resolve import ResolvedMechanism
 from ..rules import RULES
 from ..smt import terms as zt
@@ -236,7 +236,8 @@ def cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:
     if site.distribution.cost is None:
         # Not Lipschitz: no finite coefficient. C3 fails separately; the cost has no bound.
         return enc.function("unbounded_cost")(zt.RealVal(0))
-    coefficient = cost_coefficient(site)
+    # the names its parameters read that have one value at every draw are written out (`site_definitions`)
+    coefficient = cost_coefficient(site, site_definitions(enc.mech, site))
     if coefficient is None:
         raise EncodingError(f"the cost coefficient of {site.display} is not symbolic")
 
