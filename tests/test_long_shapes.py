@@ -14,6 +14,7 @@ from align.resolve import resolve
 from align.smt import encode
 from align.smt import terms as zt
 from align.smt.solver import Limits, Validity, check_valid
+from align.span import Source
 
 from .conftest import ROOT
 
@@ -72,3 +73,43 @@ def test_long_shapes_keep_the_verdicts():
         mech = resolve(parse_source(read_source(str(ROOT / spec)))).mechanisms[0]
         verdicts = verify_mechanism(mech, Options(max_length=4, bounded_only=True, every_obligation=True))
         assert overall_status(verdicts).value == expected, spec
+
+
+def _mech(path: str):
+    return resolve(parse_source(read_source(str(ROOT / path)))).mechanisms[0]
+
+
+def test_the_common_factor_of_the_cost_coefficients():
+    from align.checker.checks import common_factor
+
+    # numeric sparse: 4 eps/(9c), 2 eps/(9c), eps/(9c) and claim eps: m = eps/c, a linear query
+    m, coefficients, claim = common_factor(_mech("specs/dworkroth/numeric_sparse.dp"))
+    assert (str(m), str(claim)) == ("eps/c", "c")
+    assert {k: str(v) for k, v in coefficients.items()} == {"rho0": "4/9", "nu": "2/9", "upsilon": "1/9",
+                                                             "rho": "4/9"}
+    # Free Gap Algorithm 2: theta eps and (1 - theta) eps/(2k): eps alone
+    m, coefficients, claim = common_factor(_mech("specs/freegap/alg2_svt_gap.dp"))
+    assert (str(m), str(claim)) == ("eps", "1")
+    # a claim that reads the output is not a formula of the parameters: none
+    assert common_factor(_mech("specs/freegap/alg6_hybrid_estimates.dp")) is None
+
+
+def test_a_cost_divided_by_its_common_factor_keeps_each_answer():
+    """At a long shape (the first pass's encoding), C4c divided by m is proved where the query as written is, and
+    refuted where it is: the mutant with half the threshold noise of numeric sparse costs more than its claim."""
+    from align.checker.checks import aligned_cost, aligned_runs, scaled_cost
+
+    text = (ROOT / "specs" / "dworkroth" / "numeric_sparse.dp").read_text()
+    half = text.replace("rho0 ~ Lap(sigma1)", "rho0 ~ Lap(sigma1 / 2)")
+    assert half != text
+    for source, expected in ((text, Validity.PROVED), (half, Validity.REFUTED)):
+        mech = resolve(parse_source(Source("n.dp", source))).mechanisms[0]
+        with zt.fresh_context():
+            enc = encode.Encoding(mech, {"q": 3}, {}, {}, relational=True)
+            run1, align, _ = aligned_runs(enc)
+            cost, _ = aligned_cost(enc, run1, align)
+            scaled = scaled_cost(enc, run1, align, LIMITS)
+            assert scaled is not None
+            facts = [enc.requires(), enc.adjacency()]
+            assert check_valid(facts, scaled[0] <= scaled[1], LIMITS).status == expected
+            assert check_valid(facts, cost <= align.claim(), LIMITS).status == expected

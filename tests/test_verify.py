@@ -608,18 +608,32 @@ def test_fusion_declines_where_a_hypothesis_fails(change, reason):
         _fuse(change)
 
 
-def test_fusion_with_a_break_refuses_outputs_before_the_walk():
+def test_fusion_with_a_break_counts_the_outputs_before_the_walk():
     """`i < len(out)` says that iteration i has output only when nothing outputs before the walk (found by an
     adversarial search: presampled AboveThreshold with `output TOP` first was proved, its shifts past the halt not
-    0)."""
+    0); with P outputs before it on every path, `i < len(out) - P` does, when each iteration outputs at most once."""
     from align.checker import fusion
 
     text = (SPECS / "dworkroth" / "above_threshold_presampled.dp").read_text()
     first = "  rho ~ Lap("
-    assert first in text
-    mech = resolve(parse_source(Source("first.dp", text.replace(first, "  output TOP\n" + first, 1)))).mechanisms[0]
-    with pytest.raises(fusion.NotFusable, match="statements before it output"):
+    guard = "i < len(out) and "
+    assert first in text and guard in text
+    ahead = text.replace(first, "  output TOP\n" + first, 1)
+    mech = resolve(parse_source(Source("first.dp", ahead))).mechanisms[0]
+    with pytest.raises(fusion.NotFusable, match=re.escape("is not written `(i < len(out) - 1 and ...) ? e : 0`")):
         fusion.fuse(mech)
+    counted = ahead.replace(guard, "i < len(out) - 1 and ").replace("out[i] is TOP", "out[i + 1] is TOP")
+    assert counted != ahead
+    fused = fusion.fuse(resolve(parse_source(Source("counted.dp", counted))).mechanisms[0])
+    assert fused is not None and "holds at every index it draws" in fused.note
+    # an output before the walk on some paths only, or an iteration that may output twice: declined
+    branch = counted.replace("  output TOP\n" + first, "  if T > 0 { output TOP }\n" + first, 1)
+    with pytest.raises(fusion.NotFusable, match="output on some paths only"):
+        fusion.fuse(resolve(parse_source(Source("branch.dp", branch))).mechanisms[0])
+    twice = text.replace("      output BOT\n", "      output BOT\n      output BOT\n", 1)
+    assert twice != text
+    with pytest.raises(fusion.NotFusable, match="may output more than once"):
+        fusion.fuse(resolve(parse_source(Source("twice.dp", twice))).mechanisms[0])
 
 
 def test_fusion_with_a_break_needs_the_shift_zero_past_the_output():
@@ -826,7 +840,7 @@ def test_a_threshold_drawn_before_the_first_part_moves_to_the_second():
     (("rho' = rho + 1", "rho' = rho + 1 + eta[0] - eta[0]"), "the other part's noise"),
     # 4. the second part's alignment reads the output other than past the first part's outputs
     (("out[len(q) + j] is TOP", "out[j] is TOP"), "other than as `out[K + e]`"),
-    (("out[len(q) + j] is TOP", "j < len(out) - len(q) and out[len(q) + j] is TOP"), "other than as `out[K + e]`"),
+    (("out[len(q) + j] is TOP", "j < len(out) - 1 and out[len(q) + j] is TOP"), "other than as `out[K + e]`"),
 ])
 def test_parts_decline_where_a_hypothesis_fails(change, reason):
     from align.checker.induction import NotInductive
@@ -834,6 +848,17 @@ def test_parts_decline_where_a_hypothesis_fails(change, reason):
     assert change[0] in PARTS
     with pytest.raises(NotInductive, match=re.escape(reason)):
         _parts(PARTS.replace(*change))
+
+
+def test_a_second_part_reads_len_out_less_the_first_parts_outputs():
+    # `len(out) - len(q)` past a first part that outputs len(q) items is the second part's own `len(out)`
+    from align.checker import phases
+
+    mech = resolve(parse_source(Source("p.dp", PARTS.replace(
+        "out[len(q) + j] is TOP", "j < len(out) - len(q) and out[len(q) + j] is TOP")))).mechanisms[0]
+    (nu,) = [sh for sh in mech.alignment.shifts if sh.var == "nu"]
+    count = n.Call("len", (n.ParamRef("q", False, nu.shift.span),), nu.shift.span, nu.shift.span)
+    assert unparse(phases._rebased(nu.shift, count)) == "j < len(out) and out[j] is TOP ? 1 + q[j] - q'[j] : 0"
 
 
 def test_a_first_part_with_a_break_leaves_no_count_to_read_the_output_past():
@@ -884,6 +909,25 @@ def test_a_value_the_first_part_outputs_as_it_is_is_public_to_the_second():
     # the output index may be written either way round
     result = _parts(RELEASED.replace("out[1 + i]", "out[i + 1]"))
     assert result is not None and all(reason is None for reason in result.proved.values())
+
+
+def test_a_second_part_reads_the_length_of_its_own_outputs():
+    """The above-threshold part with its noise drawn in a loop of its own (fission) and the shift guarded by
+    `i < len(out) - 1`: the second part's `len(out) - 1` is the length of its own outputs (the first outputs one),
+    and the fused walk proves it for every length."""
+    loop = "  for i in 0 .. len(q) {\n    nu ~ Lap(4 / eps2)\n"
+    assert loop in RELEASED
+    split = RELEASED.replace(loop, "  for i in 0 .. len(q) {\n    nu ~ Lap(4 / eps2)\n    nus[i] = nu\n  }\n"
+                                   "  for i in 0 .. len(q) {\n").replace("q[i] + nu >=", "q[i] + nus[i] >=")
+    split = split.replace("(out[1 + i] is TOP ? 2 : 0)", "(i < len(out) - 1 ? out[1 + i] is TOP ? 2 : 0 : 0)")
+    assert "nus[i] >=" in split and "len(out) - 1" in split
+    result = _parts(split)
+    assert result is not None and all(reason is None for reason in result.proved.values()), result.proved
+    # a length the first part's outputs do not explain (`len(out) - 2`): declined
+    from align.checker.every_length import NotInductive
+
+    with pytest.raises(NotInductive, match="len\\(out\\) - K"):
+        _parts(split.replace("i < len(out) - 1 ?", "i < len(out) - 2 ?"))
 
 
 @pytest.mark.parametrize("change,reason", [

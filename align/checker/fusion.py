@@ -177,19 +177,24 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
         written = st.target if isinstance(st, n.Assign) else st.var if isinstance(st, n.Sample) else None
         if written is not None and written in reads:
             raise NotFusable(f"the first loop reads `{written}`, which line {st.span.line} writes after it")
-    # 5. with a break, the first loop's draws after the halt must have shift 0 (guarded by i < len(out), which
-    # counts the second loop's outputs only when nothing outputs before it)
+    # 5. with a break, the first loop's draws after the halt must have shift 0: guarded by i < len(out) - P, where
+    # the statements before the second loop output P items on every path and each of its iterations outputs at
+    # most one (then len(out) - P counts the iterations that output, and every index past them has shift 0)
     breaks = any(isinstance(st, n.Break) for st in walk_statements(second.body))
-    if breaks and mech.alignment is not None and \
-            any(isinstance(st, n.Output) for st in walk_statements(body[:loops[0]] + between)):
-        raise NotFusable("the second loop may break, and statements before it output: `i < len(out)` does not "
-                         "say that iteration i has output")
+    before = _fixed_outputs(body[:loops[0]] + between)
+    if breaks and mech.alignment is not None and before is None:
+        raise NotFusable("the second loop may break, and the statements before it output on some paths only: "
+                         "`len(out)` does not say which iterations have output")
+    if breaks and mech.alignment is not None and _most_outputs(second.body) > 1:
+        raise NotFusable("the second loop may break, and an iteration may output more than once: `len(out)` does "
+                         "not say which iterations have output")
     if breaks and mech.alignment is not None:
+        guard = "len(out)" if not before else f"len(out) - {before}"
         for name in sorted(first_noise):
             shift = mech.alignment.shift_of(name)
-            if shift is not None and not _zero_past_output(shift.shift, shift.index_var):
+            if shift is not None and not _zero_past_output(shift.shift, shift.index_var, before or 0):
                 raise NotFusable(f"the second loop may break, and the shift of `{name}` is not written "
-                                 f"`({shift.index_var} < len(out) and ...) ? e : 0`: the written program draws "
+                                 f"`({shift.index_var} < {guard} and ...) ? e : 0`: the written program draws "
                                  f"`{name}` after the halt too, where the alignment must also hold")
     if merging:
         merged = _fused(mech, loops[0], loops[1], first, second, built, carried, scalars=False)
@@ -204,7 +209,8 @@ def fuse(mech: ResolvedMechanism) -> Fused | None:
         # every drawn index and the guard of hypothesis 5 is true there: dropped for the induction, which does
         # not encode len(out) in its abstract iteration.
         shifts = tuple(
-            dataclasses.replace(sh, shift=rewrite(sh.shift, functools.partial(_guard_true, index=sh.index_var)))
+            dataclasses.replace(sh, shift=rewrite(sh.shift, functools.partial(_guard_true, index=sh.index_var,
+                                                                              before=before or 0)))
             if sh.var in first_noise else sh for sh in mech.alignment.shifts)
         if all(new.shift is old.shift for new, old in zip(shifts, mech.alignment.shifts)):
             return fused
@@ -274,15 +280,30 @@ def _fills(loop: n.For, i: str, strict: bool = True,
     return (built, carried) if built or strict else None
 
 
-def _is_guard(c: n.Expr, index: str | None) -> bool:
-    """`index < len(out)`."""
-    return (isinstance(c, n.Compare) and c.ops == ("<",) and _is_index(c.operands[0], index or "")
-            and isinstance(c.operands[1], n.Call) and c.operands[1].func == "len"
-            and isinstance(c.operands[1].args[0], n.OutRef))
+def _is_guard(c: n.Expr, index: str | None, before: int = 0) -> bool:
+    """`index < len(out)`, or with `before` outputs ahead of the loop `index < len(out) - before` (also written
+    `index + before < len(out)`)."""
+    if not (isinstance(c, n.Compare) and c.ops == ("<",)):
+        return False
+    left, right = c.operands
+
+    def length(x: n.Expr) -> bool:
+        return isinstance(x, n.Call) and x.func == "len" and isinstance(x.args[0], n.OutRef)
+
+    def number(x: n.Expr, value: int) -> bool:
+        return isinstance(x, n.Number) and x.value == value
+
+    if before == 0:
+        return _is_index(left, index or "") and length(right)
+    if _is_index(left, index or ""):  # i < len(out) - P
+        return isinstance(right, n.Binary) and right.op == "-" and length(right.left) and number(right.right, before)
+    return isinstance(left, n.Binary) and left.op == "+" and length(right) and \
+        any(_is_index(a, index or "") and number(b, before) for a, b in ((left.left, left.right),
+                                                                         (left.right, left.left)))
 
 
-def _guard_true(x: n.Expr, index: str | None) -> n.Expr | None:
-    if not _is_guard(x, index):
+def _guard_true(x: n.Expr, index: str | None, before: int = 0) -> n.Expr | None:
+    if not _is_guard(x, index, before):
         return None
     assert isinstance(x, n.Compare)
     return n.BoolLit(True, x.span, type=x.type)
@@ -302,8 +323,43 @@ def _outputs_before_halting(body: tuple[n.Stmt, ...]) -> int:
     return count
 
 
-def _zero_past_output(shift: n.Expr, index: str | None) -> bool:
-    """Whether the shift is 0 syntactically, or `c ? e : 0` with `index < len(out)` among the conjuncts of c."""
+def _most_outputs(body: tuple[n.Stmt, ...]) -> int:
+    """The most outputs on any path through body (an inner loop's: as many as it may run, here "many": 2)."""
+    count = 0
+    for k, st in enumerate(body):
+        if isinstance(st, n.Output):
+            count += 1
+        elif isinstance(st, n.Break):
+            return count
+        elif isinstance(st, (n.For, n.While)) and any(isinstance(x, n.Output) for x in walk_statements(st.body)):
+            return count + 2
+        elif isinstance(st, n.If):
+            rest = body[k + 1:]
+            return count + max(_most_outputs(st.then + rest), _most_outputs(st.orelse + rest))
+    return count
+
+
+def _fixed_outputs(body: tuple[n.Stmt, ...]) -> int | None:
+    """The number of outputs on every path through body (no `break` at this level); None when it depends on the
+    path (an output under a branch that the other side does not match, or in a loop)."""
+    count = 0
+    for st in body:
+        if isinstance(st, n.Output):
+            count += 1
+        elif isinstance(st, (n.For, n.While)):
+            if any(isinstance(x, n.Output) for x in walk_statements(st.body)):
+                return None
+        elif isinstance(st, n.If):
+            then, orelse = _fixed_outputs(st.then), _fixed_outputs(st.orelse)
+            if then is None or then != orelse:
+                return None
+            count += then
+    return count
+
+
+def _zero_past_output(shift: n.Expr, index: str | None, before: int = 0) -> bool:
+    """Whether the shift is 0 syntactically, or `c ? e : 0` with `index < len(out) - before` among the conjuncts
+    of c."""
     if isinstance(shift, n.Number):
         return shift.value == 0
     if not (isinstance(shift, n.Conditional) and isinstance(shift.orelse, n.Number) and shift.orelse.value == 0):
@@ -315,7 +371,7 @@ def _zero_past_output(shift: n.Expr, index: str | None) -> bool:
             todo += [c.left, c.right]
         else:
             conjuncts.append(c)
-    return any(_is_guard(c, index) for c in conjuncts)
+    return any(_is_guard(c, index, before) for c in conjuncts)
 
 
 def _reads_at_index(e: n.Expr, built: set[str], j: str, first_noise: set[str],

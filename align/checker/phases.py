@@ -284,18 +284,23 @@ def _as_is(e: n.Expr) -> n.Expr:
 
 
 def _rebased(e: n.Expr, count: n.Expr | None) -> n.Expr:
-    """A second part's shift with each out[K + e] read as out[e] (K the first part's number of outputs)."""
+    """A second part's shift with each out[K + e] read as out[e] and len(out) - K as len(out) (K the first part's
+    number of outputs)."""
     def rebase(x: n.Expr) -> n.Expr | None:
+        if isinstance(x, n.Binary) and x.op == "-" and isinstance(x.left, n.Call) and x.left.func == "len" and \
+                isinstance(x.left.args[0], n.OutRef) and count is not None and unparse(x.right) == unparse(count):
+            return x.left  # the second part's outputs: those after the first part's K
         if isinstance(x, n.Index) and isinstance(x.base, n.OutRef):
             index = x.index
             if count is None or not (isinstance(index, n.Binary) and index.op == "+" and
                                      unparse(count) in (unparse(index.left), unparse(index.right))):
-                raise NotInductive("the second part's alignment reads the output other than as `out[K + e]`, K the "
-                                   "first part's number of outputs")
+                raise NotInductive("the second part's alignment reads the output other than as `out[K + e]` or "
+                                   "`len(out) - K`, K the first part's number of outputs")
             rest = index.right if unparse(index.left) == unparse(count) else index.left
             return dataclasses.replace(x, index=rewrite(rest, rebase))
         if isinstance(x, n.OutRef):
-            raise NotInductive("the second part's alignment reads the output other than as `out[K + e]`")
+            raise NotInductive("the second part's alignment reads the output other than as `out[K + e]` or "
+                               "`len(out) - K`")
         return None
 
     return rewrite(e, rebase)
