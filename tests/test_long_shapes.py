@@ -111,5 +111,5 @@ def test_a_cost_divided_by_its_common_factor_keeps_each_answer():
             scaled = scaled_cost(enc, run1, align, LIMITS)
             assert scaled is not None
             facts = [enc.requires(), enc.adjacency()]
-            assert check_valid(facts, scaled[0] <= scaled[1], LIMITS).status == expected
+            assert check_valid([*facts, *scaled[2]], scaled[0] <= scaled[1], LIMITS).status == expected
             assert check_valid(facts, cost <= align.claim(), LIMITS).status == expected

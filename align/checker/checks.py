@@ -168,7 +168,10 @@ def _check_c4c(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Desc
     # proofs) asks Σ c_i·|ψ_i| <= claim divided by a positive common factor of every c_i: the same truth value,
     # and often a linear query (numeric sparse at length 5: from over 300 s to 0.3 s)
     scaled = scaled_cost(q.enc, q.run1, q.align, q.limits) if q.enc.relational else None
-    answer = check_valid(q.assumptions(), cost <= claim if scaled is None else scaled[0] <= scaled[1], q.limits)
+    if scaled is None:
+        answer = check_valid(q.assumptions(), cost <= claim, q.limits)
+    else:
+        answer = check_valid([*q.assumptions(), *scaled[2]], scaled[0] <= scaled[1], q.limits)
     return answer, lambda model: f"aligned cost {show(model, cost)} exceeds the claim {show(model, claim)}"
 
 
@@ -212,8 +215,11 @@ def common_factor(mech: ResolvedMechanism) -> tuple[Any, dict[str, Any], Any] | 
     return m, {name: sympy.cancel(c / m) for name, c in coefficients.items()}, sympy.cancel(claim / m)
 
 
-def scaled_cost(enc: Encoding, run: Run, align: AlignmentEval, limits: Limits) -> tuple[Any, Any] | None:
-    """The aligned cost and the claim divided by `common_factor`'s m, when `requires` makes m positive."""
+def scaled_cost(enc: Encoding, run: Run, align: AlignmentEval,
+                limits: Limits) -> tuple[Any, Any, list[z3.BoolRef]] | None:
+    """The aligned cost and the claim divided by `common_factor`'s m, when `requires` makes m positive, and the
+    definitions they read: the cost is Σ over sites of (c_i / m)·S_site with S_site = Σ over its draws of |ψ|, a
+    name of its own where c_i / m is not a number (one product of parameters per site, not one per draw)."""
     factor = common_factor(enc.mech)
     if factor is None:
         return None
@@ -224,15 +230,23 @@ def scaled_cost(enc: Encoding, run: Run, align: AlignmentEval, limits: Limits) -
 
     if check_valid([enc.requires()], term(m) > 0, limits).status != Validity.PROVED:
         return None
-    terms = []
+    per_site: dict[str, list[z3.ArithRef]] = {}
     for d in run.draws:
         if d.site not in coefficients:
             continue
         psi = align.shift(d.site, d.index)
         if z3.is_int_value(z3.simplify(psi)) and z3.simplify(psi).as_long() == 0:
             continue
-        terms.append(z3.If(d.guard, term(coefficients[d.site]) * _abs(_real(psi)), 0))
-    return (zt.Sum(terms) if terms else zt.RealVal(0)), term(claim)
+        per_site.setdefault(d.site, []).append(z3.If(d.guard, _abs(_real(psi)), 0))
+    parts, definitions = [], []
+    for site, shifts in per_site.items():
+        total = zt.Sum(shifts)
+        if coefficients[site].free_symbols:
+            named = enc.fresh(f"shifts_{site}")
+            definitions.append(named == total)
+            total = named
+        parts.append(term(coefficients[site]) * total)
+    return (zt.Sum(parts) if parts else zt.RealVal(0)), term(claim), definitions
 
 
 def _check_c4d(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
