@@ -270,3 +270,45 @@ def test_a_geometric_scale_named_in_the_loop_is_proved_for_every_length(tmp_path
     path.write_text(text)
     verdict = align.verify(str(path))
     assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+
+
+# ------------------------------------------------------------------------- a guard true at every drawn member
+
+ONE_LOOP_GUARDED = (ROOT / "specs" / "dworkroth" / "above_threshold_presampled.dp").read_text()
+
+
+def _one_loop(text: str) -> str:
+    """AboveThreshold with its noise drawn first, written as one loop (the alignment's guard kept)."""
+    fill = "  for i in 0 .. len(q) {\n    nu ~ Lap(4 / eps)\n    noisy[i] = q[i] + nu\n  }\n"
+    walk = "  for j in 0 .. len(q) {\n"
+    assert fill in text and walk in text
+    return text.replace(fill, "").replace(walk, walk + "    nu ~ Lap(4 / eps)\n    noisy[j] = q[j] + nu\n", 1)
+
+
+def test_a_guard_past_the_output_in_one_loop_is_proved_for_every_length(tmp_path: Path):
+    # `i < len(out) and ...` in the shift of a loop whose every iteration outputs: true at every drawn member
+    path = tmp_path / "one_loop.dp"
+    path.write_text(_one_loop(ONE_LOOP_GUARDED))
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+
+
+@pytest.mark.parametrize(("change", "kept"), [
+    (None, False),
+    # an iteration that may halt before it outputs: member i may be drawn with i = len(out)
+    (("    if noisy[j] >= T_hat {\n", "    if noisy[j] >= T_hat + 1 { break }\n    if noisy[j] >= T_hat {\n"), True),
+    # a loop that does not start at 0
+    (("for j in 0 .. len(q) {", "for j in 1 .. len(q) {"), True),
+])
+def test_when_a_guard_is_true_at_every_drawn_member(change, kept: bool):
+    from align.checker.guards import drawn_guards
+
+    text = _one_loop(ONE_LOOP_GUARDED)
+    if change is not None:
+        assert change[0] in text
+        text = text.replace(*change)
+    rewritten = drawn_guards(resolve(parse_source(Source("g.dp", text))).mechanisms[0])
+    assert (rewritten is None) == kept
+    if rewritten is not None:
+        (nu,) = [sh for sh in rewritten.mechanism.alignment.shifts if sh.var == "nu"]
+        assert "len(out)" not in unparse(nu.shift)

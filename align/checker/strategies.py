@@ -24,6 +24,7 @@ from . import (
     entries,
     folds,
     fusion,
+    guards,
     induction,
     kept_entries,
     offsets,
@@ -41,8 +42,9 @@ REWRITES: tuple[Rewrite, ...] = (Rewrite("folds", folds.fold), Rewrite("fusion",
 them (and before the parts are split), loop bounds read through constants are written out (`bounds.py`), a loop
 that keeps a list's best index is the ranking it computes (`running.py`), the fixed entries of a filled list read
 after its loop are variables (`kept_entries.py`), a list read only at its own index in the loop that writes it is
-the iteration's value (`own_entries.py`), loops are counted from 0 (`offsets.py`)
-and the alignment is read in a normal form (`alignments.py`)."""
+the iteration's value (`own_entries.py`), loops are counted from 0 (`offsets.py`),
+the alignment is read in a normal form (`alignments.py`) and a shift's guard `i < len(out)` is true where member i
+is drawn by a loop whose every iteration outputs (`guards.py`)."""
 
 
 def _records_only(mech: ResolvedMechanism) -> bool:
@@ -65,7 +67,7 @@ quantified encoding last."""
 
 
 NORMAL_FORMS = (bounds.inline_bounds, running.rank, kept_entries.keep_entries, own_entries.own_entries,
-                offsets.from_zero, alignments.normal_alignment)
+                offsets.from_zero, alignments.normal_alignment, guards.drawn_guards)
 """The normal forms of the program as written, in the order they apply (the parts see them too)."""
 
 
