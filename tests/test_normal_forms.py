@@ -312,3 +312,85 @@ def test_when_a_guard_is_true_at_every_drawn_member(change, kept: bool):
     if rewritten is not None:
         (nu,) = [sh for sh in rewritten.mechanism.alignment.shifts if sh.var == "nu"]
         assert "len(out)" not in unparse(nu.shift)
+
+
+# ------------------------------------------------------------------------------ a list computed once, hoisted
+
+ALG6 = (ROOT / "specs" / "freegap" / "alg6_hybrid_estimates.dp").read_text()
+
+
+def _inlined(text: str) -> str:
+    """Algorithm 6 with `order = top_k(noisy, k)` written where it is read, in the loop."""
+    assert "  order = top_k(noisy, k)\n" in text and "    j = order[i]\n" in text
+    return text.replace("  order = top_k(noisy, k)\n", "").replace("    j = order[i]\n", "    j = top_k(noisy, k)[i]\n")
+
+
+def test_a_ranking_computed_in_the_loop_is_proved_for_every_length(tmp_path: Path):
+    path = tmp_path / "inlined.dp"
+    path.write_text(_inlined(ALG6))
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+
+
+@pytest.mark.parametrize(("change", "hoisted"), [
+    (None, True),
+    # the loop may not run (no clause makes k >= 1): the call would run where the written program does not
+    (("requires eps > 0, 1 <= k, k <= len(q), 0 < theta < 1", "requires eps > 0, k <= len(q), 0 < theta < 1"),
+     False),
+    # evaluated only on some iterations (under a branch of a conditional expression)
+    (("    j = top_k(noisy, k)[i]\n", "    j = i > 0 ? top_k(noisy, k)[i] : 0\n"), False),
+    # reads what the loop writes
+    (("    j = top_k(noisy, k)[i]\n", "    noisy[0] = 0\n    j = top_k(noisy, k)[i]\n"), False),
+])
+def test_when_a_call_in_a_loop_is_hoisted(change, hoisted: bool):
+    from align.checker.hoist import hoist
+
+    text = _inlined(ALG6)
+    if change is not None:
+        assert change[0] in text
+        text = text.replace(*change)
+    rewritten = hoist(resolve(parse_source(Source("h.dp", text))).mechanisms[0])
+    assert (rewritten is not None) == hoisted
+    if rewritten is not None:
+        assert [unparse(s.value) for s in rewritten.mechanism.body if isinstance(s, n.Assign)
+                and s.target == "top_k_value"] == ["top_k(noisy, k)"]
+
+
+# ------------------------------------------------------------------- an output value read again, named once
+
+RELEASED = (ROOT / "specs" / "counting" / "released_estimate_then_above_threshold.dp").read_text()
+
+
+def _written_out(text: str) -> str:
+    """The released estimate with `base` written out where it is output and where the threshold reads it."""
+    for old, new in (("  base = q[0] + t\n", ""), ("output NUM(base)", "output NUM(q[0] + t)"),
+                     ("T_hat = T + base + rho", "T_hat = T + (q[0] + t) + rho")):
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
+def test_an_output_value_read_again_is_proved_in_parts_for_every_length(tmp_path: Path):
+    path = tmp_path / "written_out.dp"
+    path.write_text(_written_out(RELEASED))
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    (None, True),
+    # a name the value reads is assigned again after the output: a later `q[0] + t + s` is another value
+    (("output NUM(q[0] + t)", "s = 0\n  output NUM(q[0] + t + s)\n  s = 1"), False),
+])
+def test_when_an_output_value_is_named(change, named: bool):
+    from align.checker.named_outputs import name_outputs
+
+    text = _written_out(RELEASED)
+    if change is not None:
+        assert change[0] in text
+        text = text.replace(*change).replace("T + (q[0] + t) + rho", "T + (q[0] + t + s) + rho")
+    rewritten = name_outputs(resolve(parse_source(Source("o.dp", text))).mechanisms[0])
+    assert (rewritten is not None) == named
+    if rewritten is not None:
+        body = [unparse(s.value) if isinstance(s, (n.Assign, n.Output)) else None for s in rewritten.mechanism.body]
+        assert body[1:3] == ["q[0] + t", "NUM(released)"]

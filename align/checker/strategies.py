@@ -25,8 +25,10 @@ from . import (
     folds,
     fusion,
     guards,
+    hoist,
     induction,
     kept_entries,
+    named_outputs,
     offsets,
     own_entries,
     phases,
@@ -43,6 +45,8 @@ them (and before the parts are split), loop bounds read through constants are wr
 that keeps a list's best index is the ranking it computes (`running.py`), the fixed entries of a filled list read
 after its loop are variables (`kept_entries.py`), a list read only at its own index in the loop that writes it is
 the iteration's value (`own_entries.py`), loops are counted from 0 (`offsets.py`),
+a list-valued call that a loop evaluates from values it does not change is assigned before it (`hoist.py`), a
+value output at the top level and read again later is named once (`named_outputs.py`),
 the alignment is read in a normal form (`alignments.py`) and a shift's guard `i < len(out)` is true where member i
 is drawn by a loop whose every iteration outputs (`guards.py`)."""
 
@@ -67,7 +71,8 @@ quantified encoding last."""
 
 
 NORMAL_FORMS = (bounds.inline_bounds, running.rank, kept_entries.keep_entries, own_entries.own_entries,
-                offsets.from_zero, alignments.normal_alignment, guards.drawn_guards)
+                hoist.hoist, named_outputs.name_outputs, offsets.from_zero, alignments.normal_alignment,
+                guards.drawn_guards)
 """The normal forms of the program as written, in the order they apply (the parts see them too)."""
 
 
