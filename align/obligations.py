@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from . import cache
 from . import monomials as m
 from . import nodes as n
-from .resolve import NoiseSite, ResolvedMechanism, children, read_name, walk, walk_statements
+from .resolve import NoiseSite, ResolvedMechanism, children, free_names, read_name, walk, walk_statements
 from .span import Span
 from .unparse import clause_text, unparse
 
@@ -238,7 +238,7 @@ def site_definitions(mech: ResolvedMechanism, site: NoiseSite) -> dict[str, symp
     # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     import sympy
 
-    from .resolve.program import free_names, walk_statements
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
     from .symbolic import NotSymbolic, to_sympy
 
     assigned: dict[str, int] = {}

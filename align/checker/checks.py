@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import sympy
 import z3
 
-from ..obligations import KINDS, Obligation, ObligationId, cost_coefficient, site_definitions
+from ..obligations import KINDS, Obligation, ObligationId, constant_bindings, cost_coefficient, site_definitions
 from ..resolve import ResolvedMechanism
 from ..rules import RULES
 from ..smt import terms as zt
@@ -36,7 +37,7 @@ from ..smt.solver import Answer, Limits, Validity, check_valid
 from ..smt.supports import member as _member
 from ..smt.supports import noise_support, support_conditions
 from ..status import Status
-from ..symbolic import NotSymbolic
+from ..symbolic import NotSymbolic, to_sympy
 from . import acyclic
 from .models import first_difference, first_false, show
 from .verdicts import PendingVerdict
@@ -180,12 +181,6 @@ def common_factor(mech: ResolvedMechanism) -> tuple[Any, dict[str, Any], Any] | 
     parameters common to every cost coefficient (eps/c for 4 eps/(9c) and 2 eps/(9c)); None when there is none, or
     when a coefficient or the claim is not a formula of the parameters. Dividing C4c's two sides by m > 0 keeps its
     truth value and takes the products of parameters with noise out of the query (eps·|ψ| is nonlinear for z3)."""
-    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
-    import sympy
-
-    from ..obligations import constant_bindings
-    from ..symbolic import to_sympy
-
     constants = constant_bindings(mech)
     coefficients = {}
     for site in mech.noise:

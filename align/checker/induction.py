@@ -99,24 +99,36 @@ def _shape(mech: ResolvedMechanism) -> tuple[list[n.Stmt], n.For, list[n.Stmt]]:
     """The prefix, the loop and the statements after it (`_Exit`)."""
     body = list(mech.body)
     loops = [k for k, s in enumerate(body) if isinstance(s, n.For)]
+    if not loops:
+        raise NotInductive("the body has no loop (a body without one is proved by fixed entries or by the records' "
+                           "summaries, which did not apply)")
     if len(loops) != 1 or any(isinstance(s, (n.For, n.While)) for s in walk_statements(body[loops[0] + 1:])):
-        raise NotInductive("the body is not a prefix, one loop and statements without a loop")
+        lines = ", ".join(str(body[k].span.line) for k in loops)
+        raise NotInductive(f"the body is not a prefix, one loop and statements without a loop: loops at lines {lines} "
+                           "(loops in sequence are proved when they fuse into one, or part by part: see those notes)")
     loop = body[loops[0]]
     assert isinstance(loop, n.For)  # the one loop
     prefix, suffix = body[:loops[0]], body[loops[0] + 1:]
-    if any(isinstance(s, (n.For, n.While)) for s in walk_statements(loop.body)):
-        raise NotInductive("the loop is nested")
+    nested = [s for s in walk_statements(loop.body) if isinstance(s, (n.For, n.While))]
+    if nested:
+        raise NotInductive(f"the loop at line {nested[0].span.line} is nested in another (a nested loop that only "
+                           "computes a sum or a count is read as a fold, `sum(...)`/`count(...)`, when it draws no "
+                           "noise, outputs nothing and does not break)")
     over_list = isinstance(loop.hi, n.Call) and loop.hi.func == "len" and isinstance(loop.hi.args[0], n.ParamRef)
     if not (isinstance(loop.lo, n.Number) and loop.lo.value == 0 and (over_list or _public_bound(mech, loop.hi))):
-        raise NotInductive("the loop is not `for i in 0 .. len(q)` or over a public bound")
+        raise NotInductive(f"the loop at line {loop.span.line} is not `for i in 0 .. len(q)` or over a public bound "
+                           f"(it runs over `{unparse(loop.lo)} .. {unparse(loop.hi)}`)")
     if over_list:
         # one abstract iteration of both runs: they must iterate together (specs/incorrect/records_loop_outputs.dp)
         assert isinstance(loop.hi, n.Call) and isinstance(loop.hi.args[0], n.ParamRef)  # over_list
         runs_over = mech.param(loop.hi.args[0].id)
         if runs_over is not None and not runs_over.length_public:
             raise NotInductive(f"the loop runs over {runs_over.name}, whose length differs between neighbours")
-    if any(isinstance(s, n.Assign) and s.index is not None for s in walk_statements(loop.body)):
-        raise NotInductive("the loop builds a list")
+    built = [s for s in walk_statements(loop.body) if isinstance(s, n.Assign) and s.index is not None]
+    if built:
+        raise NotInductive(f"the loop builds a list, `{built[0].target}` (line {built[0].span.line}): a list read only "
+                           "at the loop's index after this iteration writes it, on every path, is the iteration's "
+                           "value; a list read by a later loop over the same range fuses with it")
     if over_list:
         for p in mech.params:
             for adj in p.adjacency:
