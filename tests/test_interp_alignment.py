@@ -260,6 +260,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/fused_loops_list_with_gaps.dp": [({"q": [1, 1], "eps": 1}, {"q": [2, 1]})],
     "incorrect/own_entries_list_with_gaps.dp": [({"q": [1, 1], "eps": 1}, {"q": [2, 1]})],
     "incorrect/noise_scale_reassigned_in_loop.dp": [({"q": [0, 0], "eps": 0.5}, {"q": [0, 1]})],
+    "incorrect/named_output_collides_with_noise.dp": [({"q": [1, 1], "eps": 1}, {"q": [2, 0]})],
+    "incorrect/named_output_collides_with_loop_index.dp": [({"q": [1, 0, 0], "eps": 1}, {"q": [0, 1, 1]})],
     "incorrect/unused_let_past_the_end.dp": _svt({"eps": 1}),
     # answers that move both ways: `down` is false and an answered query's noise moves by up to 2 Delta
     "incorrect/svt_halved_noise_two_sided.dp": [

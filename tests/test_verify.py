@@ -970,3 +970,63 @@ def test_a_mixture_whose_scale_divides_by_zero_is_unknown_with_the_reason(tmp_pa
     mixture = [o for m in json.loads(out.getvalue())["files"][0]["mechanisms"] for o in m["obligations"]
                if o["id"] == "MIX"]
     assert mixture and mixture[0]["status"] == "unknown" and "zero" in json.dumps(mixture[0]), mixture
+
+
+ZERO_DIVISOR = """mechanism zero_divisor(q: real[], eps: real)
+  adjacent sum |q[i] - q'[i]| <= 1
+  requires eps > 0, len(q) >= 1
+  privacy eps
+{
+  for i in 0 .. len(q) {
+    eta ~ Lap(1 / eps)
+    output q[i] + eta
+  }
+}
+
+alignment zero_divisor {
+  let z = DIVIDED
+  eta[i]' = eta[i] + q[i] - q'[i] + 0 * z
+}
+"""
+
+
+def test_an_alignment_that_divides_by_zero_is_not_defined_there():
+    """C4a includes that φ has a value: a let `1 / (q[0] - q'[0])` has none where q[0] = q'[0] (the interpreter
+    stops with division-by-zero), even though 0 times it is 0 in z3's arithmetic; the replay confirms it. Under a
+    guard that excludes the zero divisor, the division is read only where it has a value."""
+    def c4a(divided: str):
+        mech = resolve(parse_source(Source("zero_divisor.dp", ZERO_DIVISOR.replace("DIVIDED", divided))))
+        (verdict,) = [v for v in verify(mech.mechanisms[0], Options(max_length=3)).verdicts
+                      if v.obligation.id == "C4a"]
+        return verdict
+
+    refuted = c4a("1 / (q[0] - q'[0])")
+    assert refuted.status.value == "refuted" and "divides by zero in `1 / (q[0] - q'[0])`" in refuted.reason
+    assert refuted.counterexample is not None and refuted.counterexample.replay["confirmed"], \
+        refuted.counterexample.replay
+    guarded = c4a("q[0] == q'[0] ? 0 : 1 / (q[0] - q'[0])")
+    assert guarded.status.value != "refuted", guarded.reason
+
+
+def test_a_rewrites_fresh_name_is_none_of_the_programs():
+    # noise, loop indices, comprehension indices, the alignment's lets and shift indices are names too (a fresh
+    # `released` equal to a noise variable's name was one symbol for two values: specs/incorrect/named_output_*)
+    from align.resolve import names_used
+
+    mech = resolve(parse_source(Source("names.dp", """mechanism names(q: real[], eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0
+  privacy eps
+{
+  released ~ Lap(1 / eps)
+  for k in 0 .. len(q) {
+    output q[k] + released + count(l in 0 .. len(q): q[l] > 0)
+  }
+}
+
+alignment names {
+  let d = 0
+  released' = released + d
+}
+"""))).mechanisms[0]
+    assert {"q", "eps", "released", "k", "l", "d", "out", "len", "count"} <= names_used(mech)

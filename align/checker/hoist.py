@@ -27,7 +27,7 @@ import functools
 from fractions import Fraction
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, children, free_names, rewrite, walk_statements
+from ..resolve import ResolvedMechanism, children, free_names, names_used, rewrite, walk_statements
 from ..types import ListType
 from ..unparse import unparse
 from .fusion import _map_stmt
@@ -40,14 +40,15 @@ def hoist(mech: ResolvedMechanism) -> Rewritten | None:
     """The mechanism with each call that hypotheses 1 and 2 hold of assigned before its loop; None when none."""
     body = list(mech.body)
     variables = dict(mech.variables)
-    taken = set(mech.variables) | {p.name for p in mech.params} | set(mech.constants)
+    taken = names_used(mech)  # a fresh name is none of the program's or the alignment's
+    readable = set(mech.variables) | {p.name for p in mech.params} | set(mech.constants)
     notes = []
     noise = list(mech.noise)
     for k in range(len(body) - 1, -1, -1):
         loop = body[k]
         if not isinstance(loop, n.For) or not _runs(mech, loop):
             continue
-        calls = _hoistable(loop, taken)
+        calls = _hoistable(loop, readable)
         if not calls:
             continue
         assigns, names = [], {}
@@ -103,7 +104,7 @@ def _runs(mech: ResolvedMechanism, loop: n.For) -> bool:
     return False
 
 
-def _hoistable(loop: n.For, taken: set[str]) -> dict[str, n.Call]:
+def _hoistable(loop: n.For, readable: set[str]) -> dict[str, n.Call]:
     """The list-valued calls of the loop (by text) that hypotheses 1 and 2 hold of."""
     written = {loop.var} | {s.target for s in walk_statements(loop.body) if isinstance(s, n.Assign)} | \
         {s.var for s in walk_statements(loop.body) if isinstance(s, n.Sample)}
@@ -112,7 +113,7 @@ def _hoistable(loop: n.For, taken: set[str]) -> dict[str, n.Call]:
         for e in _first_evaluated(st):
             for x in _evaluated(e):
                 if isinstance(x, n.Call) and isinstance(x.type, ListType) and not free_names(x) & written and \
-                        free_names(x) <= taken and unparse(x) not in found:
+                        free_names(x) <= readable and unparse(x) not in found:
                     found[unparse(x)] = x
         if any(isinstance(s, n.Break) for s in walk_statements((st,))):
             break  # the statements after one that may break are not evaluated on every run

@@ -27,7 +27,7 @@ import dataclasses
 from fractions import Fraction
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
+from ..resolve import ResolvedMechanism, names_used, statement_exprs, walk, walk_statements
 from ..types import BOOL, INT, REAL, ListType
 from ..unparse import unparse
 from .bounds import length_at_least
@@ -107,7 +107,7 @@ def _rewrite(mech: ResolvedMechanism, body: list[n.Stmt], k: int, loop: n.For, f
     name = fill.target
     t = mech.variables[name]
     assert isinstance(t, ListType)
-    taken = set(mech.variables) | {p.name for p in mech.params}
+    taken = names_used(mech)  # a fresh name is none of the program's or the alignment's
     names = {}
     for entry in kept:
         candidate = f"{name}_{entry}"

@@ -22,7 +22,7 @@ import dataclasses
 import functools
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, free_names, rewrite, statement_exprs, walk, walk_statements
+from ..resolve import ResolvedMechanism, free_names, names_used, rewrite, statement_exprs, walk, walk_statements
 from ..unparse import unparse
 from .rewrites import Rewritten
 
@@ -34,7 +34,7 @@ def name_outputs(mech: ResolvedMechanism) -> Rewritten | None:
     assigned to a name first; None when none is."""
     body = list(mech.body)
     variables = dict(mech.variables)
-    taken = set(mech.variables) | {p.name for p in mech.params} | set(mech.constants)
+    taken = names_used(mech)  # a fresh name is none of the program's or the alignment's
     notes = []
     replacements = []
     k = 0

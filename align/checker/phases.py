@@ -51,7 +51,16 @@ from fractions import Fraction
 
 from .. import nodes as n
 from ..obligations import ObligationId
-from ..resolve import ResolvedMechanism, ResolvedParam, free_names, rewrite, statement_exprs, walk, walk_statements
+from ..resolve import (
+    ResolvedMechanism,
+    ResolvedParam,
+    free_names,
+    names_used,
+    rewrite,
+    statement_exprs,
+    walk,
+    walk_statements,
+)
 from ..types import INT, REAL, Scalar, Type
 from ..unparse import unparse
 from .every_length import Inductive, NotInductive
@@ -161,7 +170,7 @@ def _prove_split(mech: ResolvedMechanism, first: tuple[n.Stmt, ...], second: tup
         raise NotInductive(f"the second part reads {', '.join(f'`{x}`' for x in shared)}, which the first part "
                            "assigns (and does not release as it is)")
     reads_released = sorted(read & set(released))
-    taken = {p.name for p in mech.params} | set(mech.variables) | {s.name for s in mech.noise}
+    taken = names_used(mech)  # a fresh name is none of the program's or the alignment's
     params, copies = [], []
     for name in reads_released:
         param = _fresh(f"{name}_released", taken)

@@ -89,6 +89,20 @@ STOPS: dict[ObligationId, tuple[frozenset[str], str]] = {
 """The obligations that a run stopping with one of these runtime errors breaks, and how the confirmation says so."""
 
 
+ALIGNMENT_STOPS = frozenset({"division-by-zero"})
+"""Runtime errors that break C4a when the alignment's own expressions meet them (a zero divisor in a let or a
+shift: φ has no value there); in the program they are another obligation's (C0's density)."""
+
+
+def _in_alignment(mech: ResolvedMechanism, error: SpecError, codes: frozenset[str]) -> bool:
+    """Whether the run stopped with one of `codes` at a place inside the alignment block."""
+    if mech.alignment is None:
+        return False
+    block = mech.alignment.node.span
+    return any(d.code in codes and d.span is not None and block.line <= d.span.line <= block.end_line
+               for d in error.diagnostics)
+
+
 def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
     """Whether the interpreter's replay of a checker counterexample breaks the obligation it refutes."""
     obligation = ObligationId(cex.obligation)
@@ -100,7 +114,7 @@ def replay(mech: ResolvedMechanism, cex: Counterexample) -> Confirmation:
         codes = {d.code for d in error.diagnostics}
         messages = "; ".join(d.message for d in error.diagnostics)
         stops, says = STOPS.get(obligation, (frozenset(), ""))
-        if codes & stops:
+        if codes & stops or (obligation == ObligationId.C4A and _in_alignment(mech, error, ALIGNMENT_STOPS)):
             return Confirmation(True, says + messages)
         return Confirmation(False, "replay failed: " + messages)
     return Confirmation(obligation in result.failures, DETAILS[obligation](mech, result))

@@ -314,7 +314,7 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
         if e.op == "/" or e.op in INTEGER_OPERATIONS:
             if b == 0:
                 raise fail("division-by-zero", e.span,
-                           detail=f"`{unparse(e.left)} {e.op} {unparse(e.right)}` with {unparse(e.right)} = 0")
+                           detail=f"`{unparse(e)}` with {unparse(e.right)} = 0")
             if e.op == "/":
                 return a / b
             exact = INTEGER_OPERATIONS[e.op](int(a), int(b))

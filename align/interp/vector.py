@@ -599,7 +599,7 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
             return Num(RING_OPERATIONS[e.op](a, b))
         if e.op == "/" or e.op in INTEGER_OPERATIONS:
             self.check(b == 0, m, "division-by-zero", e.span, lambda k: dict(
-                detail=f"`{unparse(e.left)} {e.op} {unparse(e.right)}` with {unparse(e.right)} = 0"))
+                detail=f"`{unparse(e)}` with {unparse(e.right)} = 0"))
             if e.op == "/":
                 return Num(np.true_divide(a, b, dtype=np.float64))
             # int64: only the lowest int64 divided by -1 leaves the range (numpy would wrap it)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import nodes as n
+from ..builtins import BUILTIN_ARITY, RESERVED
 from ..distributions import Distribution
 from ..span import Span
 from ..types import TagType, Type
@@ -252,6 +253,38 @@ def walk_statements(body: Iterable[n.Stmt]) -> Iterator[n.Stmt]:
             yield from walk_statements(s.orelse)
         elif isinstance(s, (n.For, n.While)):
             yield from walk_statements(s.body)
+
+
+def names_used(mech: ResolvedMechanism) -> set[str]:
+    """Every name the mechanism and its alignment use or bind: parameters, variables, constants, noise, loop and
+    comprehension variables, the alignment's lets and shift indices, the reserved names, and the builtins'. A name a
+    rewrite introduces must be none of them (a fresh `released` that is also a noise variable or a loop index would
+    be one symbol for two values in the encoder)."""
+    found = {p.name for p in mech.params} | set(mech.variables) | set(mech.constants) | {s.name for s in mech.noise}
+    found |= set(RESERVED) | set(BUILTIN_ARITY)
+    exprs: list[n.Expr] = list(mech.requires) + [mech.claim]
+    for st in walk_statements(mech.body):
+        if isinstance(st, n.Assign):
+            found.add(st.target)
+        elif isinstance(st, n.Sample):
+            found.add(st.var)
+        elif isinstance(st, n.For):
+            found.add(st.var)
+            exprs += [st.lo, st.hi]
+        exprs += statement_exprs(st)
+    if mech.alignment is not None:
+        found |= {let.name for let in mech.alignment.lets}
+        found |= {s.index_var for s in mech.alignment.shifts if s.index_var is not None}
+        exprs += [let.value for let in mech.alignment.lets] + [s.shift for s in mech.alignment.shifts]
+        exprs += [i.condition for i in mech.alignment.invariants]
+    for e in exprs:
+        for x in walk(e):
+            if isinstance(x, n.Comprehension):
+                found.add(x.var)
+            name = read_name(x)
+            if name is not None:
+                found.add(name)
+    return found
 
 
 def statement_exprs(s: n.Stmt) -> list[n.Expr]:

@@ -818,6 +818,9 @@ class ExprEval(IRVisitor[Value, None]):
 
     def visit_binary(self, e: n.Binary, ctx: None = None) -> Value:
         a, b = self.arith(e.left), self.arith(e.right)
+        if self.reads is not None and e.op in ("/", "//", "%"):
+            # the interpreter stops on a zero divisor (`division-by-zero`): the alignment has no value there
+            self.reads.append((z3.Implies(self.guard, b != 0), f"divides by zero in `{unparse(e)}`"))
         if e.op in RING_OPERATIONS:
             return RING_OPERATIONS[e.op](a, b)
         if e.op in INTEGER_OPERATIONS:
