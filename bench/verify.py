@@ -1,19 +1,20 @@
 """Benchmark: `align verify` over the whole spec corpus, one row per spec.
 
-    python bench/verify.py [--max-length N] [SPEC.dp ...]
+    python bench/verify.py [--max-length N] [--with-peers] [SPEC.dp ...]
     python bench/verify.py --scaling [--up-to 8] [SPEC.dp ...]
 
 The first form prints spec, status, scope, number of obligations and seconds, and last
 `verify median s: X max s: Y unbounded: U/P` (U of the P proved specs proved for every input length or for
 all inputs, the rest bounded). Targets on the 2-core reference machine (issue 12): median <= 0.25 s,
-max <= 2 s per spec, U = P.
+max <= 2 s per spec, U = P; `--with-peers` adds specs/peers/ to the corpus (issue 37's target is over both).
 
 `--scaling` times the bounded check alone (the unbounded proofs are skipped), checking every obligation (a
 refutation does not end it: `Options.every_obligation`), at --max-length 1 .. N for every spec, one column per
 length, so that the growth with the input length stays visible (docs/checker.md). Each
 cell is a fresh verification in this process, with the overall status's letter (b bounded, r refuted,
 u unknown, p proved for all inputs), run in a process of its own; a cell that takes over 60 s is stopped and
-ends the row (shown as `>60`). The last line counts the unknown verdicts per length (issue 12: none at
+ends the row (shown as `>60`). Then the totals per length, the number of specs whose longest length took at most
+10 s (issue 37's target: all of them), and last the unknown verdicts per length (issue 12: none at
 --max-length 5, besides the specs that expect one). Spec paths given on the command line (under specs/) replace
 the whole corpus, to add rows for new specs. The corpus is every spec under specs/ except specs/peers/, the other
 projects' programs (specs/peers/README.md): `python bench/verify.py specs/peers/*.dp` times those.
@@ -38,6 +39,8 @@ from align.resolve import resolve
 from align.status import Status
 
 CELL_LIMIT_S = 60.0
+TARGET_S = 10.0
+"""Issue 37: every corpus spec's bounded check at the longest length within this many seconds."""
 
 
 def _mechanisms(only: list[str]):
@@ -81,7 +84,9 @@ def scaling(up_to: int, only: list[str]) -> None:
     print(f"{'spec':58} " + " ".join(f"{'<=' + str(n):>7}" for n in lengths) + "  (seconds, bounded check only)")
     totals = [0.0] * len(lengths)
     unknown = [0] * len(lengths)
+    within, rows = 0, 0
     for rel, _ in _mechanisms(only):
+        rows += 1
         cells = []
         for k, n in enumerate(lengths):
             answers = context.Queue()
@@ -97,8 +102,10 @@ def scaling(up_to: int, only: list[str]) -> None:
             totals[k] += seconds
             unknown[k] += status == Status.UNKNOWN.value
             cells.append(f"{seconds:6.2f}{status[0]}")
+            within += n == up_to and seconds <= TARGET_S
         print(f"{rel!s:58} " + " ".join(cells), flush=True)
     print(f"{'total (the cells that finished)':58} " + " ".join(f"{t:7.1f}" for t in totals))
+    print(f"{'specs within ' + str(int(TARGET_S)) + ' s at <=' + str(up_to):58} {within} of {rows}")
     print(f"{'unknown verdicts':58} " + " ".join(f"{u:7d}" for u in unknown))
 
 
@@ -107,8 +114,12 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH)
     parser.add_argument("--scaling", action="store_true", help="seconds of the bounded check per length")
     parser.add_argument("--up-to", type=int, default=8, help="longest length for --scaling (default 8)")
+    parser.add_argument("--with-peers", action="store_true", help="the corpus and specs/peers/ (one median, one max)")
     parser.add_argument("specs", nargs="*", help="specs to run instead of the whole corpus")
     args = parser.parse_args()
+    if args.with_peers:
+        corpus_specs = sorted(p for p in (ROOT / "specs").rglob("*.dp"))
+        args.specs = [str(p.relative_to(ROOT)) for p in corpus_specs] + args.specs
     if args.scaling:
         scaling(args.up_to, args.specs)
     else:
