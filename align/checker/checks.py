@@ -223,7 +223,12 @@ def scaled_cost(enc: Encoding, run: Run, align: AlignmentEval,
     def term(formula: Any) -> z3.ArithRef:
         return _real(to_z3(formula, lambda name: _real(enc.params[name]), enc.function))
 
-    if check_valid([enc.requires()], term(m) > 0, limits).status != Validity.PROVED:
+    try:
+        positive, claim_term = term(m) > 0, term(claim)
+        terms = {site: term(c) for site, c in coefficients.items()}
+    except NotSymbolic:  # a function z3 has no term for: the query as written
+        return None
+    if check_valid([enc.requires()], positive, limits).status != Validity.PROVED:
         return None
     per_site: dict[str, list[z3.ArithRef]] = {}
     for d in run.draws:
@@ -240,8 +245,8 @@ def scaled_cost(enc: Encoding, run: Run, align: AlignmentEval,
             named = enc.fresh(f"shifts_{site}")
             definitions.append(named == total)
             total = named
-        parts.append(term(coefficients[site]) * total)
-    return (zt.Sum(parts) if parts else zt.RealVal(0)), term(claim), definitions
+        parts.append(terms[site] * total)
+    return (zt.Sum(parts) if parts else zt.RealVal(0)), claim_term, definitions
 
 
 def _check_c4d(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
