@@ -27,6 +27,13 @@ HEADER = """mechanism m(q: real[], eps: real)
 """
 
 
+def _proved_for_every_length(path: Path, text: str):
+    path.write_text(text)
+    verdict = align.verify(str(path))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    return verdict
+
+
 def _mech(body: str):
     return resolve(parse_source(Source("<bounds>", HEADER + body + "}\n"))).mechanisms[0]
 
@@ -61,10 +68,8 @@ def test_which_bounds_are_written_out(body: str, expected: list[str] | None):
 def test_a_bound_named_before_its_loop_is_proved_for_every_length(tmp_path: Path):
     text = (ROOT / "specs" / "dworkroth" / "above_threshold.dp").read_text()
     assert "for i in 0 .. len(q) {" in text
-    path = tmp_path / "named_bound.dp"
-    path.write_text(text.replace("for i in 0 .. len(q) {", "n = len(q)\n  for i in 0 .. n {", 1))
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    verdict = _proved_for_every_length(tmp_path / "named_bound.dp",
+                                       text.replace("for i in 0 .. len(q) {", "n = len(q)\n  for i in 0 .. n {", 1))
     notes = [note for v in verdict.verdicts for note in v.notes]
     assert any("loop bounds read through" in note for note in notes), notes
 
@@ -87,10 +92,7 @@ def test_a_loop_counted_from_1_is_proved_for_every_length(tmp_path: Path):
     for a, b in written.items():
         assert a in text, a
         text = text.replace(a, b)
-    path = tmp_path / "from_one.dp"
-    path.write_text(text)
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    verdict = _proved_for_every_length(tmp_path / "from_one.dp", text)
     notes = [note for v in verdict.verdicts for note in v.notes]
     assert any("counted from 0" in note for note in notes), notes
 
@@ -266,10 +268,7 @@ def test_a_geometric_scale_named_in_the_loop_is_proved_for_every_length(tmp_path
     text = (ROOT / "specs" / "freegap" / "alg3_adaptive_svt_gap_geo.dp").read_text()
     assert "    xi ~ Geo(1 - exp(-eps2 / 2))\n" in text
     text = text.replace("    xi ~ Geo(1 - exp(-eps2 / 2))\n", "    scale1 = 1 - exp(-eps2 / 2)\n    xi ~ Geo(scale1)\n")
-    path = tmp_path / "named_scale.dp"
-    path.write_text(text)
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    _proved_for_every_length(tmp_path / "named_scale.dp", text)
 
 
 # ------------------------------------------------------------------------- a guard true at every drawn member
@@ -287,10 +286,7 @@ def _one_loop(text: str) -> str:
 
 def test_a_guard_past_the_output_in_one_loop_is_proved_for_every_length(tmp_path: Path):
     # `i < len(out) and ...` in the shift of a loop whose every iteration outputs: true at every drawn member
-    path = tmp_path / "one_loop.dp"
-    path.write_text(_one_loop(ONE_LOOP_GUARDED))
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    _proved_for_every_length(tmp_path / "one_loop.dp", _one_loop(ONE_LOOP_GUARDED))
 
 
 @pytest.mark.parametrize(("change", "kept"), [
@@ -326,10 +322,7 @@ def _inlined(text: str) -> str:
 
 
 def test_a_ranking_computed_in_the_loop_is_proved_for_every_length(tmp_path: Path):
-    path = tmp_path / "inlined.dp"
-    path.write_text(_inlined(ALG6))
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    _proved_for_every_length(tmp_path / "inlined.dp", _inlined(ALG6))
 
 
 @pytest.mark.parametrize(("change", "hoisted"), [
@@ -371,10 +364,7 @@ def _written_out(text: str) -> str:
 
 
 def test_an_output_value_read_again_is_proved_in_parts_for_every_length(tmp_path: Path):
-    path = tmp_path / "written_out.dp"
-    path.write_text(_written_out(RELEASED))
-    verdict = align.verify(str(path))
-    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    _proved_for_every_length(tmp_path / "written_out.dp", _written_out(RELEASED))
 
 
 @pytest.mark.parametrize(("change", "named"), [

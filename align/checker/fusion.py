@@ -310,32 +310,31 @@ def _guard_true(x: n.Expr, index: str | None, before: int = 0) -> n.Expr | None:
 
 
 def _outputs_before_halting(body: tuple[n.Stmt, ...]) -> int:
-    """The fewest outputs on any path through body before it ends or reaches a `break` (paths through branches)."""
-    count = 0
-    for k, st in enumerate(body):
-        if isinstance(st, n.Output):
-            count += 1
-        elif isinstance(st, n.Break):
-            return count
-        elif isinstance(st, n.If):
-            rest = body[k + 1:]
-            return count + min(_outputs_before_halting(st.then + rest), _outputs_before_halting(st.orelse + rest))
-    return count
+    """The fewest outputs on any path through body before it ends or reaches a `break` (paths through branches;
+    a nested loop's outputs are not counted: it may run no iteration)."""
+    return _outputs_on_paths(body, most=False)
 
 
 def _most_outputs(body: tuple[n.Stmt, ...]) -> int:
-    """The most outputs on any path through body (an inner loop's: as many as it may run, here "many": 2)."""
+    """The most outputs on any path through body (a nested loop that outputs: as many as it may run, here "many":
+    2)."""
+    return _outputs_on_paths(body, most=True)
+
+
+def _outputs_on_paths(body: tuple[n.Stmt, ...], most: bool) -> int:
     count = 0
     for k, st in enumerate(body):
         if isinstance(st, n.Output):
             count += 1
         elif isinstance(st, n.Break):
             return count
-        elif isinstance(st, (n.For, n.While)) and any(isinstance(x, n.Output) for x in walk_statements(st.body)):
+        elif most and isinstance(st, (n.For, n.While)) and \
+                any(isinstance(x, n.Output) for x in walk_statements(st.body)):
             return count + 2
         elif isinstance(st, n.If):
             rest = body[k + 1:]
-            return count + max(_most_outputs(st.then + rest), _most_outputs(st.orelse + rest))
+            paths = (_outputs_on_paths(st.then + rest, most), _outputs_on_paths(st.orelse + rest, most))
+            return count + (max(paths) if most else min(paths))
     return count
 
 

@@ -24,6 +24,7 @@ import functools
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, free_names, names_used, rewrite, statement_exprs, walk, walk_statements
 from ..unparse import unparse
+from .exprs import map_statement
 from .rewrites import Rewritten
 
 NAME = "named outputs"
@@ -63,7 +64,7 @@ def name_outputs(mech: ResolvedMechanism) -> Rewritten | None:
             replacements.append(same)
             output = dataclasses.replace(st, value=rewrite(st.value, same))
             body[k - 1:] = [n.Assign(name, value.span, None, value, value.span), output,
-                            *(_map(s, same) for s in later)]
+                            *(map_statement(s, same) for s in later)]
             k += 1
             st = output
             notes.append(f"`{text}` (line {value.span.line}) as `{name}`")
@@ -124,21 +125,3 @@ def _same(x: n.Expr, text: str, ref: n.Expr, reads: set[str]) -> n.Expr | None:
 
 def _exprs(s: n.Stmt) -> list[n.Expr]:
     return [*statement_exprs(s), *((s.lo, s.hi) if isinstance(s, n.For) else ())]
-
-
-def _map(st: n.Stmt, f) -> n.Stmt:
-    """st with f applied to every expression in it, its nested statements and loop bounds too."""
-    if isinstance(st, n.Assign):
-        return dataclasses.replace(st, value=rewrite(st.value, f),
-                                   index=None if st.index is None else rewrite(st.index, f))
-    if isinstance(st, n.Sample):
-        return dataclasses.replace(st, args=tuple(rewrite(a, f) for a in st.args))
-    if isinstance(st, n.If):
-        return dataclasses.replace(st, condition=rewrite(st.condition, f),
-                                   then=tuple(_map(s, f) for s in st.then), orelse=tuple(_map(s, f) for s in st.orelse))
-    if isinstance(st, n.Output):
-        return dataclasses.replace(st, value=rewrite(st.value, f))
-    if isinstance(st, n.For):
-        return dataclasses.replace(st, lo=rewrite(st.lo, f), hi=rewrite(st.hi, f),
-                                   body=tuple(_map(s, f) for s in st.body))
-    return st
