@@ -172,7 +172,8 @@ def _check_c4c(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Desc
     if scaled is None:
         answer = check_valid(q.assumptions(), cost <= claim, q.limits)
     else:
-        answer = check_valid([*q.assumptions(), *scaled[2]], scaled[0] <= scaled[1], q.limits)
+        with zt.fresh_solving():  # only its proof is kept, and it is not one of the queries the models come from
+            answer = check_valid([*q.assumptions(), *scaled[2]], scaled[0] <= scaled[1], q.limits)
     return answer, lambda model: f"aligned cost {show(model, cost)} exceeds the claim {show(model, claim)}"
 
 
