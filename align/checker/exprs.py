@@ -8,6 +8,8 @@ import typing
 from collections.abc import Callable
 
 from .. import nodes as n
+from ..resolve import NoiseSite, ResolvedMechanism
+from ..types import BOOL
 
 
 def is_expr(value: object) -> bool:
@@ -49,3 +51,29 @@ def map_statement(st: n.Stmt, f: Callable[[n.Expr], n.Expr | None]) -> n.Stmt:
         elif isinstance(value, tuple) and value and all(is_expr(v) for v in value):
             changes[field.name] = tuple(map_expr(v, f) for v in value)
     return dataclasses.replace(st, **changes)  # type: ignore[arg-type]
+
+
+def relinked_noise(mech: ResolvedMechanism, body: tuple[n.Stmt, ...]) -> tuple[NoiseSite, ...]:
+    """The mechanism's noise sites as a rewritten `body` has them: each site's sample found by its variable and span,
+    with its innermost enclosing loop and the conditions of its enclosing branches (negated in an `else`), as
+    resolution records them (`resolve/check.py`). A rewrite that rebuilds statements calls this once for the new
+    body rather than patching each site."""
+    found: dict[tuple[str, object], tuple[n.Sample, n.For | None, tuple[n.Expr, ...]]] = {}
+
+    def visit(block: tuple[n.Stmt, ...], loop: n.For | None, guards: tuple[n.Expr, ...]) -> None:
+        for st in block:
+            if isinstance(st, n.Sample):
+                found[st.var, st.span] = (st, loop, guards)
+            elif isinstance(st, n.If):
+                visit(st.then, loop, (*guards, st.condition))
+                negated = n.Unary("not", st.condition, st.condition.span, type=BOOL)
+                visit(st.orelse, loop, (*guards, negated))
+            elif isinstance(st, n.For):
+                visit(st.body, st, guards)
+
+    visit(body, None, ())
+    sites = []
+    for site in mech.noise:
+        stmt, loop, guards = found[site.stmt.var, site.stmt.span]
+        sites.append(dataclasses.replace(site, stmt=stmt, args=stmt.args, loop=loop, guards=guards))
+    return tuple(sites)

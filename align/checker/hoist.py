@@ -27,9 +27,10 @@ import functools
 from fractions import Fraction
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, children, free_names, names_used, rewrite, walk_statements
+from ..resolve import ResolvedMechanism, children, free_names, names_used, walk_statements
 from ..types import ListType
 from ..unparse import unparse
+from .exprs import relinked_noise
 from .fusion import _map_stmt
 from .rewrites import Rewritten
 
@@ -43,7 +44,6 @@ def hoist(mech: ResolvedMechanism) -> Rewritten | None:
     taken = names_used(mech)  # a fresh name is none of the program's or the alignment's
     readable = set(mech.variables) | {p.name for p in mech.params} | set(mech.constants)
     notes = []
-    noise = list(mech.noise)
     for k in range(len(body) - 1, -1, -1):
         loop = body[k]
         if not isinstance(loop, n.For) or not _runs(mech, loop):
@@ -65,15 +65,11 @@ def hoist(mech: ResolvedMechanism) -> Rewritten | None:
 
         named = functools.partial(_named, names=names)
         new_loop = dataclasses.replace(loop, body=tuple(_map_stmt(s, named) for s in loop.body))
-        samples = {(s.var, s.span): s for s in walk_statements(new_loop.body) if isinstance(s, n.Sample)}
-        noise = [dataclasses.replace(site, loop=new_loop, stmt=samples[site.stmt.var, site.stmt.span],
-                                     args=samples[site.stmt.var, site.stmt.span].args,
-                                     guards=tuple(rewrite(g, named) for g in site.guards))
-                 if site.loop is loop else site for site in noise]
         body[k:k + 1] = [*assigns, new_loop]
     if not notes:
         return None
-    return Rewritten(dataclasses.replace(mech, body=tuple(body), noise=tuple(noise), variables=variables),
+    return Rewritten(dataclasses.replace(mech, body=tuple(body), noise=relinked_noise(mech, tuple(body)),
+                                         variables=variables),
                      "a list that a loop computes from values it does not change is computed once before it: " +
                      ", ".join(notes))
 

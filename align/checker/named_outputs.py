@@ -24,7 +24,7 @@ import functools
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, free_names, names_used, rewrite, statement_exprs, walk, walk_statements
 from ..unparse import unparse
-from .exprs import map_statement
+from .exprs import map_statement, relinked_noise
 from .rewrites import Rewritten
 
 NAME = "named outputs"
@@ -70,20 +70,8 @@ def name_outputs(mech: ResolvedMechanism) -> Rewritten | None:
             notes.append(f"`{text}` (line {value.span.line}) as `{name}`")
     if not notes:
         return None
-    loops = {(s.var, s.span): s for s in walk_statements(body) if isinstance(s, n.For)}
-    samples = {(s.var, s.span): s for s in walk_statements(body) if isinstance(s, n.Sample)}
-
-    def guard(g: n.Expr) -> n.Expr:
-        for same in replacements:
-            g = rewrite(g, same)
-        return g
-
-    noise = tuple(dataclasses.replace(site, stmt=samples[site.stmt.var, site.stmt.span],
-                                      args=samples[site.stmt.var, site.stmt.span].args,
-                                      loop=None if site.loop is None else loops[site.loop.var, site.loop.span],
-                                      guards=tuple(guard(g) for g in site.guards))
-                  for site in mech.noise)
-    return Rewritten(dataclasses.replace(mech, body=tuple(body), noise=noise, variables=variables),
+    return Rewritten(dataclasses.replace(mech, body=tuple(body), noise=relinked_noise(mech, tuple(body)),
+                                         variables=variables),
                      "a value output and read again later is named once: " + ", ".join(notes))
 
 

@@ -29,6 +29,7 @@ import dataclasses
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, children, rewrite, statement_exprs, walk, walk_statements
 from ..types import ListType
+from .exprs import relinked_noise
 from .fusion import _map_stmt
 from .rewrites import Rewritten
 
@@ -135,13 +136,6 @@ def _scalar(mech: ResolvedMechanism, name: str, loop: n.For) -> ResolvedMechanis
         return _map_stmt(st, entry)
 
     new_loop = dataclasses.replace(loop, body=tuple(statement(s) for s in loop.body))
-    samples = {(s.var, s.span): s for s in walk_statements(new_loop.body) if isinstance(s, n.Sample)}
-    noise = []
-    for site in mech.noise:
-        if site.loop is loop:
-            stmt = samples[site.stmt.var, site.stmt.span]
-            site = dataclasses.replace(site, loop=new_loop, stmt=stmt, args=stmt.args,
-                                       guards=tuple(rewrite(g, entry) for g in site.guards))
-        noise.append(site)
     body = tuple(new_loop if st is loop else st for st in mech.body)
-    return dataclasses.replace(mech, body=body, noise=tuple(noise), variables={**mech.variables, name: t.elem})
+    return dataclasses.replace(mech, body=body, noise=relinked_noise(mech, body),
+                               variables={**mech.variables, name: t.elem})
