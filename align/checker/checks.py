@@ -232,12 +232,7 @@ def scaled_cost(enc: Encoding, run: Run, align: AlignmentEval,
     if check_valid([enc.requires()], positive, limits).status != Validity.PROVED:
         return None
     per_site: dict[str, list[z3.ArithRef]] = {}
-    for d in run.draws:
-        if d.site not in coefficients:
-            continue
-        psi = align.shift(d.site, d.index)
-        if z3.is_int_value(z3.simplify(psi)) and z3.simplify(psi).as_long() == 0:
-            continue
+    for d, psi in _costed_shifts(enc, run, align):  # every site shifted with a cost is in `coefficients`
         per_site.setdefault(d.site, []).append(z3.If(d.guard, _abs(_real(psi)), 0))
     parts, definitions = [], []
     for site, shifts in per_site.items():
@@ -301,17 +296,22 @@ def aligned_runs(enc: Encoding) -> tuple[Run, AlignmentEval, Run]:
 
 def aligned_cost(enc: Encoding, run: Run, align: AlignmentEval) -> tuple[z3.ArithRef, list[tuple[Draw, z3.ArithRef]]]:
     """Σ over the samples drawn in `run` of c_i·|ψ_i| (Definition 7), with c_i from the design table."""
-    terms = []
+    terms = [(d, z3.If(d.guard, cost_term(enc, enc.mech.noise_site(d.site), d) * _abs(_real(psi)), 0))
+             for d, psi in _costed_shifts(enc, run, align)]
+    return (zt.Sum([t for _, t in terms]) if terms else zt.RealVal(0)), terms
+
+
+def _costed_shifts(enc: Encoding, run: Run, align: AlignmentEval) -> list[tuple[Draw, z3.ArithRef]]:
+    """The samples drawn in `run` that the alignment shifts (ψ not the number 0) and whose distribution has a cost
+    coefficient (without one, C3 decides whether it is shifted at all), each with its ψ."""
+    shifted = []
     for d in run.draws:
-        site = enc.mech.noise_site(d.site)
         psi = align.shift(d.site, d.index)
         if z3.is_int_value(z3.simplify(psi)) and z3.simplify(psi).as_long() == 0:
             continue
-        if site.distribution.cost is None:
-            continue  # no cost coefficient: C3 decides whether it is shifted at all
-        c = cost_term(enc, site, d)
-        terms.append((d, z3.If(d.guard, c * _abs(_real(psi)), 0)))
-    return (zt.Sum([t for _, t in terms]) if terms else zt.RealVal(0)), terms
+        if enc.mech.noise_site(d.site).distribution.cost is not None:
+            shifted.append((d, psi))
+    return shifted
 
 
 def cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:
