@@ -15,6 +15,7 @@ from align.smt import encode
 from align.smt import terms as zt
 from align.smt.solver import Limits, Validity, check_valid
 from align.span import Source
+from align.types import ListType
 
 from .conftest import ROOT
 
@@ -113,3 +114,76 @@ def test_a_cost_divided_by_its_common_factor_keeps_each_answer():
             facts = [enc.requires(), enc.adjacency()]
             assert check_valid([*facts, *scaled[2]], scaled[0] <= scaled[1], LIMITS).status == expected
             assert check_valid(facts, cost <= align.claim(), LIMITS).status == expected
+
+
+class _EverySlot(encode.Run):
+    """The run written without `Run.here`: each output goes to each slot k under "len(out) = k"."""
+
+    def visit_output(self, s, ctx=None):
+        self.here = None
+        super().visit_output(s, ctx)
+
+
+_OUTPUTS = """
+mechanism m(q: real[], T: real, eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0
+  privacy eps
+{
+  rho ~ Lap(2 / eps)
+  for i in 0 .. len(q) {
+    nu ~ Lap(4 / eps)
+    if q[i] + nu >= T + rho {
+      output TOP
+      if q[i] > T { break }
+      output MID
+    } else if q[i] + nu >= T {
+      for j in 0 .. 2 {
+        output LOW
+        if q[j] + nu > T + j { break }
+      }
+    }
+  }
+  output DONE
+}
+"""
+
+_AFTER_BREAK = """
+mechanism m(q: real[], T: real, eps: real)
+  adjacent |q[i] - q'[i]| <= 1
+  requires eps > 0
+  privacy eps
+{
+  for i in 0 .. len(q) {
+    nu ~ Lap(2 / eps)
+    output q[i] + nu
+    if q[i] + nu > T { break }
+  }
+  output 7
+}
+"""
+
+
+def test_a_value_written_to_the_one_slot_it_can_be_in_is_the_same_output():
+    """`Run.here` writes an output to slot j when every active path has output j values: the output (length and
+    slots) is the one written to each slot under "len(out) = k", on SVT-like loops with breaks, branches that
+    output differently, a nested loop that breaks, and outputs after a loop; and the SVT loops do use it (one
+    slot per iteration)."""
+    sources = [Source("outputs.dp", _OUTPUTS), Source("after_break.dp", _AFTER_BREAK)] + [
+        read_source(str(ROOT / p)) for p in ("specs/dworkroth/sparse.dp", "specs/freegap/alg1_adaptive_svt_gap.dp",
+                                             "specs/dworkroth/numeric_sparse.dp", "specs/freegap/noisy_max.dp",
+                                             "specs/counting/histogram_then_above_threshold.dp")]
+    used = 0
+    for source in sources:
+        mech = resolve(parse_source(source)).mechanisms[0]
+        for n in (1, 3):
+            with zt.fresh_context():
+                lengths = {p.name: n for p in mech.params if isinstance(p.type, ListType)}
+                enc = encode.Encoding(mech, lengths, {}, {})
+                here = encode.Run(enc, enc.params).execute()
+                everywhere = _EverySlot(enc, enc.params).execute()
+                same = here.output.equal(everywhere.output)
+                answer = check_valid([enc.requires()], same, LIMITS, vacuity=False)
+                assert answer.status == Validity.PROVED, (source.path, n)
+                used += len(here.slots) < len(everywhere.slots)
+    assert used >= 4

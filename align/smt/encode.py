@@ -1485,6 +1485,12 @@ class Run(StmtVisitor[None, None]):
         self.current: dict[str, z3.ArithRef] = {}
         self.slots: list[Value] = []
         self.length: z3.ArithRef = zt.IntVal(0)
+        self.here: int | None = 0
+        """The length of the output on every path where `active` holds, when one number (`visit_output` then writes
+        one slot, not each slot under `length == k`); None when paths of different lengths are active."""
+        self.exits: dict[int, list[int | None]] = {}
+        """For each loop `_loop` is in, by its depth in `running`: `here` at each of its breaks (a proof for every
+        length runs one iteration with `running` set up by itself, and reads the slots of that iteration only)."""
         self.running: list[z3.BoolRef] = []
         self.active: z3.BoolRef = zt.BoolVal(True)
         self.output_type = enc.mech.output_type
@@ -1554,10 +1560,18 @@ class Run(StmtVisitor[None, None]):
     def visit_if(self, s: n.If, ctx: None = None) -> None:
         c = self.eval(s.condition)
         outer = self.active
+        before = self.here
         self.active = zt.And(outer, c)
         self.block(s.then)
+        then_here, then_ended = self.here, z3.is_false(z3.simplify(self.active))
+        self.here = before
         self.active = zt.And(outer, z3.Not(c), *self._running_now())
         self.block(s.orelse)
+        # a branch that ends in a break leaves no active path: the length after is the other branch's
+        if not then_ended and not z3.is_false(z3.simplify(self.active)):
+            self.here = self.here if self.here == then_here else None
+        elif not then_ended:
+            self.here = then_here
         self.active = zt.And(outer, *self._running_now())
 
     def visit_for(self, s: n.For, ctx: None = None) -> None:
@@ -1565,10 +1579,23 @@ class Run(StmtVisitor[None, None]):
 
     def visit_break(self, s: n.Break, ctx: None = None) -> None:
         self.running[-1] = zt.And(self.running[-1], z3.Not(self.active))
+        self.exits.get(len(self.running), []).append(self.here)
         self.active = zt.BoolVal(False)
 
     def visit_output(self, s: n.Output, ctx: None = None) -> None:
         value = self.eval(s.value)
+        if self.here is not None:
+            # every active path has output `here` values: the value goes to that slot
+            slots = list(self.slots)
+            if self.here < len(slots):
+                slots[self.here] = merge(self.active, value, slots[self.here])
+            else:
+                assert self.here == len(slots), "a run's length never exceeds its slots"
+                slots.append(merge(self.active, value, default_value(self.output_type)))
+            self.slots = [z3.simplify(x) if z3.is_expr(x) else x for x in slots]
+            self.length = z3.simplify(z3.If(self.active, self.length + 1, self.length))
+            self.here += 1
+            return
         new_slots = []
         for k, slot in enumerate(self.slots):
             new_slots.append(merge(zt.And(self.active, self.length == k), value, slot))
@@ -1603,12 +1630,16 @@ class Run(StmtVisitor[None, None]):
     def _loop(self, s: n.For, lo: int, hi: int) -> None:
         outer = self.active
         self.running.append(zt.BoolVal(True))
+        self.exits[len(self.running)] = []
         saved = self.vars.get(s.var)
         for i in range(lo, hi):
             self.vars[s.var] = zt.IntVal(i)
             self.active = zt.And(outer, self.running[-1])
             self.block(s.body)
+        # after the loop, the paths that broke out of it are active again, with the length they had then
+        exits = self.exits.pop(len(self.running))
         self.running.pop()
+        self.here = self.here if all(h == self.here for h in exits) else None
         self.active = outer
         if saved is None:
             self.vars.pop(s.var, None)
