@@ -1074,7 +1074,8 @@ def _b_sqrt(ev: ExprEval, e: n.Call) -> Value:
 
 def _b_floor(ev: ExprEval, e: n.Call) -> Value:
     """z3's to_int is the floor of a real; an int is its own floor. floor(q + eta) is no sum c·eta + a: an exact tie
-    of it (`floor(q + eta) == 3`, probability > 0) is never excluded (`_linear_in`)."""
+    of it (`floor(q + eta) == 3`, probability > 0) is never excluded (`_linear_in`; specs/incorrect/
+    tie_hidden_by_floor.dp)."""
     x = ev.arith(e.args[0])
     return x if z3.is_int(x) else z3.ToInt(x)
 
@@ -1284,9 +1285,10 @@ def note_ties(enc: Encoding, difference: z3.ArithRef, e: n.Compare) -> None:
     a tie fixes η to one point. Each such case's `!= 0` is a `Tie` (assumed only when a query needs it). Never for
     noise without a density (Point, Geo, integer-valued noise), never when η's coefficient is not a nonzero
     number (`x*eta` with x possibly 0), and never for a value that is not linear in η (specs/incorrect/
-    tie_*.dp). The aligned run's values are functions of H through the shifts; their cases are terms in H
-    too, so the same test applies to them directly; but a difference of values of two runs with independent
-    noise is never excluded (see `_note_difference`)."""
+    tie_*.dp; floor, ceil and round are z3's to_int of η, constant on intervals: `floor(eta) == 0` has probability
+    about 1/3, tie_hidden_by_floor.dp and tie_hidden_by_round.dp). The aligned run's values are functions of H
+    through the shifts; their cases are terms in H too, so the same test applies to them directly; but a
+    difference of values of two runs with independent noise is never excluded (see `_note_difference`)."""
     _note_difference(enc, difference, f"exact ties of `{unparse(e)}` (line {e.span.line}) are excluded: the noise "
                                       "in them has a density, so a tie has probability 0 (Theorem 10.1)")
 
