@@ -96,13 +96,15 @@ def test_a_real_beyond_the_64_bit_integers_is_an_overflow(call: str):
 
 
 def test_clamp_outside_its_domain_is_a_located_math_domain_error():
-    mech = mechanism("output clamp(x, lo, hi)", "x: real, lo: real, hi: int")
-    code, line, _ = error_of(mech, {"x": 0.5, "lo": 1.5, "hi": 1})
+    mech = mechanism("output (clamp(x, a, b), clamp(x, 2, b))", "x: real, a: real, b: int")
+    code, line, _ = error_of(mech, {"x": 0.5, "a": 1.5, "b": 1})
     assert (code, line) == ("math-domain", 4)
-    with pytest.raises(RunError, match=r"clamp needs lo <= hi, but lo = 1\.5 and hi = 1"):
-        Interpreter(mech, NoiseValues(mech, {}), trace=False).run(prepare_arguments(mech, {"x": 0, "lo": 1.5,
-                                                                                            "hi": 1}))
-    assert both(mech, {"x": 0.5, "lo": 1, "hi": 1}) == [1.0]  # lo == hi is in the domain
+    with pytest.raises(RunError, match=r"`clamp\(x, a, b\)` is undefined: clamp needs lo <= hi, but lo is a = 1\.5 "
+                                       r"and hi is b = 1$"):
+        Interpreter(mech, NoiseValues(mech, {}), trace=False).run(prepare_arguments(mech, {"x": 0, "a": 1.5, "b": 1}))
+    with pytest.raises(RunError, match=r"clamp needs lo <= hi, but lo is 2 and hi is b = 1$"):
+        sample(mech, prepare_arguments(mech, {"x": 0, "a": 1, "b": 1}), 3, seed=0)
+    assert both(mech, {"x": 0.5, "a": 1, "b": 2}) == [(1.0, 2)]  # lo == hi is in the domain
     # on the lanes where uniform noise puts hi below lo
     noisy = mechanism("u ~ Uniform(-1, 1)\n output clamp(0, 0, u)")
     with pytest.raises(RunError) as info:

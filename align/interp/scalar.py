@@ -35,7 +35,7 @@ from ..operators import COMPARISONS, INTEGER_OPERATIONS, RING_OPERATIONS
 from ..resolve import NoiseSite, ResolvedMechanism
 from ..unparse import unparse
 from ..visitor import IRVisitor, StmtVisitor
-from .errors import RunError, fail
+from .errors import RunError, clamp_domain, fail
 from .noise import check_parameters, cost_coefficient, in_support, is_whole
 from .values import Tag, format_value
 
@@ -468,8 +468,7 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
         x, lo, hi = (self.ev(a) for a in e.args)
         if lo > hi:
             raise fail("math-domain", e.span, operation=f"`{unparse(e)}`",
-                       detail=f"clamp needs lo <= hi, but {unparse(e.args[1])} = {format_value(lo)} and "
-                              f"{unparse(e.args[2])} = {format_value(hi)}")
+                       detail=clamp_domain(e, format_value(lo), format_value(hi)))
         return self._reduce([self._reduce([x, lo], "max", listed=False), hi], "min", listed=False)
 
     def _order(self, e, gaps: bool) -> tuple[list, list[int], int]:

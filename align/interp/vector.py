@@ -33,7 +33,7 @@ from ..resolve import NoiseSite, ResolvedMechanism
 from ..types import BOOL, INT, REAL, ListType, Type
 from ..unparse import unparse
 from ..visitor import IRVisitor, StmtVisitor
-from .errors import RunError, fail
+from .errors import RunError, clamp_domain, fail
 from .noise import draw_block_values, parameter_checks, sanitize
 from .trees import (
     ListV,
@@ -829,8 +829,7 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
     def _b_clamp(self, e, m):
         x, lo, hi = (self.num(a, m) for a in e.args)
         self.check(lo > hi, m, "math-domain", e.span, lambda k: dict(
-            operation=f"`{unparse(e)}`", detail=f"clamp needs lo <= hi, but {unparse(e.args[1])} = {_fmt(_at(lo, k))} "
-                                                f"and {unparse(e.args[2])} = {_fmt(_at(hi, k))}"))
+            operation=f"`{unparse(e)}`", detail=clamp_domain(e, _fmt(_at(lo, k)), _fmt(_at(hi, k)))))
         return Num(np.minimum(np.maximum(x, lo), hi))
 
     def _top(self, e: n.Call, m, gaps: bool) -> tuple[ListV, np.ndarray, np.ndarray, np.ndarray]:
