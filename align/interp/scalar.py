@@ -3,8 +3,8 @@
 It runs the program on Python values (values.py) with the noise given in advance (a replay: `--noise`, a
 counterexample file, or one sample drawn by the vectorised evaluator), and records a trace: each sample drawn,
 each branch taken, each loop iteration, `break` and output. Numbers follow the vectorised evaluator exactly:
-reals are IEEE doubles, `/` is true division, and `^`, `sqrt`, `exp`, `ln` and `normal_cdf` go through the same
-numpy functions, so that the same noise gives bit-for-bit the same outputs in both.
+reals are IEEE doubles, `/` is true division, and `^`, `sqrt`, `exp`, `ln`, `normal_cdf`, `floor`, `ceil` and
+`round` go through the same numpy functions, so that the same noise gives bit-for-bit the same outputs in both.
 
 The meaning of every construct (docs/interpreter.md, "Semantics"):
 
