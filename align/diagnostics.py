@@ -146,7 +146,8 @@ CODES: Mapping[str, Code] = _registry(
     # -- exact and floating-point arithmetic (a warning: align/floats.py) ----------------------------------
     Code("float-sensitive", "{what} can be decided differently in floating point than in exact arithmetic: {reason}",
          "align proves a mechanism in exact arithmetic (0.1 is 1/10); the interpreter, like any implementation in "
-         "doubles, rounds. A comparison or ranking in the mechanism's body may then go another way on some input "
+         "doubles, rounds. A comparison, a ranking or a rounding to an integer (floor, ceil, round) in the "
+         "mechanism's body may then go another way on some input "
          "(`0.1 + 0.2 == 0.3` is true exactly and false in doubles), unless its sides are computed without "
          "rounding (inputs, noise values, literals that are doubles, integers, and -x, abs, min, max of those) or "
          "noise with a density decides it (the difference of its sides is a + c·η with a number c != 0). The "
@@ -234,7 +235,7 @@ CODES: Mapping[str, Code] = _registry(
     Code("list-gap", "cannot assign `{name}[{index}]`: the list has length {length}, so the index must be between 0 and {length}",
          "An indexed assignment replaces an entry or appends one at the end; it cannot leave a gap."),
     Code("math-domain", "{operation} is undefined: {detail}",
-         "A function or power was applied outside its domain: ln of a non-positive number, sqrt of a negative one, ..."),
+         "A function or power was applied outside its domain: ln of a non-positive number, sqrt of a negative one, clamp with lo > hi, ..."),
     Code("division-by-zero", "division by zero: {detail}", "The divisor of `/`, `//` or `%` was 0."),
     Code("integer-overflow", "integer overflow: {detail}",
          "An integer result left the 64-bit range the interpreter computes in. The language's integers are exact "

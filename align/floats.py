@@ -8,7 +8,8 @@ same branch at a comparison when
 
 1. both sides are computed *without rounding*: inputs (given as doubles), noise values (drawn as doubles),
    literals that are doubles (`0.5`, not `0.1`), integers (exact in the interpreter, which stops rather than
-   overflow), and what -x, abs, min, max, `?:`, indexing, tuples and tags make of those; or
+   overflow), and what -x, abs, min, max, clamp, floor, ceil, round, `?:`, indexing, tuples and tags make of
+   those; or
 2. the difference of its two sides is a + c·η for a noise variable η with a density and a number c != 0 (a
    family counted as one variable: the coefficients of its members summed), with nothing else of η in it.
    Then exact and floating-point evaluation disagree only when η falls within rounding of the boundary: a band
@@ -19,6 +20,10 @@ same branch at a comparison when
 
 Every other comparison in the mechanism's body is *float-sensitive*: on some input the two may decide it
 differently, and a proof that rests on its exact outcome says nothing about the program the interpreter runs.
+A rounding to an integer (`floor`, `ceil`, `round`) decides where its argument lies between integers, as a
+comparison of the argument with an integer does: it is float-sensitive unless rule 1 or 2 holds of that
+comparison (`floor(q + eta)` is decided by eta; `ceil(q * 0.1 * 10)` is float-sensitive: for q = 3 it is 3
+exactly and 4 in doubles). Its result is an integer either way, so the integers stay exact.
 A ranking (`argmax`, `argmin`, `top_k`, `top_k_with_gaps`, and the comprehension forms) is float-sensitive
 unless its values are exact, or each is decided by a member of a noise family that belongs to it alone
 (`noisy[i] = q[i] + eta` in the loop that draws `eta`): a tie then has probability 0, and a near-tie that
@@ -276,6 +281,14 @@ _UNKNOWN_COEFFICIENT = ("its sides are computed with rounding, and the noise in 
                         "be 0")
 _NONLINEAR = "its sides are computed with rounding, and noise enters them other than as a + c·η"
 _COMPOUND = "it compares tuples or tags with parts computed with rounding"
+_ROUNDING_REASONS = {
+    _NO_NOISE: "its argument is computed with rounding, and no noise with a density decides it",
+    _UNKNOWN_COEFFICIENT: ("its argument is computed with rounding, and the noise in it has a coefficient that may "
+                           "be 0"),
+    _NONLINEAR: "its argument is computed with rounding, and noise enters it other than as a + c·η",
+}
+"""What makes a rounding to an integer (floor, ceil, round) float-sensitive: a comparison of its argument with an
+integer that is (`undecided`'s reasons, said of the argument)."""
 _RANKED = ("the ranked values are computed with rounding, and they are not each decided by noise of its own with "
            "a density")
 
@@ -636,6 +649,20 @@ def _b_function(a: _Analysis, e: n.Call) -> Value:
     return ROUNDED if isinstance(v, Num) and v.forms is not None and v.forms <= {ZERO} else UNKNOWN
 
 
+def _b_to_integer(a: _Analysis, e: n.Call) -> Value:
+    """floor, ceil, round decide where their argument lies between integers, as a comparison with an integer
+    would: the exact and the rounded argument have the same integer when the argument is exact, or when noise
+    with a density decides it (it then differs only within rounding of an integer, or of a half-integer for
+    round). Otherwise the call is float-sensitive. Either way the result is an int, exact in the interpreter;
+    noise enters it other than as a + c·η."""
+    v = a.value(e.args[0])
+    why = a.undecided(v, DISCRETE)
+    if why is not None:
+        a.report(e, "rounding", _ROUNDING_REASONS.get(why, why))
+    noise_free = isinstance(v, Num) and v.forms is not None and v.forms <= {ZERO}
+    return DISCRETE if noise_free else Num(True, None)
+
+
 def _b_discrete(a: _Analysis, e: n.Call) -> Value:
     for x in e.args:
         a.value(x)
@@ -657,6 +684,7 @@ _BUILTINS: Mapping[str, Callable[[_Analysis, n.Call], Value]] = implemented("flo
     "len": _b_len, "abs": _b_abs, "min": _b_min_max, "max": _b_min_max,
     "argmax": _b_ranking, "argmin": _b_ranking, "top_k": _b_ranking, "top_k_with_gaps": _b_ranking,
     "sqrt": _b_function, "exp": _b_function, "ln": _b_function, "normal_cdf": _b_function, "normal_pdf": _b_function,
+    "floor": _b_to_integer, "ceil": _b_to_integer, "round": _b_to_integer, "clamp": _b_min_max,
     "indices": _b_discrete, "count": _b_discrete, "payload": _b_payload,
 })
 

@@ -248,8 +248,9 @@ FIELD = Field(ONE, _ln)
 
 
 def notation(text: str) -> str:
-    """sympy's printed text in the spec language's own notation (`ln`, `^`, `abs`, `max`, `min`)."""
-    for sympy_name, ours in (("**", "^"), ("log(", "ln("), ("Abs(", "abs("), ("Max(", "max("), ("Min(", "min(")):
+    """sympy's printed text in the spec language's own notation (`ln`, `^`, `abs`, `max`, `min`, `ceil`)."""
+    for sympy_name, ours in (("**", "^"), ("log(", "ln("), ("Abs(", "abs("), ("Max(", "max("), ("Min(", "min("),
+                             ("ceiling(", "ceil(")):
         text = text.replace(sympy_name, ours)
     return text
 

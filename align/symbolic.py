@@ -32,7 +32,9 @@ def symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, real=True)
 
 
-_FUNCTIONS = {"sqrt": sympy.sqrt, "exp": sympy.exp, "ln": sympy.log, "abs": sympy.Abs}
+_FUNCTIONS = {"sqrt": sympy.sqrt, "exp": sympy.exp, "ln": sympy.log, "abs": sympy.Abs, "floor": sympy.floor,
+              "ceil": sympy.ceiling}
+"""The builtins of one argument that sympy has as functions (not `round`: sympy rounds numbers only)."""
 _RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge, "==": sympy.Eq, "!=": sympy.Ne}
 
 
@@ -100,7 +102,7 @@ class _ToSympy(ExprVisitor[sympy.Expr, Bindings]):
         return self.not_symbolic(e, bindings)
 
     def visit_call(self, e: n.Call, bindings: Bindings) -> sympy.Expr:
-        args = [a.accept(self, bindings) for a in e.args] if e.func in _FUNCTIONS or e.func in ("min", "max") \
+        args = [a.accept(self, bindings) for a in e.args] if e.func in _FUNCTIONS or e.func in ("min", "max", "clamp") \
             or (self.closed_forms and e.func in ("normal_cdf", "normal_pdf")) else None
         if args is None:
             return self.not_symbolic(e, bindings)
@@ -108,6 +110,9 @@ class _ToSympy(ExprVisitor[sympy.Expr, Bindings]):
             if len(args) < 2:
                 return self.not_symbolic(e, bindings)
             return sympy.Min(*args) if e.func == "min" else sympy.Max(*args)
+        if e.func == "clamp":  # in its domain lo <= hi, which C0 asks of a noise parameter
+            x, lo, hi = args
+            return sympy.Min(sympy.Max(x, lo), hi)
         if e.func == "normal_cdf":
             return normal_cdf(args[0])
         if e.func == "normal_pdf":

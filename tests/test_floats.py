@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,13 @@ SENSITIVE = {
     "a ranking of entries that copy another entry's member": (
         "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n x[i] = r[i] * 3 + eta\n }\n"
         " for i in 0 .. len(r) {\n y[i] = x[i] + x[0]\n }\n output argmax(y)"),
+    # floor, ceil and round decide where their argument lies between integers (issue 38)
+    "a rounding of a rounded value": "if ceil(q * 0.1 * 10) == 3 { output q } else { output T }",
+    "a rounding of noise that cancels": "eta ~ Lap(1 / eps)\n output floor(q + eta - eta)",
+    "a rounding stored, then read": "n = round(q / 3)\n for i in 0 .. n { output i }",
+    "a clamp of rounded values": "if clamp(q * 3 / 3, 0, 1) == q { output q } else { output T }",
+    "a noisy rounding with a rounded part added": (
+        "eta ~ Lap(1 / eps)\n if floor(q + eta) + 0.1 > T { output 1 } else { output 0 }"),
 }
 DECIDED = {
     "inputs": "if q >= T { output q } else { output T }",
@@ -91,6 +99,10 @@ DECIDED = {
         "for i in 0 .. len(r) {\n eta ~ Lap(1 / eps)\n etas[i] = eta\n }\n"
         " for i in 0 .. len(r) {\n noisy[i] = r[i] * 3 + etas[i]\n }\n output argmax(noisy)"),
     "tags": "out1 = q > T ? TOP(q) : BOT\n if out1 is TOP { output 1 } else { output 0 }",
+    "a rounding decided by noise": "eta ~ Lap(1 / eps)\n if floor(q + eta) == 3 { output 1 } else { output 0 }",
+    "a rounding of a scaled noise, stored": "eta ~ Lap(1 / eps)\n n = round((q + eta) / 3)\n output n * 2 - 1",
+    "roundings and clamps of inputs": (
+        "if round(q) + ceil(T) >= floor(q) and clamp(q, -1, 0.5) < T { output q } else { output T }"),
 }
 
 
@@ -114,11 +126,24 @@ def test_members_of_one_family_count_as_one_variable():
     assert findings(running.replace("p = r[i] + xi\n", "p = r[i] - xi\n")) == []
 
 
+def test_a_rounding_is_reported_with_what_makes_it_so_and_a_comment_accepts_it():
+    mech = load_text(HEADER + "output (ceil(q * 0.1 * 10), floor(q + T))\n}\n").mechanisms[0]
+    found = float_sensitive(mech)
+    assert [(f.what, f.reason) for f in found] == [
+        ("the rounding `ceil(q * 0.1 * 10)`", "its argument is computed with rounding, and no noise with a density "
+                                             "decides it"),
+        ("the rounding `floor(q + T)`", "its argument is computed with rounding, and no noise with a density decides "
+                                       "it")]
+    accepted = load_text(HEADER + "output ceil(q * 0.1 * 10)  # align: accept-float-sensitive\n}\n").mechanisms[0]
+    assert [f.acceptance is not None for f in float_sensitive(accepted)] == [True]
+
+
 def test_what_the_interpreter_computes_is_what_the_rule_says():
     # The examples' premises, in Python's doubles (the interpreter's arithmetic).
     q = 0.1
     assert 0.1 + 0.2 != 0.3 and (q * 3) / 3 != q and 1.0 + 1e-17 == 1.0
     assert 0.29999999999999998 == 0.3  # the double nearest 0.3 is below 3/10: `q < 0.3` is false for q = 0.3
+    assert math.ceil(3 * 0.1 * 10) == 4  # exactly 3
 
 
 def test_every_proved_spec_accepts_each_of_its_float_sensitive_places():

@@ -237,6 +237,8 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/tie_across_independent_runs.dp": [({"q": 0, "eps": 1}, {"q": 1})],
     "incorrect/tie_hidden_by_sqrt.dp": [({"x": 0, "eps": 1}, {"x": 1})],
     "incorrect/tie_hidden_by_point.dp": [({"x": 0, "eps": 1}, {"x": 1})],
+    "incorrect/tie_hidden_by_floor.dp": [({"x": 0, "eps": 1}, {"x": 1})],
+    "incorrect/tie_hidden_by_round.dp": [({"x": 0, "eps": 1}, {"x": 1})],
     "incorrect/alignment_condition_not_decided.dp": [({"q": [0, 1, 0, 1, 0], "T": 1, "N": 2, "eps": 1},
                                                       {"q": [1, 1, 0, 0, 0]})],
     "incorrect/record_difference_insertion.dp": [({"q": [0, 1], "eps": 1}, {"q": [1, 0, 1]})],

@@ -21,8 +21,9 @@ from align.obligations import ObligationId
 from align.parse import parse_source
 from align.resolve import resolve
 from align.results import MechanismVerdict
+from align.smt import encode
 from align.smt import terms as zt
-from align.smt.encode import Encoding, _note_difference
+from align.smt.encode import Encoding, Run, _note_difference
 from align.span import Source
 from align.status import Status
 
@@ -114,6 +115,47 @@ def test_the_cases_of_a_difference_that_are_excluded(difference, excluded):
         _note_difference(enc, difference(x, c, eta, z), "why")
         found = sorted(str(t.formula.arg(0)) for t in enc.ties.values())
     assert found == sorted(excluded), found
+
+
+ROUNDED = """
+mechanism m(x: real, k: int, eps: real)
+  adjacent |x - x'| <= 1
+  requires eps > 0
+  privacy eps
+{
+  eta ~ Lap(1 / eps)
+  if COMPARISON { output x } else { output 0 }
+}
+"""
+
+
+@pytest.mark.parametrize(("comparison", "excluded"), [
+    ("floor(x + eta) == 3", []),             # 3 <= x + eta < 4
+    ("ceil(eta) == 1", []),                  # 0 < eta <= 1
+    ("round(eta) == 0", []),                 # -1/2 <= eta <= 1/2
+    ("round(2 * eta + x) == k", []),
+    ("floor(eta) + eta == 0", []),           # a point of each interval, but not linear in eta
+    ("clamp(eta, 0, 1) == 0", ["eta"]),      # eta <= 0; only the case eta = 0 is excluded
+    ("x + eta == 3", ["-3 + x + eta"]),      # the same comparison without a rounding
+])
+def test_no_tie_is_excluded_through_a_rounding(comparison: str, excluded: list[str]):
+    # floor, ceil and round are constant on intervals of the noise: none of their ties has probability 0
+    mech = resolve(parse_source(Source("<ties>", ROUNDED.replace("COMPARISON", comparison)))).mechanisms[0]
+    with zt.fresh_context():
+        enc = Encoding(mech, {}, {})
+        Run(enc, enc.params).execute()
+        found = sorted(str(t.formula.arg(0)) for t in enc.ties.values())
+    assert found == excluded, found
+
+
+@pytest.mark.parametrize("name", ["tie_hidden_by_floor", "tie_hidden_by_round"])
+def test_a_rule_that_excluded_ties_through_a_rounding_would_prove_the_leak(name: str,
+                                                                           monkeypatch: pytest.MonkeyPatch):
+    # What each spec stops: with every case taken as a + c·eta, its tie is excluded and the leak "proved".
+    monkeypatch.setattr(encode, "_linear_in", lambda term, name, enc: True)
+    verdict = align.verify(str(INCORRECT / f"{name}.dp"))
+    assert verdict.status is Status.PROVED, verdict
+    assert any("are excluded" in n for n in _notes(verdict, ObligationId.C4A)), _notes(verdict, ObligationId.C4A)
 
 
 def test_an_alignment_may_compare_a_released_number_with_a_sentinel(tmp_path: Path):

@@ -89,9 +89,10 @@ STOPS: dict[ObligationId, tuple[frozenset[str], str]] = {
 """The obligations that a run stopping with one of these runtime errors breaks, and how the confirmation says so."""
 
 
-ALIGNMENT_STOPS = frozenset({"division-by-zero"})
-"""Runtime errors that break C4a when the alignment's own expressions meet them (a zero divisor in a let or a
-shift: φ has no value there); in the program they are another obligation's (C0's density)."""
+ALIGNMENT_STOPS = frozenset({"division-by-zero", "math-domain"})
+"""Runtime errors that break C4a when the alignment's own expressions meet them (a zero divisor, or a clamp whose
+lower end is above its upper end, in a let or a shift: φ has no value there); in the program they are another
+obligation's (C0's density)."""
 
 
 def _in_alignment(mech: ResolvedMechanism, error: SpecError, codes: frozenset[str]) -> bool:

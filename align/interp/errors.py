@@ -7,8 +7,10 @@ that the runner can say "in sample 1234 of the run (seed 7)".
 
 from __future__ import annotations
 
+from .. import nodes as n
 from ..diagnostics import Diagnostic, Note, SpecError, diag
 from ..span import Span
+from ..unparse import unparse
 
 
 class RunError(SpecError):
@@ -31,3 +33,10 @@ class RunError(SpecError):
 def fail(code: str, span: Span | None, lane: int | None = None, **args: object) -> RunError:
     """Build (not raise) a runtime error; callers write `raise fail(...)`."""
     return RunError(diag(code, span, **args), lane)
+
+
+def clamp_domain(e: n.Call, lo: str, hi: str) -> str:
+    """The detail of `math-domain` for `clamp(x, lo, hi)` with lo > hi, given the ends' values as printed: each
+    end with its expression, unless it is the literal printed."""
+    ends = [value if unparse(a) == value else f"{unparse(a)} = {value}" for a, value in zip(e.args[1:], (lo, hi))]
+    return f"clamp needs lo <= hi, but lo is {ends[0]} and hi is {ends[1]}"

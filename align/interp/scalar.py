@@ -3,8 +3,8 @@
 It runs the program on Python values (values.py) with the noise given in advance (a replay: `--noise`, a
 counterexample file, or one sample drawn by the vectorised evaluator), and records a trace: each sample drawn,
 each branch taken, each loop iteration, `break` and output. Numbers follow the vectorised evaluator exactly:
-reals are IEEE doubles, `/` is true division, and `^`, `sqrt`, `exp`, `ln` and `normal_cdf` go through the same
-numpy functions, so that the same noise gives bit-for-bit the same outputs in both.
+reals are IEEE doubles, `/` is true division, and `^`, `sqrt`, `exp`, `ln`, `normal_cdf`, `floor`, `ceil` and
+`round` go through the same numpy functions, so that the same noise gives bit-for-bit the same outputs in both.
 
 The meaning of every construct (docs/interpreter.md, "Semantics"):
 
@@ -35,7 +35,7 @@ from ..operators import COMPARISONS, INTEGER_OPERATIONS, RING_OPERATIONS
 from ..resolve import NoiseSite, ResolvedMechanism
 from ..unparse import unparse
 from ..visitor import IRVisitor, StmtVisitor
-from .errors import RunError, fail
+from .errors import RunError, clamp_domain, fail
 from .noise import check_parameters, cost_coefficient, in_support, is_whole
 from .values import Tag, format_value
 
@@ -441,6 +441,36 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
         x = np.asarray([float(self.ev(e.args[0]))])
         return float((np.exp(-(x * x) / 2) / _SQRT_2PI)[0])
 
+    def _to_integer(self, e, rounding) -> int:
+        """floor, ceil, round (`rounding`: np.floor, np.ceil, np.rint, which rounds a tie to even): an int is its
+        own value; a real is rounded in the vectorised evaluator's numpy loop, and its integer must be one of the
+        64-bit integers the interpreter computes in."""
+        x = self.ev(e.args[0])
+        if _is_int(x):
+            return int(x)
+        whole = _np(rounding, float(x))
+        if not -2.0 ** 63 <= whole < 2.0 ** 63:  # also false for inf and nan
+            raise fail("integer-overflow", e.span,
+                       detail=f"`{unparse(e)}` with {unparse(e.args[0])} = {format_value(x)} is outside the 64-bit "
+                              "range")
+        return int(whole)
+
+    def _b_floor(self, e):
+        return self._to_integer(e, np.floor)
+
+    def _b_ceil(self, e):
+        return self._to_integer(e, np.ceil)
+
+    def _b_round(self, e):
+        return self._to_integer(e, np.rint)
+
+    def _b_clamp(self, e):
+        x, lo, hi = (self.ev(a) for a in e.args)
+        if lo > hi:
+            raise fail("math-domain", e.span, operation=f"`{unparse(e)}`",
+                       detail=clamp_domain(e, format_value(lo), format_value(hi)))
+        return self._reduce([self._reduce([x, lo], "max", listed=False), hi], "min", listed=False)
+
     def _order(self, e, gaps: bool) -> tuple[list, list[int], int]:
         v, k = self.ev(e.args[0]), self.ev(e.args[1])
         if k < 0 or (k >= len(v) if gaps else k > len(v)):
@@ -652,7 +682,8 @@ _BUILTINS: Mapping[str, Callable[[Interpreter, n.Call], Any]] = implemented("sca
     "len": Interpreter._b_len, "abs": Interpreter._b_abs, "min": Interpreter._b_min, "max": Interpreter._b_max,
     "argmax": Interpreter._b_argmax, "argmin": Interpreter._b_argmin, "sqrt": Interpreter._b_sqrt,
     "exp": Interpreter._b_exp, "ln": Interpreter._b_ln, "normal_cdf": Interpreter._b_normal_cdf,
-    "normal_pdf": Interpreter._b_normal_pdf, "top_k": Interpreter._b_top_k,
+    "normal_pdf": Interpreter._b_normal_pdf, "floor": Interpreter._b_floor, "ceil": Interpreter._b_ceil,
+    "round": Interpreter._b_round, "clamp": Interpreter._b_clamp, "top_k": Interpreter._b_top_k,
     "top_k_with_gaps": Interpreter._b_top_k_with_gaps, "indices": Interpreter._b_indices,
     "count": Interpreter._b_count, "payload": Interpreter._b_payload,
 })

@@ -33,7 +33,7 @@ from ..resolve import NoiseSite, ResolvedMechanism
 from ..types import BOOL, INT, REAL, ListType, Type
 from ..unparse import unparse
 from ..visitor import IRVisitor, StmtVisitor
-from .errors import RunError, fail
+from .errors import RunError, clamp_domain, fail
 from .noise import draw_block_values, parameter_checks, sanitize
 from .trees import (
     ListV,
@@ -805,6 +805,33 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
         x = self.num(e.args[0], m).astype(np.float64)
         return Num(np.exp(-(x * x) / 2) / _SQRT_2PI)
 
+    def _to_integer(self, e: n.Call, m, rounding) -> Tree:
+        """floor, ceil, round (`rounding`: np.floor, np.ceil, np.rint, which rounds a tie to even): an int is its
+        own value; a real's integer must be one of the 64-bit integers the interpreter computes in."""
+        x = self.num(e.args[0], m)
+        if x.dtype.kind in "iu":
+            return Num(x)
+        whole = rounding(x.astype(np.float64))
+        outside = ~((whole >= -2.0 ** 63) & (whole < 2.0 ** 63))  # inf and nan too
+        self.check(outside, m, "integer-overflow", e.span, lambda k: dict(
+            detail=f"`{unparse(e)}` with {unparse(e.args[0])} = {_fmt(_at(x, k))} is outside the 64-bit range"))
+        return Num(np.where(outside, 0.0, whole).astype(INT64))  # lanes outside the mask are never read
+
+    def _b_floor(self, e, m):
+        return self._to_integer(e, m, np.floor)
+
+    def _b_ceil(self, e, m):
+        return self._to_integer(e, m, np.ceil)
+
+    def _b_round(self, e, m):
+        return self._to_integer(e, m, np.rint)
+
+    def _b_clamp(self, e, m):
+        x, lo, hi = (self.num(a, m) for a in e.args)
+        self.check(lo > hi, m, "math-domain", e.span, lambda k: dict(
+            operation=f"`{unparse(e)}`", detail=clamp_domain(e, _fmt(_at(lo, k)), _fmt(_at(hi, k)))))
+        return Num(np.minimum(np.maximum(x, lo), hi))
+
     def _top(self, e: n.Call, m, gaps: bool) -> tuple[ListV, np.ndarray, np.ndarray, np.ndarray]:
         lst = self.borrow(e.args[0], m)
         k = self.num(e.args[1], m)
@@ -1077,6 +1104,7 @@ _BUILTINS: Mapping[str, Callable[[Machine, n.Call, np.ndarray | None], Tree]] = 
     "len": Machine._b_len, "abs": Machine._b_abs, "min": Machine._b_min, "max": Machine._b_max,
     "argmax": Machine._b_argmax, "argmin": Machine._b_argmin, "sqrt": Machine._b_sqrt, "exp": Machine._b_exp,
     "ln": Machine._b_ln, "normal_cdf": Machine._b_normal_cdf, "normal_pdf": Machine._b_normal_pdf,
+    "floor": Machine._b_floor, "ceil": Machine._b_ceil, "round": Machine._b_round, "clamp": Machine._b_clamp,
     "top_k": Machine._b_top_k, "top_k_with_gaps": Machine._b_top_k_with_gaps, "indices": Machine._b_indices,
     "count": Machine._b_count, "payload": Machine._b_payload,
 })

@@ -58,11 +58,15 @@ def _min_max(c: MechanismChecker, e: n.Call) -> Type:
             c.mismatch(e.args[0].span, f"argument of `{e.func}`", "a numeric list", ListType(elem))
             return UNKNOWN
         return elem
+    return _joined_numbers(c, e)
+
+
+def _joined_numbers(c: MechanismChecker, e: n.Call) -> Type:
+    """Numbers, one of which is the result: int if all are int, else real."""
     result: Type = INT
     for a in e.args:
         result = join(result, c.expect_numeric(a, f"argument of `{e.func}`")) or UNKNOWN
     return result
-
 
 
 def _arg_extreme(c: MechanismChecker, e: n.Call) -> Type:
@@ -77,6 +81,11 @@ def _real_function(c: MechanismChecker, e: n.Call) -> Type:
     c.expect_numeric(e.args[0], f"argument of `{e.func}`")
     return REAL
 
+
+def _integer_function(c: MechanismChecker, e: n.Call) -> Type:
+    """floor, ceil, round: a number to an int (of an int, the int itself)."""
+    c.expect_numeric(e.args[0], f"argument of `{e.func}`")
+    return INT
 
 
 def _builtin_top_k_with_gaps(c: MechanismChecker, e: n.Call) -> Type:
@@ -148,7 +157,8 @@ def _builtin_payload(c: MechanismChecker, e: n.Call) -> Type:
 TYPING: Mapping[str, Callable[[MechanismChecker, n.Call], Type]] = implemented("typing", {
     "len": _builtin_len, "abs": _builtin_abs, "min": _min_max, "max": _min_max, "argmax": _arg_extreme,
     "argmin": _arg_extreme, "sqrt": _real_function, "exp": _real_function, "ln": _real_function,
-    "normal_cdf": _real_function, "normal_pdf": _real_function, "top_k": _builtin_top_k,
+    "normal_cdf": _real_function, "normal_pdf": _real_function, "floor": _integer_function,
+    "ceil": _integer_function, "round": _integer_function, "clamp": _joined_numbers, "top_k": _builtin_top_k,
     "top_k_with_gaps": _builtin_top_k_with_gaps, "indices": _builtin_indices, "count": _builtin_count,
     "payload": _builtin_payload,
 })

@@ -15,10 +15,10 @@ So for every sampling statement executed on (D, H) (guard g), with parameters a 
     g  =>  a = a'  and  well_formed(a)  and  every partial operation in a and a' is defined on its path
 
 where well_formed comes from `Distribution.requirements` (the same conditions the interpreter checks at run
-time) and the partial operations are division (denominator != 0), ln (argument > 0), sqrt (argument >= 0)
-and a power with a non-integer exponent (base > 0). Outputs and values that are equal in both runs are
-allowed in parameters (adaptive composition chooses a scale from what was already released): equality is
-semantic, not syntactic.
+time) and the partial operations are division (denominator != 0), ln (argument > 0), sqrt (argument >= 0),
+clamp (lower end <= upper end) and a power with a non-integer exponent (base > 0). Outputs and values that are
+equal in both runs are allowed in parameters (adaptive composition chooses a scale from what was already
+released): equality is semantic, not syntactic.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ def partial_operations(enc: Encoding, terms: tuple) -> list[tuple[z3.BoolRef, Te
     """Definedness of every partial operation inside the terms, each guarded by the branch of the
     if-then-else terms it sits in (a division in a branch not taken is not evaluated)."""
     roots = {s.get_id(): x for s, x, _ in enc.roots}
+    undefined = {s.get_id(): TermText(template, *terms) for s, template, terms in enc.undefined}
     found: list[tuple[z3.BoolRef, TermText]] = []
     seen: set[tuple[int, int]] = set()
 
@@ -103,6 +104,8 @@ def partial_operations(enc: Encoding, terms: tuple) -> list[tuple[z3.BoolRef, Te
                 x = roots[t.get_id()]
                 found.append((z3.Implies(path, x >= 0), TermText("sqrt of {} < 0", x)))
                 visit(x, path)
+            elif kind == z3.Z3_OP_UNINTERPRETED and t.num_args() == 0 and t.get_id() in undefined:
+                found.append((z3.Not(path), undefined[t.get_id()]))  # a builtin's value outside its domain
         for child in t.children():
             visit(child, path)
 

@@ -418,6 +418,10 @@ class Encoding:
     """(argument, application) of each uninterpreted function, for the facts relating them."""
     roots: list[tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]] = field(default_factory=list)
     """Square roots: (symbol s, argument x, its side condition s >= 0 and s*s = x, which is in `side`)."""
+    undefined: list[tuple[z3.ArithRef, str, tuple[z3.ArithRef, ...]]] = field(default_factory=list)
+    """The value of a builtin outside its domain (`clamp` with lo > hi), where the interpreter stops with
+    `math-domain`: (a symbol free of any condition, what went wrong as a template with a `{}` per term, the
+    terms). C0 asks that no noise parameter evaluates one (densities.partial_operations)."""
     counter: int = 0
     relational: bool = False
     """`max`, `min`, `argmax`, `argmin` and the ranking of `top_k` are fresh symbols with the facts that define them
@@ -1068,6 +1072,47 @@ def _b_sqrt(ev: ExprEval, e: n.Call) -> Value:
     return s
 
 
+def _b_floor(ev: ExprEval, e: n.Call) -> Value:
+    """z3's to_int is the floor of a real; an int is its own floor. floor(q + eta) is no sum c·eta + a: an exact tie
+    of it (`floor(q + eta) == 3`, probability > 0) is never excluded (`_linear_in`; specs/incorrect/
+    tie_hidden_by_floor.dp)."""
+    x = ev.arith(e.args[0])
+    return x if z3.is_int(x) else z3.ToInt(x)
+
+
+def _b_ceil(ev: ExprEval, e: n.Call) -> Value:
+    x = ev.arith(e.args[0])
+    return x if z3.is_int(x) else -z3.ToInt(-x)
+
+
+def _b_round(ev: ExprEval, e: n.Call) -> Value:
+    """The integer nearest x, a tie to the even one (Python's round, numpy's rint): with f = floor(x), f below
+    f + 1/2, f + 1 above it, and at x = f + 1/2 whichever of the two is even."""
+    x = ev.arith(e.args[0])
+    if z3.is_int(x):
+        return x
+    f = z3.ToInt(x)
+    twice = 2 * (x - z3.ToReal(f))
+    return z3.If(twice < 1, f, z3.If(twice > 1, f + 1, z3.If(f % 2 == 0, f, f + 1)))
+
+
+def _b_clamp(ev: ExprEval, e: n.Call) -> Value:
+    """min(max(x, lo), hi) where lo <= hi (an If per case, as max and min: the tie exclusion reads them case by
+    case). Where lo > hi the interpreter stops with `math-domain`: the value is a symbol free of any condition, as a
+    square root of a negative number is (a proof then holds whatever it is), the alignment's reads ask lo <= hi
+    where it is evaluated, and C0 asks it of noise parameters (`Encoding.undefined`)."""
+    x, lo, hi = (ev.arith(a) for a in e.args)
+    integer = z3.is_int(x) and z3.is_int(lo) and z3.is_int(hi)
+    if not integer:
+        x, lo, hi = _real(x), _real(lo), _real(hi)
+    if ev.reads is not None:
+        ev.reads.append((z3.Implies(ev.guard, lo <= hi),
+                         f"calls `{unparse(e)}` with its lower end above its upper end"))
+    outside = ev.enc.fresh("clamp", "int" if integer else "real")
+    ev.enc.undefined.append((outside, "clamp between {} and {}, a lower end above the upper end", (lo, hi)))
+    return z3.If(lo <= hi, z3.If(x < lo, lo, z3.If(x > hi, hi, x)), outside)
+
+
 def _b_function(name: str) -> Callable[[ExprEval, n.Call], Value]:
     def apply(ev: ExprEval, e: n.Call) -> Value:
         return ev.enc.function(name)(_real(ev.arith(e.args[0])))
@@ -1240,9 +1285,10 @@ def note_ties(enc: Encoding, difference: z3.ArithRef, e: n.Compare) -> None:
     a tie fixes η to one point. Each such case's `!= 0` is a `Tie` (assumed only when a query needs it). Never for
     noise without a density (Point, Geo, integer-valued noise), never when η's coefficient is not a nonzero
     number (`x*eta` with x possibly 0), and never for a value that is not linear in η (specs/incorrect/
-    tie_*.dp). The aligned run's values are functions of H through the shifts; their cases are terms in H
-    too, so the same test applies to them directly; but a difference of values of two runs with independent
-    noise is never excluded (see `_note_difference`)."""
+    tie_*.dp; floor, ceil and round are z3's to_int of η, constant on intervals: `floor(eta) == 0` has probability
+    about 1/3, tie_hidden_by_floor.dp and tie_hidden_by_round.dp). The aligned run's values are functions of H
+    through the shifts; their cases are terms in H too, so the same test applies to them directly; but a
+    difference of values of two runs with independent noise is never excluded (see `_note_difference`)."""
     _note_difference(enc, difference, f"exact ties of `{unparse(e)}` (line {e.span.line}) are excluded: the noise "
                                       "in them has a density, so a tie has probability 0 (Theorem 10.1)")
 
@@ -1412,7 +1458,8 @@ def _b_payload(ev: ExprEval, e: n.Call) -> Value:
 _BUILTINS: Mapping[str, Callable[[ExprEval, n.Call], Value]] = implemented("z3 encoder", {
     "len": _b_len, "min": _b_min_max, "max": _b_min_max, "argmax": _b_argmax, "argmin": _b_argmax,
     "abs": _b_abs, "sqrt": _b_sqrt, "exp": _b_function("exp"), "ln": _b_function("ln"),
-    "normal_cdf": _b_function("normal_cdf"), "normal_pdf": _b_function("normal_pdf"),
+    "normal_cdf": _b_function("normal_cdf"), "normal_pdf": _b_function("normal_pdf"), "floor": _b_floor,
+    "ceil": _b_ceil, "round": _b_round, "clamp": _b_clamp,
     "top_k_with_gaps": _b_top_k_with_gaps, "top_k": _b_top_k, "indices": _b_indices, "count": _b_count,
     "payload": _b_payload,
 })

@@ -49,6 +49,9 @@ def to_z3(expr: sympy.Expr, lookup, function):
             for a in args[1:]:
                 result = z3.If(a > result, a, result) if isinstance(e, sympy.Max) else z3.If(a < result, a, result)
             return result
+        if isinstance(e, (sympy.floor, sympy.ceiling)):  # z3's to_int is the floor
+            x = real(go(e.args[0]))
+            return z3.ToInt(x) if isinstance(e, sympy.floor) else -z3.ToInt(-x)
         if isinstance(e, sympy.exp):
             return function("exp")(real(go(e.args[0])))
         if isinstance(e, sympy.log):
