@@ -361,7 +361,8 @@ def _coefficient_memo_path() -> str | None:
         return None
     sources = [os.path.join(os.path.dirname(spec.origin), "release.py")]
     here = os.path.dirname(__file__)
-    sources += [os.path.join(here, name) for name in ("distributions.py", "symbolic.py", "obligations.py")]
+    sources += [os.path.join(here, name) for name in ("distributions.py", "symbolic.py", "obligations.py",
+                                                      "monomials.py")]
     try:
         parts = []
         for source in sources:

@@ -1474,9 +1474,17 @@ class OutputSeq:
 
     slots: tuple
     length: z3.ArithRef
+    past: Value | None = None
+    """The value read past the last slot, where no output can be (a run's: the output type's default, as in a slot
+    past `length`); None: such a read has no encoding. The alignment's reads there are C4a's (`defined`)."""
 
     def select(self, index: z3.ArithRef) -> Value:
-        return select(self.slots, index)
+        if self.past is None:
+            return select(self.slots, index)
+        position = _concrete(index)
+        if position is not None and position >= len(self.slots):
+            return self.past
+        return select((*self.slots, self.past), index)
 
     def equal(self, other: OutputSeq, enc: Encoding | None = None) -> z3.BoolRef:
         """The two sequences are equal; with `enc`, the exact ties of their numbers are noted (`note_ties`)."""
@@ -1708,7 +1716,7 @@ class Run(StmtVisitor[None, None]):
 
     @property
     def output(self) -> OutputSeq:
-        return OutputSeq(tuple(self.slots), self.length)
+        return OutputSeq(tuple(self.slots), self.length, default_value(self.output_type))
 
 
 # -------------------------------------------------------------------------------------------- alignment
