@@ -10,7 +10,7 @@ obligation has a check, holds by construction, or has a rule of its own (MIX).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
@@ -168,12 +168,14 @@ def _check_c4c(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Desc
     # The bounded check's first pass at long shapes (`Encoding.relational`, verify._first_pass, which keeps only
     # proofs) asks Σ c_i·|ψ_i| <= claim divided by a positive common factor of every c_i: the same truth value,
     # and often a linear query (numeric sparse at length 5: from over 300 s to 0.3 s)
+    # and first by nlsat on the whole query where it is nonlinear (`Limits.nlsat_tactic`)
     scaled = scaled_cost(q.enc, q.run1, q.align, q.limits) if q.enc.relational else None
+    limits = replace(q.limits, nlsat_tactic=q.enc.relational)
     if scaled is None:
-        answer = check_valid(q.assumptions(), cost <= claim, q.limits)
+        answer = check_valid(q.assumptions(), cost <= claim, limits)
     else:
         with zt.fresh_solving():  # only its proof is kept, and it is not one of the queries the models come from
-            answer = check_valid([*q.assumptions(), *scaled[2]], scaled[0] <= scaled[1], q.limits)
+            answer = check_valid([*q.assumptions(), *scaled[2]], scaled[0] <= scaled[1], limits)
     return answer, lambda model: f"aligned cost {show(model, cost)} exceeds the claim {show(model, claim)}"
 
 
