@@ -187,3 +187,21 @@ def test_a_value_written_to_the_one_slot_it_can_be_in_is_the_same_output():
                 assert answer.status == Validity.PROVED, (source.path, n)
                 used += len(here.slots) < len(everywhere.slots)
     assert used >= 4
+
+
+def test_nlsat_on_the_whole_query_proves_only_what_holds():
+    """`Limits.nlsat_tactic` (the first pass's C4c): a nonlinear claim that holds is proved, one that does not is
+    refuted by the default solver afterwards (the tactic's answer is taken only when it is unsat), and a linear
+    query is not given to the tactic at all."""
+    from align.smt.solver import _unsat_by_nlsat
+
+    tactic = Limits(nlsat_tactic=True)
+    with zt.fresh_context():
+        theta, x = zt.Real("theta"), zt.Real("x")
+        k = zt.Int("k")
+        facts = [theta > 0, theta < 1, k >= 1, x >= 0, x <= 2 * k]
+        cost = theta + (1 - theta) * x / (2 * z3.ToReal(k))
+        assert _unsat_by_nlsat([*facts, z3.Not(cost <= 1)], tactic)
+        assert check_valid(facts, cost <= 1, tactic).status == Validity.PROVED
+        assert check_valid(facts, cost <= theta + (1 - theta) / 2, tactic).status == Validity.REFUTED
+        assert not _unsat_by_nlsat([x >= 0, x <= 2, z3.Not(x <= 2)], tactic)  # linear: the default solver's

@@ -109,9 +109,9 @@ _PREPROCESS = ("simplify", "propagate-values", "solve-eqs", "elim-term-ite")
 def make_solver(limits: Limits, ctx: z3.Context | None = None) -> z3.Solver:
     """z3's default solver in the current context, with the fixed seed and both limits.
 
-    Only the default solver honours `rlimit` throughout: a tactic pipeline turned into a solver
-    (`Then(..., "smt").solver()`) ran into the wall clock with the resource limit set (tried on z3 4.15 and
-    5.4), so `Limits.flatten` preprocesses the goal with tactics (`_preprocess`) and solves the result here."""
+    A tactic pipeline turned into a solver (`Then(..., "smt").solver()`) ran into the wall clock with the resource
+    limit set (tried on z3 4.15 and 5.4), so `Limits.flatten` preprocesses the goal with tactics (`_preprocess`)
+    and solves the result here. (`qfnra-nlsat` alone does stop at `rlimit`: `_unsat_by_nlsat`.)"""
     solver = z3.Solver(ctx=ctx or zt.current())
     solver.set("random_seed", SEED)
     solver.set("rlimit", limits.rlimit)
