@@ -1623,10 +1623,10 @@ class Run(StmtVisitor[None, None]):
         self.active = zt.And(outer, z3.Not(c), *self._running_now())
         self.block(s.orelse)
         # a branch that ends in a break leaves no active path: the length after is the other branch's
-        if not then_ended and not z3.is_false(z3.simplify(self.active)):
-            self.here = self.here if self.here == then_here else None
-        elif not then_ended:
+        if z3.is_false(z3.simplify(self.active)):
             self.here = then_here
+        elif not then_ended and self.here != then_here:
+            self.here = None
         self.active = zt.And(outer, *self._running_now())
 
     def visit_for(self, s: n.For, ctx: None = None) -> None:
@@ -1641,21 +1641,17 @@ class Run(StmtVisitor[None, None]):
         value = self.eval(s.value)
         if self.here is not None:
             # every active path has output `here` values: the value goes to that slot
-            slots = list(self.slots)
-            if self.here < len(slots):
-                slots[self.here] = merge(self.active, value, slots[self.here])
+            new_slots = list(self.slots)
+            if self.here < len(new_slots):
+                new_slots[self.here] = merge(self.active, value, new_slots[self.here])
             else:
-                assert self.here == len(slots), "a run's length never exceeds its slots"
-                slots.append(merge(self.active, value, default_value(self.output_type)))
-            self.slots = [z3.simplify(x) if z3.is_expr(x) else x for x in slots]
-            self.length = z3.simplify(z3.If(self.active, self.length + 1, self.length))
+                assert self.here == len(new_slots), "a run's length never exceeds its slots"
+                new_slots.append(merge(self.active, value, default_value(self.output_type)))
             self.here += 1
-            return
-        new_slots = []
-        for k, slot in enumerate(self.slots):
-            new_slots.append(merge(zt.And(self.active, self.length == k), value, slot))
-        new_slots.append(merge(zt.And(self.active, self.length == len(self.slots)), value,
-                               default_value(self.output_type)))
+        else:
+            new_slots = [merge(zt.And(self.active, self.length == k), value, slot) for k, slot in enumerate(self.slots)]
+            new_slots.append(merge(zt.And(self.active, self.length == len(self.slots)), value,
+                                   default_value(self.output_type)))
         self.slots = [z3.simplify(x) if z3.is_expr(x) else x for x in new_slots]
         self.length = z3.simplify(z3.If(self.active, self.length + 1, self.length))
 
