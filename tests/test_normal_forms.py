@@ -34,6 +34,14 @@ def _proved_for_every_length(path: Path, text: str):
     return verdict
 
 
+def _changed(name: str, text: str, *changes: tuple[str, str]):
+    """The mechanism of `text` with each change (old, new) made, each old text asserted to be there."""
+    for old, new in changes:
+        assert old in text
+        text = text.replace(old, new)
+    return resolve(parse_source(Source(name, text))).mechanisms[0]
+
+
 def _mech(body: str):
     return resolve(parse_source(Source("<bounds>", HEADER + body + "}\n"))).mechanisms[0]
 
@@ -299,11 +307,7 @@ def test_a_guard_past_the_output_in_one_loop_is_proved_for_every_length(tmp_path
 def test_when_a_guard_is_true_at_every_drawn_member(change, kept: bool):
     from align.checker.guards import drawn_guards
 
-    text = _one_loop(ONE_LOOP_GUARDED)
-    if change is not None:
-        assert change[0] in text
-        text = text.replace(*change)
-    rewritten = drawn_guards(resolve(parse_source(Source("g.dp", text))).mechanisms[0])
+    rewritten = drawn_guards(_changed("g.dp", _one_loop(ONE_LOOP_GUARDED), *([change] if change else [])))
     assert (rewritten is None) == kept
     if rewritten is not None:
         (nu,) = [sh for sh in rewritten.mechanism.alignment.shifts if sh.var == "nu"]
@@ -338,11 +342,7 @@ def test_a_ranking_computed_in_the_loop_is_proved_for_every_length(tmp_path: Pat
 def test_when_a_call_in_a_loop_is_hoisted(change, hoisted: bool):
     from align.checker.hoist import hoist
 
-    text = _inlined(ALG6)
-    if change is not None:
-        assert change[0] in text
-        text = text.replace(*change)
-    rewritten = hoist(resolve(parse_source(Source("h.dp", text))).mechanisms[0])
+    rewritten = hoist(_changed("h.dp", _inlined(ALG6), *([change] if change else [])))
     assert (rewritten is not None) == hoisted
     if rewritten is not None:
         assert [unparse(s.value) for s in rewritten.mechanism.body if isinstance(s, n.Assign)
@@ -375,11 +375,9 @@ def test_an_output_value_read_again_is_proved_in_parts_for_every_length(tmp_path
 def test_when_an_output_value_is_named(change, named: bool):
     from align.checker.named_outputs import name_outputs
 
-    text = _written_out(RELEASED)
-    if change is not None:
-        assert change[0] in text
-        text = text.replace(*change).replace("T + (q[0] + t) + rho", "T + (q[0] + t + s) + rho")
-    rewritten = name_outputs(resolve(parse_source(Source("o.dp", text))).mechanisms[0])
+    # the changed program's alignment reads the same value as its output
+    changes = [change, ("T + (q[0] + t) + rho", "T + (q[0] + t + s) + rho")] if change else []
+    rewritten = name_outputs(_changed("o.dp", _written_out(RELEASED), *changes))
     assert (rewritten is not None) == named
     if rewritten is not None:
         body = [unparse(s.value) if isinstance(s, (n.Assign, n.Output)) else None for s in rewritten.mechanism.body]
