@@ -91,15 +91,15 @@ TODAY: dict[str, str] = {
     "shadowdp_sparsevector_n.dp": "proved for every input length",
     "statdp_histogram.dp": "proved for every input length",
     "statdp_histogram_eps.dp": "refuted C4c",
-    "statdp_isvt1.dp": "unknown C0 C2 C4a C4b C4c C4d",
-    "statdp_isvt2.dp": "unknown C0 C2 C4a C4b C4c C4d",
-    "statdp_isvt3.dp": "unknown C0 C2 C4a C4b C4c C4d",
-    "statdp_isvt4.dp": "unknown C0 C2 C4a C4b C4c C4d",
+    "statdp_isvt1.dp": "refuted C4a",
+    "statdp_isvt2.dp": "refuted C4c",
+    "statdp_isvt3.dp": "refuted C4c",
+    "statdp_isvt4.dp": "refuted C4a C4c",
     "statdp_noisy_max_v1a.dp": "proved for every input length",
     "statdp_noisy_max_v1b.dp": "refuted C4c",
     "statdp_noisy_max_v2a.dp": "proved for every input length",
     "statdp_noisy_max_v2b.dp": "refuted C4d",
-    "statdp_svt.dp": "unknown C0 C2 C4a C4b C4c C4d",
+    "statdp_svt.dp": "refuted C4b",
 }
 
 

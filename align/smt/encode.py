@@ -61,12 +61,59 @@ class TupV:
 @dataclass(frozen=True)
 class ListV:
     items: tuple
-    """The elements; the length of a list is always concrete in an unrolled program."""
-    conditional: bool = False
-    """Some element was appended only on some paths (under a branch, or after a `break` may have ended the
-    loop), so the list's real length depends on the run and `items` may hold more than the interpreter's list.
-    Such a list may still be assigned to; reading it is an EncodingError (the verdict is unknown), never a
-    proof over elements that the run did not append."""
+    """The elements: a list of the same length on every path (a number in an unrolled program)."""
+
+
+@dataclass(frozen=True)
+class PathList:
+    """A list whose length depends on the path: an element was appended only on some paths (under a branch, or
+    after a `break` may have ended the loop). `items` are the slots of the longest path; `length` is the run's
+    length, a term whose leaves are numbers (`int_bounds`). Where an element is appended on every path (both
+    branches of an `if`), the length is one number again and the list a `ListV` (`list_value`). A read past
+    `length` is the interpreter's index error: its value is unconstrained. Builtins over the whole list
+    (`_list_items`) have no encoding for it: an EncodingError that says why (`why`)."""
+
+    items: tuple
+    length: z3.ArithRef
+    name: str = ""
+    line: int = 0
+
+    def why(self, use: str = "a builtin reads the whole list") -> str:
+        what = f"the length of `{self.name}` (line {self.line})" if self.name else "the length of a list"
+        return (f"{what} depends on the path (an element is appended only on some paths, under a branch or after "
+                f"a `break`), and {use}")
+
+
+def list_value(items: tuple, length: z3.ArithRef, name: str = "", line: int = 0) -> ListV | PathList:
+    """The list of `items` whose length is `length`: a ListV where that is one number."""
+    length = z3.simplify(length)
+    if z3.is_int_value(length) and 0 <= length.as_long() <= len(items):
+        return ListV(items[:length.as_long()])
+    return PathList(items, length, name, line)
+
+
+def list_length(v: ListV | PathList) -> z3.ArithRef:
+    return v.length if isinstance(v, PathList) else zt.IntVal(len(v.items))
+
+
+def int_bounds(term: z3.ArithRef) -> tuple[int, int] | None:
+    """The least and the greatest value of an integer term built from numbers by If, + and - (a `PathList`'s
+    length, `len(out)`), or None for any other term."""
+    if z3.is_int_value(term):
+        return term.as_long(), term.as_long()
+    if z3.is_app_of(term, z3.Z3_OP_ITE):
+        a, b = int_bounds(term.arg(1)), int_bounds(term.arg(2))
+        return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
+    if z3.is_add(term) or z3.is_sub(term):
+        parts = [int_bounds(term.arg(k)) for k in range(term.num_args())]
+        if any(p is None for p in parts):
+            return None
+        lo, hi = parts[0][0], parts[0][1]  # type: ignore[index]
+        for part in parts[1:]:
+            assert part is not None
+            lo, hi = (lo + part[0], hi + part[1]) if z3.is_add(term) else (lo - part[1], hi - part[0])
+        return lo, hi
+    return None
 
 
 @dataclass(frozen=True)
@@ -213,8 +260,8 @@ def substitute(v: Value, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]) -> Value:
     raise EncodingError(f"a {type(v).__name__} cannot be instantiated at an index")
 
 
-Value: TypeAlias = "z3.ExprRef | TagV | TupV | ListV | SetV | LoopList | IterOutput | RangeV | OutputSeq | ArrayV | " \
-    "RankV | IndexSetV | TailOutput | RecordList"
+Value: TypeAlias = "z3.ExprRef | TagV | TupV | ListV | PathList | SetV | LoopList | IterOutput | RangeV | " \
+    "OutputSeq | ArrayV | RankV | IndexSetV | TailOutput | RecordList"
 """What an expression evaluates to: a z3 term (number or truth value) or one of the structures above."""
 
 
@@ -230,6 +277,8 @@ def _list_items(v: Value) -> tuple:
     (`LoopList`) has only its element at the loop index: a builtin over the whole list has no encoding there."""
     if isinstance(v, LoopList):
         raise EncodingError("an inductive proof reads list parameters only at the loop index")
+    if isinstance(v, PathList):
+        raise EncodingError(v.why())
     if not isinstance(v, ListV):
         raise EncodingError(f"expected a list, found {type(v).__name__}")
     return v.items
@@ -250,14 +299,16 @@ def merge(c: z3.BoolRef, a: Value, b: Value) -> Value:
         return TagV(z3.If(c, a.code, b.code), tuple(sorted(merged)))
     if isinstance(a, TupV) and isinstance(b, TupV):
         return TupV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)))
-    if isinstance(a, ListV) and isinstance(b, ListV):
-        conditional = a.conditional or b.conditional or len(a.items) != len(b.items)
-        if len(a.items) != len(b.items):
-            longer, shorter = (a, b) if len(a.items) > len(b.items) else (b, a)
-            padded = shorter.items + longer.items[len(shorter.items):]
-            shorter = ListV(padded)
-            a, b = (longer, shorter) if longer is a else (shorter, longer)
-        return ListV(tuple(merge(c, x, y) for x, y in zip(a.items, b.items)), conditional)
+    if isinstance(a, (ListV, PathList)) and isinstance(b, (ListV, PathList)):
+        # the slots of the longer list past the shorter one's end hold its elements on both paths (past the
+        # length on the other path, never read there)
+        longest = max(len(a.items), len(b.items))
+        xs = a.items + b.items[len(a.items):]
+        ys = b.items + a.items[len(b.items):]
+        assert len(xs) == len(ys) == longest
+        named = a if isinstance(a, PathList) else b
+        return list_value(tuple(merge(c, x, y) for x, y in zip(xs, ys)), z3.If(c, list_length(a), list_length(b)),
+                          *((named.name, named.line) if isinstance(named, PathList) else ()))
     if isinstance(a, SetV) and isinstance(b, SetV):
         return SetV(tuple((zt.And(c, g), e) for g, e in a.members) +
                     tuple((zt.And(z3.Not(c), g), e) for g, e in b.members))
@@ -286,6 +337,11 @@ def equal(a: Value, b: Value) -> z3.BoolRef:
         if len(a.items) != len(b.items):
             return zt.BoolVal(False)
         return zt.And([equal(x, y) for x, y in zip(a.items, b.items)])
+    if isinstance(a, (ListV, PathList)) and isinstance(b, (ListV, PathList)):
+        # the same length, and the same elements below it
+        n = list_length(a)
+        return zt.And(n == list_length(b),
+                      *[z3.Implies(k < n, equal(x, y)) for k, (x, y) in enumerate(zip(a.items, b.items))])
     if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef):  # z3.is_expr
         if a.sort() != b.sort():
             return _real(a) == _real(b)
@@ -711,11 +767,7 @@ class ExprEval(IRVisitor[Value, None]):
                 return self.primed[e.id]
             raise EncodingError(f"no value for {e.text}")
         if e.text in self.env:
-            value = self.env[e.text]
-            if isinstance(value, ListV) and value.conditional:
-                raise EncodingError(f"the length of `{e.text}` (line {e.span.line}) depends on the path: an element "
-                                    "is appended only on some paths (under a branch or after a `break`)")
-            return value
+            return self.env[e.text]
         if isinstance(e, n.OutRef) and self.out is not None:
             return self.out
         if self.noise is not None:
@@ -795,15 +847,24 @@ class ExprEval(IRVisitor[Value, None]):
         d = self.value(e.domain)
         if isinstance(d, RangeV):
             lo, hi = _concrete(d.lo), _concrete(d.hi)
-            if lo is None or hi is None:
-                raise EncodingError("a comprehension range must have concrete bounds at a fixed length")
-            if hi - lo > MAX_UNROLL:
+            if lo is not None and hi is not None:
+                if hi - lo > MAX_UNROLL:
+                    raise EncodingError(f"a comprehension over more than {MAX_UNROLL} indices (align/limits.py)")
+                return [(zt.BoolVal(True), zt.IntVal(i)) for i in range(lo, hi)]
+            # a bound that depends on the path (the length of a `PathList`): each index it can reach, guarded
+            lows, highs = int_bounds(z3.simplify(d.lo)), int_bounds(z3.simplify(d.hi))
+            if lows is None or highs is None:
+                raise EncodingError("a comprehension range must have bounds fixed by the length and the structural "
+                                    "parameters, or lengths of lists")
+            if highs[1] - lows[0] > MAX_UNROLL:
                 raise EncodingError(f"a comprehension over more than {MAX_UNROLL} indices (align/limits.py)")
-            return [(zt.BoolVal(True), zt.IntVal(i)) for i in range(lo, hi)]
+            return [(z3.simplify(zt.And(d.lo <= i, i < d.hi)), zt.IntVal(i)) for i in range(lows[0], highs[1])]
         if isinstance(d, SetV):
             return [(g, x) for g, x in d.members]
         if isinstance(d, ListV):
             return [(zt.BoolVal(True), x) for x in d.items]
+        if isinstance(d, PathList):
+            return [(z3.simplify(k < d.length), x) for k, x in enumerate(d.items)]
         raise EncodingError("unsupported comprehension domain")
 
     def member(self, collection: Value, x: z3.ArithRef) -> z3.BoolRef:
@@ -813,6 +874,8 @@ class ExprEval(IRVisitor[Value, None]):
             return collection.contains(x)
         if isinstance(collection, ListV):
             return zt.Or([x == y for y in collection.items]) if collection.items else zt.BoolVal(False)
+        if isinstance(collection, PathList):
+            return zt.Or([zt.And(k < collection.length, x == y) for k, y in enumerate(collection.items)])
         if isinstance(collection, IndexSetV):
             return collection.contains(x)
         raise EncodingError("unsupported membership test")
@@ -900,6 +963,14 @@ class ExprEval(IRVisitor[Value, None]):
             return b.select(self.arith(index_node))
         if isinstance(b, ListV):
             return select(b.items, self.arith(index_node), self.enc)
+        if isinstance(b, PathList):
+            # a read past the run's length is the interpreter's index error: an unconstrained value there
+            index = self.arith(index_node)
+            value = select(b.items, index, self.enc)
+            if not z3.is_arith(value):
+                return value
+            past = self.enc.fresh("out_of_range", "int" if z3.is_int(value) else "real")
+            return z3.simplify(z3.If(zt.And(index >= 0, index < b.length), value, past))
         if isinstance(b, LoopList):
             return b.at(self.arith(index_node))
         if isinstance(b, RecordList):
@@ -923,6 +994,13 @@ class ExprEval(IRVisitor[Value, None]):
         return ListV(tuple(self.value(i) for i in e.items))
 
 
+
+
+def _agreed(lengths: list[dict[str, int | None]]) -> dict[str, int | None]:
+    """The lists' lengths where paths with each of `lengths` are active: a number where they agree, else None."""
+    names = set().union(*lengths)
+    return {name: lengths[0].get(name) if all(f.get(name) == lengths[0].get(name) for f in lengths) else None
+            for name in names}
 
 
 def _concrete(x: z3.ExprRef) -> int | None:
@@ -1034,8 +1112,8 @@ def _b_len(ev: ExprEval, e: n.Call) -> Value:
     v = ev.value(e.args[0])
     if isinstance(v, OutputSeq):
         return v.length
-    if isinstance(v, ListV):
-        return zt.IntVal(len(v.items))
+    if isinstance(v, (ListV, PathList)):
+        return list_length(v)
     if isinstance(v, (LoopList, ArrayV, RankV, TailOutput, RecordList)):
         return v.length
     raise EncodingError("len of a non-list")
@@ -1271,7 +1349,7 @@ def note_equality_ties(enc: Encoding, a: Value, b: Value, text: str) -> None:
         for tag, fa in a.payload:
             for x, y in zip(fa, b.fields(tag)):
                 note_equality_ties(enc, x, y, text)
-    elif isinstance(a, (TupV, ListV)) and isinstance(b, (TupV, ListV)):
+    elif isinstance(a, (TupV, ListV, PathList)) and isinstance(b, (TupV, ListV, PathList)):
         for x, y in zip(a.items, b.items):
             note_equality_ties(enc, x, y, text)
     elif z3.is_expr(a) and z3.is_expr(b) and z3.is_arith(a) and z3.is_arith(b):
@@ -1543,9 +1621,14 @@ class Run(StmtVisitor[None, None]):
         self.here: int | None = 0
         """The length of the output on every path where `active` holds, when one number (`visit_output` then writes
         one slot, not each slot under `length == k`); None when paths of different lengths are active."""
-        self.exits: dict[int, list[int | None]] = {}
-        """For each loop `_loop` is in, by its depth in `running`: `here` at each of its breaks (a proof for every
-        length runs one iteration with `running` set up by itself, and reads the slots of that iteration only)."""
+        self.filled: dict[str, int | None] = {}
+        """For each list the run has written, its length on every path where `active` holds, when one number (a
+        write at that index appends, below it overwrites); None when paths of different lengths are active.
+        Kept as `here` is, for the output."""
+        self.exits: dict[int, list[tuple[int | None, dict[str, int | None]]]] = {}
+        """For each loop `_loop` is in, by its depth in `running`: `here` and `filled` at each of its breaks (a proof
+        for every length runs one iteration with `running` set up by itself, and reads the slots of that iteration
+        only)."""
         self.running: list[z3.BoolRef] = []
         self.active: z3.BoolRef = zt.BoolVal(True)
         self.output_type = enc.mech.output_type
@@ -1572,6 +1655,9 @@ class Run(StmtVisitor[None, None]):
             self.statement(s)
 
     def set(self, name: str, value: Value) -> None:
+        if isinstance(value, (ListV, PathList)):
+            length = z3.simplify(list_length(value))
+            self.filled[name] = length.as_long() if z3.is_int_value(length) else None
         old = self.vars.get(name)
         if old is None:
             self.vars[name] = value
@@ -1590,24 +1676,41 @@ class Run(StmtVisitor[None, None]):
             return
         index = self.eval(s.index)
         old = self.vars.get(s.target, ListV(()))
-        assert isinstance(old, ListV), "`x[i] = e` makes x a list (resolve/check.py)"
+        assert isinstance(old, (ListV, PathList)), "`x[i] = e` makes x a list (resolve/check.py)"
         position = _concrete(index)
+        length = list_length(old)
         if position is not None:
             items = list(old.items)
-            if position > len(items):
+            # the list's length on every active path (`filled`; a list not written by this run yet: its slots)
+            known = self.filled[s.target] if s.target in self.filled else \
+                len(old.items) if isinstance(old, ListV) else None
+            if known is None:
+                least = int_bounds(z3.simplify(length))
+                if least is None or position >= least[0]:
+                    # at the end of the list on some active paths and past it on others: a gap there (the
+                    # interpreter stops with `list-gap`), which the checker does not model
+                    raise EncodingError(f"line {s.span.line} assigns {s.target}[{position}] where the list's length "
+                                        "depends on the path: past its end (a gap) on some paths")
+                known = least[0]
+            if position > known:
                 # the interpreter stops with `list-gap`; the checker does not model runtime errors
                 raise EncodingError(f"line {s.span.line} assigns {s.target}[{position}] to a list of "
-                                    f"length {len(items)} (a gap)")
-            conditional = old.conditional
+                                    f"length {known} (a gap)")
             if position == len(items):
-                items.append(value)
-                conditional = conditional or not z3.is_true(z3.simplify(self.active))
+                items.append(value)  # past the length on the paths where this write does not run
             else:
                 items[position] = merge(self.active, value, items[position])
-            self.vars[s.target] = ListV(tuple(items), conditional)
+            if position == known:
+                # an append on every active path
+                self.filled[s.target] = position + 1
+                length = z3.If(self.active, position + 1, length)
+            self.vars[s.target] = list_value(tuple(items), length, s.target, s.span.line)
+        elif isinstance(old, PathList):
+            # at an index that is not a number, the write may append on some paths and not on others
+            raise EncodingError(old.why(f"line {s.span.line} writes it at an index that is not a number"))
         else:
             self.vars[s.target] = ListV(tuple(merge(zt.And(self.active, index == k), value, item)
-                                              for k, item in enumerate(old.items)), old.conditional)
+                                              for k, item in enumerate(old.items)))
 
     def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
         self.sample(s)
@@ -1615,18 +1718,20 @@ class Run(StmtVisitor[None, None]):
     def visit_if(self, s: n.If, ctx: None = None) -> None:
         c = self.eval(s.condition)
         outer = self.active
-        before = self.here
+        before, filled = self.here, dict(self.filled)
         self.active = zt.And(outer, c)
         self.block(s.then)
-        then_here, then_ended = self.here, z3.is_false(z3.simplify(self.active))
-        self.here = before
+        then_here, then_filled, then_ended = self.here, self.filled, z3.is_false(z3.simplify(self.active))
+        self.here, self.filled = before, filled
         self.active = zt.And(outer, z3.Not(c), *self._running_now())
         self.block(s.orelse)
-        # a branch that ends in a break leaves no active path: the length after is the other branch's
+        # a branch that ends in a break leaves no active path: the lengths after are the other branch's
         if z3.is_false(z3.simplify(self.active)):
-            self.here = then_here
-        elif not then_ended and self.here != then_here:
-            self.here = None
+            self.here, self.filled = then_here, then_filled
+        elif not then_ended:
+            if self.here != then_here:
+                self.here = None
+            self.filled = _agreed([then_filled, self.filled])
         self.active = zt.And(outer, *self._running_now())
 
     def visit_for(self, s: n.For, ctx: None = None) -> None:
@@ -1634,7 +1739,7 @@ class Run(StmtVisitor[None, None]):
 
     def visit_break(self, s: n.Break, ctx: None = None) -> None:
         self.running[-1] = zt.And(self.running[-1], z3.Not(self.active))
-        self.exits.get(len(self.running), []).append(self.here)
+        self.exits.get(len(self.running), []).append((self.here, dict(self.filled)))
         self.active = zt.BoolVal(False)
 
     def visit_output(self, s: n.Output, ctx: None = None) -> None:
@@ -1690,7 +1795,8 @@ class Run(StmtVisitor[None, None]):
         # after the loop, the paths that broke out of it are active again, with the length they had then
         exits = self.exits.pop(len(self.running))
         self.running.pop()
-        self.here = self.here if all(h == self.here for h in exits) else None
+        self.here = self.here if all(h == self.here for h, _ in exits) else None
+        self.filled = _agreed([self.filled, *(f for _, f in exits)])
         self.active = outer
         if saved is None:
             self.vars.pop(s.var, None)
