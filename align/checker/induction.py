@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 import z3
 
@@ -923,17 +923,10 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     # Houdini: keep what holds at entry and is preserved by an iteration that continues.
     # The final queries below make sure that the assumptions are not vacuous; these rounds only search.
     entry_base = [enc.requires(), *support, *nonnegative]  # again: candidates may add side conditions
-    alive = [c for c in candidates
-             if check_valid(entry_base, c[1](entry), limits, vacuity=False).status == Validity.PROVED]
-    changed = True
-    while changed:
-        changed = False
-        assume = [enc.requires(), *base[1:]] + [c[1](head) for c in alive] + [product.continues1]
-        for c in list(alive):
-            if check_valid(assume, c[1](after), limits, vacuity=False).status != Validity.PROVED:
-                alive.remove(c)
-                changed = True
-                break
+    alive = _houdini([c for c in candidates
+                      if check_valid(entry_base, c[1](entry), limits, vacuity=False).status == Validity.PROVED],
+                     lambda kept: [enc.requires(), *base[1:]] + [c[1](head) for c in kept] + [product.continues1],
+                     lambda c: c[1](after), limits)
     result.invariant = [_conjunct(text) for text, _ in alive]
     inv = [c[1](head) for c in alive]
     base = [enc.requires(), *base[1:]]
@@ -1419,18 +1412,33 @@ def _self_composition(mech, enc, prefix, loop, carried, constants, limits, suppo
     alive = [x for x in carried if z3.is_expr(pre_a.vars[x]) and not z3.is_bool(pre_a.vars[x]) and
              check_valid(entry + [same_prefix_out], pre_a.vars[x] == pre_b.vars[x], limits,
                          vacuity=False).status == Validity.PROVED]
-    changed = True
-    while changed:
-        changed = False
-        assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out, a.running[-1]]
-        for x in list(alive):
-            if check_valid(assume, a.vars[x] == b.vars[x], limits, vacuity=False).status != Validity.PROVED:
-                alive.remove(x)
-                changed = True
-                break
+    alive = _houdini(alive, lambda kept: base + [heads[0][x] == heads[1][x] for x in kept] + [same_iter_out,
+                                                                                            a.running[-1]],
+                     lambda x: a.vars[x] == b.vars[x], limits)
     assume = base + [heads[0][x] == heads[1][x] for x in alive] + [same_iter_out]
     return _SelfComposition(pre_a, pre_b, a, b, i, inputs, entry, base, assume, same_prefix_out, same_iter_out,
                             (heads[0], heads[1]), list(carried))
+
+
+_C = TypeVar("_C")
+"""A candidate conjunct of an invariant (`_houdini`)."""
+
+
+def _houdini(candidates: list[_C], assumptions: Callable[[list[_C]], list[z3.BoolRef]],
+             after: Callable[[_C], z3.BoolRef], limits: Limits) -> list[_C]:
+    """Houdini: the candidates that hold after an iteration from a head where all of them hold, dropped until the
+    rest are preserved. A candidate that does not follow from the current set is in no preserved subset of it
+    (assuming fewer proves less), so each round drops every one that fails there: the set that dropping one at a
+    time gives, in fewer queries (an unknown counts as a failure either way)."""
+    alive = list(candidates)
+    while alive:
+        assume = assumptions(alive)
+        failing = {id(c) for c in alive
+                   if check_valid(assume, after(c), limits, vacuity=False).status != Validity.PROVED}
+        if not failing:
+            break
+        alive = [c for c in alive if id(c) not in failing]
+    return alive
 
 
 def _samples_determined(enc: Encoding, sc: _SelfComposition, limits: Limits) -> tuple[str | None, set[str]]:
