@@ -10,8 +10,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+import z3
+
 from .. import nodes as n
 from ..resolve import ResolvedMechanism, statement_exprs, walk, walk_statements
+from ..smt import terms as zt
 from ..smt.encode import (
     Encoding,
     EncodingError,
@@ -144,8 +147,35 @@ def _structural_names(mech: ResolvedMechanism) -> list[str]:
 
 def structural_values(mech: ResolvedMechanism, lengths: dict[str, int], cover: Coverage,
                        limits: Limits) -> list[dict[str, int]]:
+    """The values of the structural parameters (`cover.structural_choices()`) that `requires` allows at these
+    lengths: `requires` with the parameters as symbols, each choice substituted and simplified (most choices are
+    decided there, `M <= len(q)` false or true), the rest asked of z3 once per formula left; where `requires` needs
+    concrete values to be encoded, an encoding per choice."""
+    choices = cover.structural_choices()
+    symbolic = Encoding(mech, lengths, {})
+    try:
+        required = symbolic.requires()
+        symbols = [(name, symbolic.params[name]) for name in choices[0]] if choices else []
+    except EncodingError:
+        return _structural_values_one_by_one(mech, lengths, choices, limits)
     result = []
-    for candidate in cover.structural_choices():
+    answers: dict[str, bool] = {}
+    for candidate in choices:
+        left = z3.simplify(z3.substitute(required, *[(symbol, zt.IntVal(candidate[name])) for name, symbol in symbols]))
+        if z3.is_false(left):
+            continue
+        key = left.sexpr()
+        if key not in answers:
+            answers[key] = z3.is_true(left) or satisfiable([left], limits).status != Satisfiability.UNSAT
+        if answers[key]:
+            result.append(candidate)
+    return result
+
+
+def _structural_values_one_by_one(mech: ResolvedMechanism, lengths: dict[str, int], choices: list[dict[str, int]],
+                                  limits: Limits) -> list[dict[str, int]]:
+    result = []
+    for candidate in choices:
         enc = Encoding(mech, lengths, candidate)
         try:
             req = enc.requires()

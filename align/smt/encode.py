@@ -453,6 +453,8 @@ class Encoding:
     while `exclude_ties` is set (the checker first tries a query without them, so that a proof that does not need
     them does not say it used them)."""
     exclude_ties: bool = False
+    required: tuple[tuple, list[z3.BoolRef]] | None = None
+    """`requires` evaluated (`requires()`), with the identities of the parameters' values it was evaluated on."""
     tie_memo: TieMemo = field(default_factory=lambda: TieMemo())
     """What `note_ties` has worked out of the terms it looked at (their symbols, their cases, the differences
     noted): the runs of one shape compare the same values again and again, and their terms share subterms."""
@@ -644,9 +646,15 @@ class Encoding:
         return all(z3.is_true(model.eval(t.formula, model_completion=True)) for t in self.ties.values())
 
     def requires(self) -> z3.BoolRef:
-        ev = ExprEval(self, self.params, {})
+        # `requires` evaluated once per values of the parameters (a proof for every length replaces the lists by
+        # views of one iteration): each check asks for it, and evaluating it again made the same terms, with
+        # fresh symbols and their side conditions again where it reads `max` or `sqrt`
+        key = tuple((name, id(v)) for name, v in self.params.items())
+        if self.required is None or self.required[0] != key:
+            ev = ExprEval(self, self.params, {})
+            self.required = (key, [ev.value(r) for r in self.mech.requires])
         ties = [t.formula for t in self.ties.values()] if self.exclude_ties else []
-        return zt.And([ev.value(r) for r in self.mech.requires] + list(self.side) + ties)
+        return zt.And(self.required[1] + list(self.side) + ties)
 
 
 def record_adjacency(rule: AdjacencyRule, here: RecordList, there: RecordList) -> list[z3.BoolRef]:
