@@ -28,7 +28,7 @@ from ..adjacency import AdjacencyRule
 from ..builtins import implemented
 from ..limits import MAX_UNROLL
 from ..operators import INTEGER_OPERATIONS, ORDERS, RING_OPERATIONS
-from ..resolve import ResolvedMechanism
+from ..resolve import ResolvedMechanism, walk
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
 from ..unparse import unparse
 from ..visitor import IRVisitor, StmtVisitor
@@ -453,6 +453,11 @@ class Encoding:
     while `exclude_ties` is set (the checker first tries a query without them, so that a proof that does not need
     them does not say it used them)."""
     exclude_ties: bool = False
+    fold_shapes: dict[int, tuple[str, tuple] | None] = field(default_factory=dict)
+    """Each comprehension's `_fold_shape` (by node id; None: not a sum or count of data)."""
+    data_folds: dict[tuple, tuple[tuple, Value]] = field(default_factory=dict)
+    """Sums and counts of data evaluated (`ExprEval._data_key`): their value, by the comprehension and the z3 ids
+    of the values it read."""
     required: tuple[tuple, list[z3.BoolRef]] | None = None
     """`requires` evaluated (`requires()`), with the identities of the parameters' values it was evaluated on."""
     tie_memo: TieMemo = field(default_factory=lambda: TieMemo())
@@ -797,6 +802,43 @@ class ExprEval(IRVisitor[Value, None]):
         return _BUILTINS[e.func](self, e)
 
     def visit_comprehension(self, e: n.Comprehension, ctx: None = None) -> Value:
+        key = self._data_key(e)
+        if key is not None:
+            known = self.enc.data_folds.get(key[0])
+            if known is not None:
+                return known[1]
+        value = self._comprehension(e)
+        if key is not None:
+            self.enc.data_folds[key[0]] = (key[1], value)
+        return value
+
+    def _data_key(self, e: n.Comprehension) -> tuple[tuple, tuple] | None:
+        """For a sum or count of data (`_fold_shape`): its key in `Encoding.data_folds`, its text with the names it
+        reads numbered and the z3 ids of their values, with those values (kept, so that the ids stay theirs); None
+        for any other comprehension. The runs of one shape (the run on D, the two runs of a self-composition, the
+        aligned run on D' and the alignment's own count of D') count the same data again and again: a histogram's
+        count per bin was most of its bounded check."""
+        if self.reading is not None or self.enc.records:
+            return None
+        if id(e) not in self.enc.fold_shapes:
+            self.enc.fold_shapes[id(e)] = _fold_shape(e)
+        shape = self.enc.fold_shapes[id(e)]
+        if shape is None:
+            return None
+        ids: list[object] = [shape[0]]
+        kept: list[Value] = []
+        for x in shape[1]:
+            v = self.env.get(x.text, self.primed.get(x.id) if x.primed else None)
+            if isinstance(v, ListV) and all(isinstance(item, z3.ExprRef) for item in v.items):
+                ids.append(tuple(item.get_id() for item in v.items))
+            elif isinstance(v, z3.ExprRef):
+                ids.append(v.get_id())
+            else:
+                return None
+            kept.append(v)
+        return tuple(ids), tuple(kept)
+
+    def _comprehension(self, e: n.Comprehension) -> Value:
         if self.enc.records:
             summary = self.summary(e)
             if summary is not None:
@@ -1002,6 +1044,37 @@ class ExprEval(IRVisitor[Value, None]):
         return ListV(tuple(self.value(i) for i in e.items))
 
 
+
+
+_NAMES = (n.ParamRef, n.VarRef, n.LetRef, n.LocalRef)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*'?")
+
+
+def _fold_shape(e: n.Comprehension) -> tuple[str, tuple] | None:
+    """For a sum or count whose value is a function of the names it reads alone (no noise, no `out`, no builtin
+    but `len` and `abs`, no other comprehension, no division, which `ExprEval.reads` would record): its text with
+    those names numbered in the order they appear (`count(l in 0 .. len(#0): #0[l] == #1)` for the body's count
+    over q and the alignment's over q'), and the references in that order; None for any other comprehension."""
+    if e.func not in ("sum", "count") or not all(
+            not isinstance(x, (n.NoiseRef, n.MemberRef, n.OutRef, n.AlignedCostRef)) and
+            not (isinstance(x, n.Call) and x.func not in ("len", "abs")) and
+            not (isinstance(x, n.Comprehension) and x is not e) and
+            not (isinstance(x, n.Binary) and x.op in ("/", "//", "%"))
+            for x in walk(e)):
+        return None
+    refs: dict[str, n.Expr] = {}
+    for x in walk(e):
+        if isinstance(x, _NAMES) and x.id != e.var:
+            refs.setdefault(x.text, x)
+    text = unparse(e)
+    order: dict[str, int] = {}
+    for m in _IDENTIFIER.finditer(text):
+        if m.group() in refs and m.group() not in order:
+            order[m.group()] = len(order)
+    if len(order) != len(refs):
+        return None
+    canonical = _IDENTIFIER.sub(lambda m: f"#{order[m.group()]}" if m.group() in order else m.group(), text)
+    return canonical, tuple(refs[name] for name in order)
 
 
 def _agreed(lengths: list[dict[str, int | None]]) -> dict[str, int | None]:
