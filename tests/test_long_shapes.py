@@ -219,8 +219,10 @@ mechanism m(q: real[], T: real, N: int, eps: real)
   both = []
   seen = []
   c = 0
+  best = []
   for i in 0 .. len(q) {
     nu ~ Lap(1 / eps)
+    best[i] = q[i] + nu
     if q[i] + nu >= T {
       both[i] = 1
       seen[i] = q[i] + nu
@@ -239,21 +241,26 @@ mechanism m(q: real[], T: real, N: int, eps: real)
   output count(l in 0 .. len(both): both[l] == 0)
   output len(seen) == 0 ? -5 : seen[len(seen) - 1]
   output sum(l in 0 .. len(seen): seen[l])
+  output max(best)
+  output argmax(best)
+  output top_k(best, 1)[0]
 }
 """
 
 
 def test_a_list_whose_length_depends_on_the_path_is_the_interpreters():
     """A list appended to in both branches of an `if` and cut short by a `break` (`PathList`): its length, a count
-    over it, its last element and a sum over it are, on 60 noise vectors, what the interpreter computes."""
+    over it, its last element, a sum over it, and of a list appended to in every iteration until the break its
+    largest element, the index of it and top-k's first index are, on 60 noise vectors, what the interpreter
+    computes."""
     mech = resolve(parse_source(Source("path_lists.dp", _PATH_LISTS))).mechanisms[0]
     rng = np.random.default_rng(7)
     n = 4
     q = [0.5, -1.0, 2.0, 0.25]
-    params = {"q": q, "T": 1.0, "N": 2, "eps": 1.0}
+    params = {"q": q, "T": 1.0, "N": 1, "eps": 1.0}
     lengths = set()
     with zt.fresh_context():
-        enc = encode.Encoding(mech, {"q": n}, {"N": 2}, {})
+        enc = encode.Encoding(mech, {"q": n}, {"N": 1}, {})
         run = encode.Run(enc, enc.params).execute()
         assert any(isinstance(v, encode.PathList) for v in run.vars.values())
         symbols = {str(x): x for x in enc.params["q"].items}
@@ -268,11 +275,11 @@ def test_a_list_whose_length_depends_on_the_path_is_the_interpreters():
                 v = z3.simplify(z3.substitute(term, *fixed, *noise))
                 return v.as_long() if z3.is_int_value(v) else float(v.as_fraction())
 
-            assert value(run.output.length) == len(interpreted) == 4
-            encoded = [value(run.output.select(zt.IntVal(k))) for k in range(4)]
+            assert value(run.output.length) == len(interpreted) == 7
+            encoded = [value(run.output.select(zt.IntVal(k))) for k in range(7)]
             assert encoded == pytest.approx([float(x) for x in interpreted], abs=1e-9), nu
             lengths.add(encoded[0])
-    assert lengths == {2, 3, 4}  # N = 2 answers above T end the loop
+    assert lengths == {1, 2, 3, 4}  # the first answer above T ends the loop
 
 
 def test_a_write_past_the_end_on_some_paths_is_not_encoded():

@@ -230,7 +230,9 @@ def test_distinct_neighbours_are_found_for_every_kind_of_clause():
 def test_a_data_dependent_break_before_top_k_is_not_proved(tmp_path):
     # Found by the harness: the list that top-k ranks was encoded with a fixed length whatever the path, so a
     # `break` on private data in the loop that builds it was "bounded" (align test proves eps = inf;
-    # specs/incorrect/top1_list_built_under_break.dp). A list whose length depends on the path is unknown now.
+    # specs/incorrect/top1_list_built_under_break.dp). A list whose length depends on the path has the run's
+    # length now (`PathList`); here some paths stop with fewer than k + 1 entries, where the interpreter stops
+    # (`top_k_with_gaps`), which the checker does not model: unknown.
     m = _mutant("freegap/alg4_noisy_top_k_gap.dp", "break_on_private")
     assert _verified(tmp_path, m).status == "unknown"
 

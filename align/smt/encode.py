@@ -272,6 +272,20 @@ def _term(v: Value) -> z3.ExprRef:
     return v
 
 
+def _entries(v: Value, least: int, use: str) -> tuple[tuple, list[z3.BoolRef]]:
+    """The elements of a list value and, for each, where it is one of the run's (a `PathList`'s slots past the
+    run's length are not). A builtin that needs `least` elements (`max` one, `top_k_with_gaps` k + 1) takes a
+    `PathList` only where every path has that many: otherwise the interpreter stops on some paths and not on
+    others, which the checker does not model."""
+    if isinstance(v, PathList):
+        bounds = int_bounds(z3.simplify(v.length))
+        if bounds is None or bounds[0] < least:
+            raise EncodingError(v.why(f"{use} needs {least} elements, which some paths may not have"))
+        return v.items, [z3.simplify(k < v.length) for k in range(len(v.items))]
+    items = _list_items(v)
+    return items, [zt.BoolVal(True)] * len(items)
+
+
 def _list_items(v: Value) -> tuple:
     """The elements of a list value. A list parameter seen from an inductive proof's abstract iteration
     (`LoopList`) has only its element at the loop index: a builtin over the whole list has no encoding there."""
@@ -1166,10 +1180,13 @@ def _extremum(func: str, results: list[tuple[z3.BoolRef, z3.ArithRef, Value]], e
     return i
 
 
-def _ranked(values: tuple, count: int, enc: Encoding | None = None) -> list[tuple[z3.ArithRef, Value]]:
+def _ranked(values: tuple, count: int, enc: Encoding | None = None,
+            guards: list[z3.BoolRef] | None = None) -> list[tuple[z3.ArithRef, Value]]:
     """The `count` largest entries as (index, value), descending; ties go to the lower index (a total order,
-    so the result is a function of the values, with no measure-zero assumption)."""
-    if enc is not None and enc.relational and 0 < count <= len(values) and len(values) > 2 and \
+    so the result is a function of the values, with no measure-zero assumption). With `guards`, only the entries
+    whose guard holds take part (a `PathList`'s, `_entries`: at least `count` of them on every path)."""
+    every = guards is None or all(z3.is_true(g) for g in guards)
+    if enc is not None and enc.relational and every and 0 < count <= len(values) and len(values) > 2 and \
             all(isinstance(v, z3.ArithRef) for v in values):
         return _ranked_symbols(values, count, enc)
     chosen: list[z3.ArithRef] = []
@@ -1179,7 +1196,7 @@ def _ranked(values: tuple, count: int, enc: Encoding | None = None) -> list[tupl
         best_i: z3.ArithRef = zt.IntVal(0)
         best_v: Value = values[0]
         for j, v in enumerate(values):
-            free = zt.And([c != j for c in chosen]) if chosen else zt.BoolVal(True)
+            free = zt.And([c != j for c in chosen] + ([] if guards is None else [guards[j]]))
             take = zt.And(free, zt.Or(z3.Not(found), v > best_v))
             best_v = z3.If(take, v, best_v)
             best_i = z3.If(take, zt.IntVal(j), best_i)
@@ -1202,17 +1219,18 @@ def _b_len(ev: ExprEval, e: n.Call) -> Value:
 
 def _b_min_max(ev: ExprEval, e: n.Call) -> Value:
     if len(e.args) == 1:
-        items = _list_items(ev.value(e.args[0]))
+        items, guards = _entries(ev.value(e.args[0]), 1, f"`{e.func}`")
     else:
         items = tuple(ev.value(a) for a in e.args)
-    results = [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)]
+        guards = [zt.BoolVal(True)] * len(items)
+    results = [(g, zt.IntVal(k), v) for k, (g, v) in enumerate(zip(guards, items))]
     return _fold(e.func, results, ev.enc)
 
 
 def _b_argmax(ev: ExprEval, e: n.Call) -> Value:
-    items = _list_items(ev.value(e.args[0]))
+    items, guards = _entries(ev.value(e.args[0]), 1, f"`{e.func}`")
     _assume_no_ties(ev, items, e)
-    return _fold(e.func, [(zt.BoolVal(True), zt.IntVal(k), v) for k, v in enumerate(items)], ev.enc)
+    return _fold(e.func, [(g, zt.IntVal(k), v) for k, (g, v) in enumerate(zip(guards, items))], ev.enc)
 
 
 def _b_abs(ev: ExprEval, e: n.Call) -> Value:
@@ -1560,24 +1578,28 @@ def _ranked_symbols(values: tuple, count: int, enc: Encoding) -> list[tuple[z3.A
 
 
 def _b_top_k_with_gaps(ev: ExprEval, e: n.Call) -> Value:
-    values = _list_items(ev.value(e.args[0]))
-    _assume_no_ties(ev, values, e)
+    listed = ev.value(e.args[0])
     k = _concrete(ev.arith(e.args[1]))
     if k is None:
         raise EncodingError("top_k_with_gaps needs a concrete k at a fixed length")
+    values, guards = _entries(listed, k + 1, "top_k_with_gaps")
+    _assume_no_ties(ev, values, e)
     if not 0 <= k < len(values):
         raise EncodingError(f"top_k_with_gaps needs more than k = {k} values, got {len(values)}")
-    ranked = _ranked(values, k + 1, ev.enc)
+    ranked = _ranked(values, k + 1, ev.enc, guards)
     return ListV(tuple(TupV((ranked[r][0], _term(ranked[r][1]) - ranked[r + 1][1])) for r in range(k)))
 
 
 def _b_top_k(ev: ExprEval, e: n.Call) -> Value:
-    values = _list_items(ev.value(e.args[0]))
-    _assume_no_ties(ev, values, e)
+    listed = ev.value(e.args[0])
     k = _concrete(ev.arith(e.args[1]))
-    if k is None or not 0 <= k <= len(values):
+    if k is None:
         raise EncodingError("top_k needs a concrete k no larger than the list")
-    return ListV(tuple(i for i, _ in _ranked(values, k, ev.enc)))
+    values, guards = _entries(listed, k, "top_k")
+    _assume_no_ties(ev, values, e)
+    if not 0 <= k <= len(values):
+        raise EncodingError("top_k needs a concrete k no larger than the list")
+    return ListV(tuple(i for i, _ in _ranked(values, k, ev.enc, guards)))
 
 
 def _b_indices(ev: ExprEval, e: n.Call) -> Value:
@@ -1597,8 +1619,9 @@ def _b_count(ev: ExprEval, e: n.Call) -> Value:
     if isinstance(v, OutputSeq):
         return zt.Sum([z3.If(zt.And(k < v.length, slot.code == code), 1, 0) for k, slot in enumerate(v.slots)]) \
             if v.slots else zt.IntVal(0)
-    items = _list_items(v)
-    return zt.Sum([z3.If(item.code == code, 1, 0) for item in items]) if items else zt.IntVal(0)
+    items, guards = _entries(v, 0, "count")
+    return zt.Sum([z3.If(zt.And(g, item.code == code), 1, 0) for g, item in zip(guards, items)]) \
+        if items else zt.IntVal(0)
 
 
 def _b_payload(ev: ExprEval, e: n.Call) -> Value:
