@@ -316,3 +316,26 @@ mechanism m(q: real[], eps: real)
                 continue
             assert not fails
             assert isinstance(run.vars["y"], encode.ListV) and len(run.vars["y"].items) == 3
+
+
+def test_what_counts_as_nonlinear():
+    """`solver._nonlinear`, which decides whether a query goes to the nlsat tactic: a product of two terms that are
+    not numbers, or a division by one (numbers seen through to_real/to_int and algebraic numbers included)."""
+    from align.smt.solver import _nonlinear
+
+    with zt.fresh_context():
+        x, y = zt.Real("x"), zt.Real("y")
+        i, j = zt.Int("i"), zt.Int("j")
+        c = zt.Bool("c")
+        two = zt.RealVal(2)
+        root = z3.simplify(z3.Sqrt(two), algebraic_number_evaluator=True)
+        assert z3.is_algebraic_value(root)
+        cases = [
+            (x + y > 1, False), (2 * x > 1, False), (x * y > 1, True), (x / 2 > 1, False), (x / y > 1, True),
+            (z3.ToReal(i) * x > 1, True), (z3.ToReal(zt.IntVal(2)) * x > 1, False),
+            (z3.If(c, x * y, x) > 1, True), (x / z3.ToReal(zt.IntVal(3)) > 1, False), (i / j > 0, True),
+            (root * x > 1, False),
+        ]
+        for term, expected in cases:
+            assert _nonlinear([term]) is expected, term
+        assert _nonlinear([x > 0, x * y > 1]) and not _nonlinear([]) and not _nonlinear([x > 0, y < 2 * x])
