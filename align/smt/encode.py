@@ -1031,10 +1031,10 @@ class ExprEval(IRVisitor[Value, None]):
             # a read past the run's length is the interpreter's index error: an unconstrained value there
             index = self.arith(index_node)
             value = select(b.items, index, self.enc)
-            if not z3.is_arith(value):
-                return value
-            past = self.enc.fresh("out_of_range", "int" if z3.is_int(value) else "real")
-            return z3.simplify(z3.If(zt.And(index >= 0, index < b.length), value, past))
+            past = _unconstrained(value, self.enc)
+            if past is None:
+                raise EncodingError(b.why("a read of it may be past its end on some paths"))
+            return merge(z3.simplify(zt.And(index >= 0, index < b.length)), value, past)
         if isinstance(b, LoopList):
             return b.at(self.arith(index_node))
         if isinstance(b, RecordList):
@@ -1089,6 +1089,28 @@ def _fold_shape(e: n.Comprehension) -> tuple[str, tuple] | None:
         return None
     canonical = _IDENTIFIER.sub(lambda m: f"#{order[m.group()]}" if m.group() in order else m.group(), text)
     return canonical, tuple(refs[name] for name in order)
+
+
+def _unconstrained(value: Value, enc: Encoding) -> Value | None:
+    """A value of `value`'s shape that no fact constrains (fresh symbols: a number, a truth value, a tuple or a tag
+    of them), for a read the interpreter stops at; None for any other shape."""
+    if isinstance(value, z3.BoolRef):
+        enc.counter += 1
+        return zt.Bool(f"{enc.prefix}%out_of_range{enc.counter}")
+    if isinstance(value, z3.ArithRef):
+        return enc.fresh("out_of_range", "int" if z3.is_int(value) else "real")
+    if isinstance(value, TupV):
+        items = [_unconstrained(x, enc) for x in value.items]
+        return None if any(x is None for x in items) else TupV(tuple(items))
+    if isinstance(value, TagV):
+        payload = []
+        for tag, fields in value.payload:
+            made = [_unconstrained(x, enc) for x in fields]
+            if any(x is None for x in made):
+                return None
+            payload.append((tag, tuple(made)))
+        return TagV(enc.fresh("out_of_range", "int"), tuple(payload))
+    return None
 
 
 def _agreed(lengths: list[dict[str, int | None]]) -> dict[str, int | None]:
@@ -1725,7 +1747,7 @@ class Run(StmtVisitor[None, None]):
         self.here: int | None = 0
         """The length of the output on every path where `active` holds, when one number (`visit_output` then writes
         one slot, not each slot under `length == k`); None when paths of different lengths are active."""
-        self.filled: dict[str, int | None] = {}
+        self.filled: dict[str, int | None] = {name: len(v.items) for name, v in inputs.items() if isinstance(v, ListV)}
         """For each list the run has written, its length on every path where `active` holds, when one number (a
         write at that index appends, below it overwrites); None when paths of different lengths are active.
         Kept as `here` is, for the output."""
@@ -1762,6 +1784,10 @@ class Run(StmtVisitor[None, None]):
         if isinstance(value, (ListV, PathList)):
             length = z3.simplify(list_length(value))
             self.filled[name] = length.as_long() if z3.is_int_value(length) else None
+            if name not in self.vars and not z3.is_true(z3.simplify(self.active)):
+                # made on some paths only: on the others there is no list (a write at 0 would make one), which
+                # `filled` keeps for the paths active now
+                self.vars[name] = ListV(())
         old = self.vars.get(name)
         if old is None:
             self.vars[name] = value
@@ -1785,18 +1811,17 @@ class Run(StmtVisitor[None, None]):
         length = list_length(old)
         if position is not None:
             items = list(old.items)
-            # the list's length on every active path (`filled`; a list not written by this run yet: its slots)
-            known = self.filled[s.target] if s.target in self.filled else \
-                len(old.items) if isinstance(old, ListV) else None
+            # the list's length on every active path (`filled`); a list the active paths have not written yet is
+            # not defined there, and a write at 0 makes it (the interpreter's `x[0] = e` on a new name)
+            known = self.filled.get(s.target, 0)
             if known is None:
                 least = int_bounds(z3.simplify(length))
-                if least is None or position >= least[0]:
-                    # at the end of the list on some active paths and past it on others: a gap there (the
-                    # interpreter stops with `list-gap`), which the checker does not model
+                if least is None or position > least[0]:
+                    # past the end on some active paths: a gap there (the interpreter stops with `list-gap`),
+                    # which the checker does not model
                     raise EncodingError(f"line {s.span.line} assigns {s.target}[{position}] where the list's length "
                                         "depends on the path: past its end (a gap) on some paths")
-                known = least[0]
-            if position > known:
+            elif position > known:
                 # the interpreter stops with `list-gap`; the checker does not model runtime errors
                 raise EncodingError(f"line {s.span.line} assigns {s.target}[{position}] to a list of "
                                     f"length {known} (a gap)")
@@ -1804,17 +1829,31 @@ class Run(StmtVisitor[None, None]):
                 items.append(value)  # past the length on the paths where this write does not run
             else:
                 items[position] = merge(self.active, value, items[position])
-            if position == known:
-                # an append on every active path
+            # an append where the list ends at `position`, an overwrite where it is longer
+            length = z3.If(zt.And(self.active, length == position), position + 1, length) if known is None else \
+                z3.If(self.active, position + 1, length) if position == known else length
+            if known is not None and position == known:
                 self.filled[s.target] = position + 1
-                length = z3.If(self.active, position + 1, length)
             self.vars[s.target] = list_value(tuple(items), length, s.target, s.span.line)
         elif isinstance(old, PathList):
             # at an index that is not a number, the write may append on some paths and not on others
             raise EncodingError(old.why(f"line {s.span.line} writes it at an index that is not a number"))
         else:
-            self.vars[s.target] = ListV(tuple(merge(zt.And(self.active, index == k), value, item)
-                                              for k, item in enumerate(old.items)))
+            # at an index that is not a number: an overwrite below the end, an append at it; past it (or below 0)
+            # the interpreter stops with `list-gap`, which the checker does not model
+            size = len(old.items) if s.target in self.vars else 0
+            bounds = int_bounds(z3.simplify(index))
+            if bounds is None or bounds[0] < 0 or bounds[1] > size:
+                raise EncodingError(f"line {s.span.line} assigns {s.target} at an index that is not a number and "
+                                    f"may be past the end of the list (at most {size} here)")
+            items = [merge(zt.And(self.active, index == k), value, item) for k, item in enumerate(old.items[:size])]
+            if bounds[1] == size:
+                items.append(value)
+                self.filled[s.target] = None
+                self.vars[s.target] = list_value(tuple(items), z3.If(zt.And(self.active, index == size), size + 1,
+                                                                      size), s.target, s.span.line)
+            else:
+                self.vars[s.target] = ListV(tuple(items))
 
     def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
         self.sample(s)
