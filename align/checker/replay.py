@@ -81,9 +81,9 @@ assert set(DETAILS) == {k.id for k in KINDS.values() if k.replayed}, "a replayed
 
 STOPS: dict[ObligationId, tuple[frozenset[str], str]] = {
     ObligationId.C0: (DENSITY_CODES, "the run on D stops: "),
-    # C4a includes that φ is defined on the run's output: an alignment that reads `out` past its end, or takes the
-    # max of an empty set, has no value there
-    ObligationId.C4A: (frozenset({"index-out-of-range", "empty-reduction"}),
+    # C4a includes that φ is defined on the run's output: an alignment that reads `out` past its end, takes the
+    # max of an empty set, or reads noise the run did not draw (a member past a `break`) has no value there
+    ObligationId.C4A: (frozenset({"index-out-of-range", "empty-reduction", "noise-not-drawn"}),
                        "the alignment cannot be evaluated on this output: "),
 }
 """The obligations that a run stopping with one of these runtime errors breaks, and how the confirmation says so."""

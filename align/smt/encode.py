@@ -472,8 +472,9 @@ class Encoding:
     data_folds: dict[tuple, tuple[tuple, Value]] = field(default_factory=dict)
     """Sums and counts of data evaluated (`ExprEval._data_key`): their value, by the comprehension and the z3 ids
     of the values it read."""
-    required: tuple[tuple, list[z3.BoolRef]] | None = None
-    """`requires` evaluated (`requires()`), with the identities of the parameters' values it was evaluated on."""
+    required: tuple[tuple, tuple, list[z3.BoolRef]] | None = None
+    """`requires` evaluated (`requires()`), with the identities of the parameters' values it was evaluated on and
+    those values."""
     tie_memo: TieMemo = field(default_factory=lambda: TieMemo())
     """What `note_ties` has worked out of the terms it looked at (their symbols, their cases, the differences
     noted): the runs of one shape compare the same values again and again, and their terms share subterms."""
@@ -668,12 +669,13 @@ class Encoding:
         # `requires` evaluated once per values of the parameters (a proof for every length replaces the lists by
         # views of one iteration): each check asks for it, and evaluating it again made the same terms, with
         # fresh symbols and their side conditions again where it reads `max` or `sqrt`
+        # (the values are kept with the key, so that no other value can take one of their ids)
         key = tuple((name, id(v)) for name, v in self.params.items())
         if self.required is None or self.required[0] != key:
             ev = ExprEval(self, self.params, {})
-            self.required = (key, [ev.value(r) for r in self.mech.requires])
+            self.required = (key, tuple(self.params.values()), [ev.value(r) for r in self.mech.requires])
         ties = [t.formula for t in self.ties.values()] if self.exclude_ties else []
-        return zt.And(self.required[1] + list(self.side) + ties)
+        return zt.And(self.required[2] + list(self.side) + ties)
 
 
 def record_adjacency(rule: AdjacencyRule, here: RecordList, there: RecordList) -> list[z3.BoolRef]:
