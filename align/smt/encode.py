@@ -70,15 +70,16 @@ class PathList:
     after a `break` may have ended the loop). `items` are the slots of the longest path; `length` is the run's
     length, a term whose leaves are numbers (`int_bounds`). Where an element is appended on every path (both
     branches of an `if`), the length is one number again and the list a `ListV` (`list_value`). A read past
-    `length` is the interpreter's index error: its value is unconstrained. Builtins over the whole list
-    (`_list_items`) have no encoding for it: an EncodingError that says why (`why`)."""
+    `length` is the interpreter's index error: its value is unconstrained. Builtins over the whole list take only
+    the entries below `length` (`_entries`), where every path has as many as they need; otherwise, and for a write
+    that would leave a gap, an EncodingError says why (`why`)."""
 
     items: tuple
     length: z3.ArithRef
     name: str = ""
     line: int = 0
 
-    def why(self, use: str = "a builtin reads the whole list") -> str:
+    def why(self, use: str) -> str:
         what = f"the length of `{self.name}` (line {self.line})" if self.name else "the length of a list"
         return (f"{what} depends on the path (an element is appended only on some paths, under a branch or after "
                 f"a `break`), and {use}")
@@ -282,20 +283,13 @@ def _entries(v: Value, least: int, use: str) -> tuple[tuple, list[z3.BoolRef]]:
         if bounds is None or bounds[0] < least:
             raise EncodingError(v.why(f"{use} needs {least} elements, which some paths may not have"))
         return v.items, [z3.simplify(k < v.length) for k in range(len(v.items))]
-    items = _list_items(v)
-    return items, [zt.BoolVal(True)] * len(items)
-
-
-def _list_items(v: Value) -> tuple:
-    """The elements of a list value. A list parameter seen from an inductive proof's abstract iteration
-    (`LoopList`) has only its element at the loop index: a builtin over the whole list has no encoding there."""
+    # a list parameter seen from an inductive proof's abstract iteration (`LoopList`) has only its element at the
+    # loop index: a builtin over the whole list has no encoding there
     if isinstance(v, LoopList):
         raise EncodingError("an inductive proof reads list parameters only at the loop index")
-    if isinstance(v, PathList):
-        raise EncodingError(v.why())
     if not isinstance(v, ListV):
         raise EncodingError(f"expected a list, found {type(v).__name__}")
-    return v.items
+    return v.items, [zt.BoolVal(True)] * len(v.items)
 
 
 def merge(c: z3.BoolRef, a: Value, b: Value) -> Value:
@@ -472,9 +466,8 @@ class Encoding:
     data_folds: dict[tuple, tuple[tuple, Value]] = field(default_factory=dict)
     """Sums and counts of data evaluated (`ExprEval._data_key`): their value, by the comprehension and the z3 ids
     of the values it read."""
-    required: tuple[tuple, tuple, list[z3.BoolRef]] | None = None
-    """`requires` evaluated (`requires()`), with the identities of the parameters' values it was evaluated on and
-    those values."""
+    required: tuple[tuple, list[z3.BoolRef]] | None = None
+    """`requires` evaluated (`requires()`), with the parameters' values it was evaluated on."""
     tie_memo: TieMemo = field(default_factory=lambda: TieMemo())
     """What `note_ties` has worked out of the terms it looked at (their symbols, their cases, the differences
     noted): the runs of one shape compare the same values again and again, and their terms share subterms."""
@@ -669,13 +662,13 @@ class Encoding:
         # `requires` evaluated once per values of the parameters (a proof for every length replaces the lists by
         # views of one iteration): each check asks for it, and evaluating it again made the same terms, with
         # fresh symbols and their side conditions again where it reads `max` or `sqrt`
-        # (the values are kept with the key, so that no other value can take one of their ids)
-        key = tuple((name, id(v)) for name, v in self.params.items())
-        if self.required is None or self.required[0] != key:
+        values = tuple(self.params.values())
+        if self.required is None or len(self.required[0]) != len(values) or \
+                any(a is not b for a, b in zip(self.required[0], values)):
             ev = ExprEval(self, self.params, {})
-            self.required = (key, tuple(self.params.values()), [ev.value(r) for r in self.mech.requires])
+            self.required = (values, [ev.value(r) for r in self.mech.requires])
         ties = [t.formula for t in self.ties.values()] if self.exclude_ties else []
-        return zt.And(self.required[2] + list(self.side) + ties)
+        return zt.And(self.required[1] + list(self.side) + ties)
 
 
 def record_adjacency(rule: AdjacencyRule, here: RecordList, there: RecordList) -> list[z3.BoolRef]:
@@ -1113,6 +1106,10 @@ def _unconstrained(value: Value, enc: Encoding) -> Value | None:
             payload.append((tag, tuple(made)))
         return TagV(enc.fresh("out_of_range", "int"), tuple(payload))
     return None
+
+
+_OUT = "out"
+"""`Run.filled`'s key for the output's length: `out` is a reserved name, never a list the program writes."""
 
 
 def _agreed(lengths: list[dict[str, int | None]]) -> dict[str, int | None]:
@@ -1746,17 +1743,15 @@ class Run(StmtVisitor[None, None]):
         self.current: dict[str, z3.ArithRef] = {}
         self.slots: list[Value] = []
         self.length: z3.ArithRef = zt.IntVal(0)
-        self.here: int | None = 0
-        """The length of the output on every path where `active` holds, when one number (`visit_output` then writes
-        one slot, not each slot under `length == k`); None when paths of different lengths are active."""
-        self.filled: dict[str, int | None] = {name: len(v.items) for name, v in inputs.items() if isinstance(v, ListV)}
-        """For each list the run has written, its length on every path where `active` holds, when one number (a
-        write at that index appends, below it overwrites); None when paths of different lengths are active.
-        Kept as `here` is, for the output."""
-        self.exits: dict[int, list[tuple[int | None, dict[str, int | None]]]] = {}
-        """For each loop `_loop` is in, by its depth in `running`: `here` and `filled` at each of its breaks (a proof
-        for every length runs one iteration with `running` set up by itself, and reads the slots of that iteration
-        only)."""
+        self.filled: dict[str, int | None] = {
+            _OUT: 0, **{name: len(v.items) for name, v in inputs.items() if isinstance(v, ListV)}}
+        """The length of the output (`out`, a reserved name: `here`) and of each list the run has written on every
+        path where `active` holds, when one number (an output goes to that slot, not to each slot under
+        `length == k`; a write at that index appends, below it overwrites); None when paths of different lengths are
+        active."""
+        self.exits: dict[int, list[dict[str, int | None]]] = {}
+        """For each loop `_loop` is in, by its depth in `running`: `filled` at each of its breaks (a proof for every
+        length runs one iteration with `running` set up by itself, and reads the slots of that iteration only)."""
         self.running: list[z3.BoolRef] = []
         self.active: z3.BoolRef = zt.BoolVal(True)
         self.output_type = enc.mech.output_type
@@ -1781,6 +1776,15 @@ class Run(StmtVisitor[None, None]):
     def block(self, body: Iterable[n.Stmt]) -> None:
         for s in body:
             self.statement(s)
+
+    @property
+    def here(self) -> int | None:
+        """The length of the output on every active path, when one number (`filled`)."""
+        return self.filled[_OUT]
+
+    @here.setter
+    def here(self, value: int | None) -> None:
+        self.filled[_OUT] = value
 
     def set(self, name: str, value: Value) -> None:
         if isinstance(value, (ListV, PathList)):
@@ -1832,9 +1836,10 @@ class Run(StmtVisitor[None, None]):
             else:
                 items[position] = merge(self.active, value, items[position])
             # an append where the list ends at `position`, an overwrite where it is longer
-            length = z3.If(zt.And(self.active, length == position), position + 1, length) if known is None else \
-                z3.If(self.active, position + 1, length) if position == known else length
-            if known is not None and position == known:
+            if known is None:
+                length = z3.If(zt.And(self.active, length == position), position + 1, length)
+            elif position == known:
+                length = z3.If(self.active, position + 1, length)
                 self.filled[s.target] = position + 1
             self.vars[s.target] = list_value(tuple(items), length, s.target, s.span.line)
         elif isinstance(old, PathList):
@@ -1843,7 +1848,7 @@ class Run(StmtVisitor[None, None]):
         else:
             # at an index that is not a number: an overwrite below the end, an append at it; past it (or below 0)
             # the interpreter stops with `list-gap`, which the checker does not model
-            size = len(old.items) if s.target in self.vars else 0
+            size = len(old.items)
             bounds = int_bounds(z3.simplify(index))
             if bounds is None or bounds[0] < 0 or bounds[1] > size:
                 raise EncodingError(f"line {s.span.line} assigns {s.target} at an index that is not a number and "
@@ -1863,19 +1868,17 @@ class Run(StmtVisitor[None, None]):
     def visit_if(self, s: n.If, ctx: None = None) -> None:
         c = self.eval(s.condition)
         outer = self.active
-        before, filled = self.here, dict(self.filled)
+        before = dict(self.filled)
         self.active = zt.And(outer, c)
         self.block(s.then)
-        then_here, then_filled, then_ended = self.here, self.filled, z3.is_false(z3.simplify(self.active))
-        self.here, self.filled = before, filled
+        then_filled, then_ended = self.filled, z3.is_false(z3.simplify(self.active))
+        self.filled = before
         self.active = zt.And(outer, z3.Not(c), *self._running_now())
         self.block(s.orelse)
         # a branch that ends in a break leaves no active path: the lengths after are the other branch's
         if z3.is_false(z3.simplify(self.active)):
-            self.here, self.filled = then_here, then_filled
+            self.filled = then_filled
         elif not then_ended:
-            if self.here != then_here:
-                self.here = None
             self.filled = _agreed([then_filled, self.filled])
         self.active = zt.And(outer, *self._running_now())
 
@@ -1884,7 +1887,7 @@ class Run(StmtVisitor[None, None]):
 
     def visit_break(self, s: n.Break, ctx: None = None) -> None:
         self.running[-1] = zt.And(self.running[-1], z3.Not(self.active))
-        self.exits.get(len(self.running), []).append((self.here, dict(self.filled)))
+        self.exits.get(len(self.running), []).append(dict(self.filled))
         self.active = zt.BoolVal(False)
 
     def visit_output(self, s: n.Output, ctx: None = None) -> None:
@@ -1940,8 +1943,7 @@ class Run(StmtVisitor[None, None]):
         # after the loop, the paths that broke out of it are active again, with the length they had then
         exits = self.exits.pop(len(self.running))
         self.running.pop()
-        self.here = self.here if all(h == self.here for h, _ in exits) else None
-        self.filled = _agreed([self.filled, *(f for _, f in exits)])
+        self.filled = _agreed([self.filled, *exits])
         self.active = outer
         if saved is None:
             self.vars.pop(s.var, None)
