@@ -23,7 +23,7 @@ from .distributions import DISTRIBUTIONS
 
 __all__ = ["AlignLexer"]
 
-DECLARATIONS = ("mechanism", "alignment", "let")
+DECLARATIONS = ("mechanism", "alignment", "release", "let")
 KEYWORDS = ("adjacent", "requires", "privacy", "example", "monotone", "sum", "count", "if", "else", "for", "while",
             "break", "output", "invariant", "auto")
 """Clause and statement keywords (`while` is parsed only to be rejected, but it is still a keyword; `monotone` and

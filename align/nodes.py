@@ -697,9 +697,21 @@ class Alignment:
 
 
 @dataclass(frozen=True)
+class Release:
+    """`release NAME { ... }`: what mechanism NAME publishes, computed from its output `out` and its public
+    parameters only (no noise, no private value, no variable of the mechanism): a post-processing of `out`."""
+
+    name: str
+    name_span: Span
+    body: tuple[Stmt, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
 class SpecFile:
     """Everything in one `.dp` file."""
 
     source: Source
     mechanisms: tuple[Mechanism, ...]
     alignments: tuple[Alignment, ...]
+    releases: tuple[Release, ...] = ()

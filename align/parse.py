@@ -283,6 +283,11 @@ class _Build(Transformer):
         return n.Alignment(str(name), self._tok(name), items, self._span(meta))
 
     @v_args(meta=True)
+    def release(self, meta, children):
+        name, body = children
+        return n.Release(str(name), self._tok(name), tuple(body), self._span(meta))
+
+    @v_args(meta=True)
     def auto_alignment(self, meta, children):
         (name,) = children
         return n.Alignment(str(name), self._tok(name), (), self._span(meta), auto=True)
@@ -858,9 +863,10 @@ def parse_source(source: Source) -> n.SpecFile:
     mechanisms = tuple(dataclasses.replace(i, acceptances=_acceptances(source, i))
                        for i in items if isinstance(i, n.Mechanism))
     alignments = tuple(i for i in items if isinstance(i, n.Alignment))
+    releases = tuple(i for i in items if isinstance(i, n.Release))
     if not mechanisms:
         raise SpecError([diag("no-mechanism", Span(source.path, 1, 1, 1, 2))])
-    return n.SpecFile(source, mechanisms, alignments)
+    return n.SpecFile(source, mechanisms, alignments, releases)
 
 
 _ACCEPTANCE = re.compile(r"#[ \t]*align:[ \t]*accept-float-sensitive(?![\w-])[ \t]*(?P<reason>.*)$")
@@ -884,12 +890,12 @@ def _acceptances(source: Source, mech: n.Mechanism) -> tuple[n.Acceptance, ...]:
 def parse_alignments(source: Source) -> tuple[n.Alignment, ...]:
     """The alignment blocks of a text that holds only those (a synthesised alignment, checker/synthesis.py)."""
     items = _items(source)
-    if any(isinstance(i, n.Mechanism) for i in items):
-        raise ValueError("a mechanism among the alignment blocks")
+    if any(not isinstance(i, n.Alignment) for i in items):
+        raise ValueError("a mechanism or release among the alignment blocks")
     return tuple(i for i in items if isinstance(i, n.Alignment))
 
 
-def _items(source: Source) -> list[n.Mechanism | n.Alignment]:
+def _items(source: Source) -> list[n.Mechanism | n.Alignment | n.Release]:
     try:
         tree = _parser().parse(source.text, start="start")
     except UnexpectedInput as error:

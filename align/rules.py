@@ -110,6 +110,24 @@ class Mixture(ProofRule):
         return (neighbours_obligation(mech), *density_obligations(mech), mixture_obligation(mech))
 
 
+class PostProcessing:
+    """The step from `out` to what a `release` block publishes: not a rule that proves `out` private (a rule above
+    does that), but the theorem that carries its proof to the release. Its hypotheses are checked by resolution:
+    the block reads `out`, the public parameters and its own variables only (`release-reads-state`,
+    `private-in-public`), draws no noise (`release-samples`), and the claim does not read `out`
+    (`claim-reads-released`)."""
+
+    name = "post-processing (Dwork & Roth, Proposition 2.1)"
+    statement = ("If M is ε-differentially private and f is a function of M's output alone (its other inputs equal "
+                 "on D and D'), f ∘ M is ε-differentially private (Dwork & Roth, The Algorithmic Foundations of "
+                 "Differential Privacy, Proposition 2.1). The release block is such an f: it reads `out`, the public "
+                 "parameters and its own variables only, and draws no noise; so what it publishes is private "
+                 "whenever `out` is.")
+
+
+POST_PROCESSING = PostProcessing()
+
+
 RULES: tuple[ProofRule, ...] = (Mixture(), Lemma1())
 """In the order they are tried: the first that applies is the mechanism's rule."""
 

@@ -319,8 +319,14 @@ def unparse_alignment(a: n.Alignment) -> str:
     return "\n".join(lines)
 
 
+def unparse_release(r: n.Release) -> str:
+    """A `release` block."""
+    return "\n".join([f"release {r.name} {{", *unparse_statements(r.body), "}"])
+
+
 def unparse_spec(spec: n.SpecFile, header: str = "") -> str:
-    """A whole `.dp` file: every mechanism, then every alignment block, in their order in `spec`.
+    """A whole `.dp` file: every mechanism, then every release block, then every alignment block, in their order in
+    `spec`.
 
     Comments are not part of the tree, so they are lost, but for the acceptances of float-sensitive comparisons
     (`# align: accept-float-sensitive`, kept with the mechanism and written at the end of the line of what they
@@ -329,5 +335,6 @@ def unparse_spec(spec: n.SpecFile, header: str = "") -> str:
     """
     parts = ["\n".join(f"# {line}".rstrip() for line in header.splitlines())] if header else []
     parts += [unparse_mechanism(m) for m in spec.mechanisms]
+    parts += [unparse_release(r) for r in spec.releases]
     parts += [unparse_alignment(a) for a in spec.alignments]
     return "\n\n".join(parts) + "\n"

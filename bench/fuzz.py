@@ -359,6 +359,10 @@ def _strategies():
                 st.tuples(st.sampled_from(NOISE), expr).map(lambda t: f"{t[0]} = {t[1]}"),
             ), max_size=4))
             lines.append("alignment m {\n  " + "\n  ".join(items) + "\n}")
+        if draw(st.integers(0, 3)) == 0:  # a release block: what is published, read from `out`
+            published = expressions(names + ("out",))
+            block = [*draw(st.lists(statements(published, 2), max_size=3)), f"output {draw(published)}"]
+            lines.append("release m {\n  " + "\n  ".join(block) + "\n}")
         return "\n".join(lines) + "\n", params
 
     terminals = _terminals()

@@ -78,3 +78,26 @@ alignment draws_then_stops {
     verdict = align.verify(str(path))
     c4a = _obligation(verdict, ObligationId.C4A)
     assert c4a.status is not Status.PROVED or c4a.scope != "for every input length", c4a
+
+
+def test_a_written_invariant_is_a_candidate_and_is_checked(tmp_path: Path):
+    # CheckDP's adaptive SVT keeps its budget in units of eps/(4 NN): the aligned cost is at most cost / (4 NN) at
+    # every loop head, which no template infers with NN symbolic; written in the alignment, Houdini keeps it
+    text = (PEERS / "checkdp_adaptive_svt.dp").read_text()
+    written = "  invariant aligned_cost <= cost / (4 * NN)\n"
+    assert written in text
+    verdict = align.verify(str(PEERS / "checkdp_adaptive_svt.dp"))
+    assert verdict.status is Status.PROVED and verdict.scope == "for every input length", verdict
+    c4c = _obligation(verdict, ObligationId.C4C)
+    assert any("aligned_cost <= cost / (4 * NN)" in n for n in c4c.notes), c4c.notes
+    # without it: bounded, and the note asks for an invariant
+    path = tmp_path / "without.dp"
+    path.write_text(text.replace(written, ""))
+    c4c = _obligation(align.verify(str(path)), ObligationId.C4C)
+    assert c4c.status is Status.BOUNDED and "an `invariant` clause in the alignment" in " ".join(c4c.notes), c4c
+    # a false one (the cost is twice that) is dropped, and the note says so: no proof
+    path = tmp_path / "wrong.dp"
+    path.write_text(text.replace(written, written.replace("4 * NN", "8 * NN")))
+    c4c = _obligation(align.verify(str(path)), ObligationId.C4C)
+    assert c4c.status is Status.BOUNDED, c4c
+    assert "the invariant `aligned_cost <= cost / (8 * NN)` was not used" in " ".join(c4c.notes), c4c.notes

@@ -162,6 +162,7 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     # found by bench/soundness.py: a list built under a `break` on the data; an alignment that reads past `out`
     "incorrect/top1_list_built_under_break.dp": [({"q": [1, 0, 0], "eps": 1}, {"q": [0, 1, 1]})],
     "incorrect/list_cut_by_private_break.dp": [({"q": [1, 1, 1], "eps": 1}, {"q": [0, 0, 0]})],
+    "incorrect/invariant_not_preserved.dp": [({"q": [0, 0], "eps": 1}, {"q": [1, 1]})],
     "incorrect/list_append_at_private_index.dp": [({"q": [1, 0], "eps": 1}, {"q": [0, 0]})],
     "incorrect/list_created_in_both_branches.dp": [({"q": [1, 0], "eps": 1}, {"q": [0, 0]})],
     "incorrect/bool_list_read_past_its_end.dp": [({"q": [1, 0], "eps": 1}, {"q": [0, 0]})],

@@ -33,7 +33,7 @@ def both(mech, args: dict, noise: dict | None = None) -> list:
     """The output of the scalar evaluator, checked equal to every lane of a vectorised run when there is no noise."""
     typed = prepare_arguments(mech, args)
     scalar = Interpreter(mech, NoiseValues(mech, noise or {}), trace=False).run(typed)
-    result = normalize_scalar_output(scalar.out, mech.output_type)
+    result = normalize_scalar_output(scalar.out, mech.published_type)
     if not mech.noise:
         out = sample(mech, typed, 3, seed=0)
         assert [out.value(i) for i in range(3)] == [result] * 3
@@ -99,7 +99,7 @@ def test_ties_under_integer_noise_agree_between_evaluators():
     for chunk in chunks(mech, args, 300, seed=2):
         for lane in range(chunk.outputs.n):
             scalar = Interpreter(mech, NoiseValues(mech, lane_noise(chunk.run, lane)), trace=False).run(args)
-            assert normalize_scalar_output(scalar.out, mech.output_type) == chunk.outputs.value(lane)
+            assert normalize_scalar_output(scalar.out, mech.published_type) == chunk.outputs.value(lane)
     # Geo(0.9) is 0 with probability 0.9, so all four are tied in 0.9^4 = 66% of the samples: lowest indices win.
     values = [chunk.outputs.value(lane) for lane in range(chunk.outputs.n)]
     assert sum(v == [([0, 1, 2], 0)] for v in values) > 0.5 * len(values)

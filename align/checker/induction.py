@@ -920,6 +920,25 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
             candidates.append((f"not ({unparse(cond)})", lambda st, c=cond: z3.Not(
                 _eval_in(enc, {**st["s1"], loop.var: st["i"]}, constants, c))))
     candidates.append(("aligned_cost >= 0", lambda s: s["acost"] >= 0))
+    # The `invariant` clauses of the alignment: candidates like the others (Houdini keeps one only if it holds at
+    # entry and every iteration that continues preserves it), read over the head state: x in the run on D, x' in
+    # the aligned run, aligned_cost the cost so far, the loop index.
+    written_texts: list[str] = []
+    unused: list[str] = []
+    """What became of the written invariants that the proof does not use."""
+    for written in mech.alignment.invariants:
+        def stated(st: _State, c: n.Expr = written.condition) -> z3.BoolRef:
+            state = {**constants, **st["s1"], **{f"{x}'": v for x, v in st["s2"].items()},
+                     "aligned_cost": st["acost"], loop.var: st["i"]}
+            return _eval_in(enc, state, constants, c)
+        text = unparse(written.condition)
+        try:
+            stated(entry), stated(head), stated(after)
+        except EncodingError as error:
+            unused.append(f"the invariant `{text}` cannot be read at the loop head ({error}), so it was not used")
+            continue
+        written_texts.append(text)
+        candidates.append((text, stated))
     # Houdini: keep what holds at entry and is preserved by an iteration that continues.
     # The final queries below make sure that the assumptions are not vacuous; these rounds only search.
     entry_base = [enc.requires(), *support, *nonnegative]  # again: candidates may add side conditions
@@ -928,6 +947,12 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                      lambda kept: [enc.requires(), *base[1:]] + [c[1](head) for c in kept] + [product.continues1],
                      lambda c: c[1](after), limits)
     result.invariant = [_conjunct(text) for text, _ in alive]
+    kept = {text for text, _ in alive}
+    unused += [f"the invariant `{text}` was not used: it does not hold at the loop's entry for every input, or an "
+               "iteration that goes on may break it (with the other conjuncts assumed)"
+               for text in written_texts if text not in kept]
+    for obligation in (ObligationId.C4A, ObligationId.C4C):
+        result.notes.setdefault(obligation, []).extend(unused)
     inv = [c[1](head) for c in alive]
     base = [enc.requires(), *base[1:]]
     assume = base + inv
@@ -1019,7 +1044,8 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 notes.extend(x for x in [*searched, *tie_notes] if x not in notes)
             c4a, c4c = c4a_holds(assume), c4c_holds(assume)
     needed = ("; an `invariant` clause in the alignment that rules such a state out (and holds at entry and after "
-              "every iteration) would complete the proof, if the mechanism never reaches it")
+              "every iteration) would complete the proof, if the mechanism never reaches it" +
+              "".join(f"; {x}" for x in unused))
     result.proved[ObligationId.C4A, None] = None if c4a else \
         "the iteration's outputs could not be shown equal from the invariant" + \
         (f": {failures[ObligationId.C4A]}{needed}" if ObligationId.C4A in failures else "")

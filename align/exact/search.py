@@ -321,6 +321,9 @@ def compute(mech: ResolvedMechanism, public: Mapping[str, Any], length: int = 5,
     if claim_reads_output(mech):
         raise SpecError([diag("exact-outside", mech.node.name_span, mechanism=mech.name,
                               reason="the privacy claim reads the output")])
+    if mech.release is not None:
+        raise SpecError([diag("exact-outside", mech.node.name_span, mechanism=mech.name,
+                              reason="it has a release block (the paths are followed to `out`, not further)")])
     public, pairs = search_pairs(mech, public, length, extra_pairs, patterns)
     eps = claimed_epsilon(mech, prepare_arguments(mech, {**public, **pairs[0].d}))
     with _without_cycle_collection():

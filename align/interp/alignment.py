@@ -156,6 +156,7 @@ def _lanes(x: np.ndarray) -> np.ndarray:
 def check_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[str, Any],
                 seed: int | np.random.SeedSequence, start: int, n: int,
                 scale: float | None = None) -> ChunkCheck:
+    mech = mech.without_release()  # the alignment keeps `out`; a release block is post-processing of it
     chunk = run_chunk(mech, args, seed, start, n)
     run = chunk.run
     try:

@@ -100,7 +100,7 @@ def run_chunk(mech: ResolvedMechanism, args: Mapping[str, Any], seed: int | np.r
         run = machine.run(arg_trees(mech, args), RandomSource(root_sequence(seed), start, n))
     except RunError as error:
         raise error.at_sample(start + (error.lane or 0), _seed_text(seed)) from None
-    return Chunk(start, run, Outputs.from_run(run.out, mech.output_type, mech.tags))
+    return Chunk(start, run, Outputs.from_run(run.out, mech.published_type, mech.tags))
 
 
 def chunks(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed: int | np.random.SeedSequence,
@@ -140,7 +140,7 @@ def sample(mech: ResolvedMechanism, args: Mapping[str, Any], samples: int, seed:
     """All outputs of a run, concatenated (for runs that fit in memory; `chunks` streams them)."""
     parts = [c.outputs for c in chunks(mech, args, samples, seed, chunk_size)]
     if not parts:
-        return Outputs(np.zeros(0, dtype=np.int64), None, mech.output_type, mech.tags)
+        return Outputs(np.zeros(0, dtype=np.int64), None, mech.published_type, mech.tags)
     return parts[0] if len(parts) == 1 else Outputs.concatenate(parts)
 
 
@@ -187,7 +187,7 @@ class Summary:
 
     @classmethod
     def of(cls, mech: ResolvedMechanism, **options: Unpack[_SummaryOptions]) -> Summary:
-        return cls(DiscreteKeys(mech.output_type, mech.tags), **options)
+        return cls(DiscreteKeys(mech.published_type, mech.tags), **options)
 
     def add(self, outputs: Outputs) -> None:
         for key, c in self.keys.count(outputs).items():

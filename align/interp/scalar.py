@@ -45,7 +45,7 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 @dataclass(frozen=True)
 class TraceEvent:
     kind: str
-    """`sample`, `branch`, `iteration`, `break`, `output`."""
+    """`sample`, `branch`, `iteration`, `break`, `output`, `release` (the start of a release block)."""
     line: int
     text: str
     depth: int
@@ -74,6 +74,8 @@ class ScalarRun:
     trace: list[TraceEvent] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
     """Replayed noise values that the run never asked for."""
+    body_out: list | None = None
+    """With a release block: the mechanism's `out`, from which the block computed `out` (what is published)."""
 
 
 class _Break(Exception):
@@ -137,8 +139,12 @@ class NoiseValues:
 class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
     """One execution with a trace."""
 
-    def __init__(self, mech: ResolvedMechanism, noise: NoiseValues | None = None, trace: bool = True):
+    def __init__(self, mech: ResolvedMechanism, noise: NoiseValues | None = None, trace: bool = True,
+                 release: bool = True):
         self.mech = mech
+        self.release = mech.release if release else None
+        """The release block run after the body (`ResolvedMechanism.release`); None for `out` itself (an alignment's
+        replay: `release=False`)."""
         self.noise = noise
         self.tracing = trace
         self.env: dict[str, Any] = {}
@@ -152,6 +158,8 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
         self.loop_of_family = {s.name: s.loop for s in mech.noise if s.family}
         self.iterations = 0
         """Loop iterations run so far, all loops together (at most MAX_LOOP_ITERATIONS, as the vector run)."""
+        self.out_name = "out"
+        """What the trace calls the output sequence: `out`, or `published` in a release block."""
 
     def emit(self, kind: str, line: int, text: str) -> None:
         if self.tracing:
@@ -161,7 +169,16 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
         self.env.update(args)
         with np.errstate(all="ignore"):
             self.block(self.mech.body)
-        return ScalarRun(self.out, self.env, self.draws, self.trace, self.noise.unused() if self.noise else [])
+        unused = self.noise.unused() if self.noise else []
+        if self.release is None:
+            return ScalarRun(self.out, self.env, self.draws, self.trace, unused)
+        post = Interpreter(self.release, trace=self.tracing)
+        post.iterations, post.out_name = self.iterations, "published"
+        node = self.release.release_node
+        if node is not None:
+            self.emit("release", node.span.line, f"release {node.name}: out = {format_value(self.out)}")
+        post.run({**{p.name: args[p.name] for p in self.release.params if p.name in args}, "out": self.out})
+        return ScalarRun(post.out, self.env, self.draws, self.trace + post.trace, unused, self.out)
 
     # -- statements ----------------------------------------------------------------------------------
     def block(self, body: tuple[n.Stmt, ...]) -> None:
@@ -247,7 +264,7 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
     def visit_output(self, s: n.Output, ctx: None = None) -> None:
         value = self.ev(s.value)
         if self.tracing:
-            self.emit("output", s.span.line, f"out[{len(self.out)}] = {format_value(value)}")
+            self.emit("output", s.span.line, f"{self.out_name}[{len(self.out)}] = {format_value(value)}")
         self.out.append(value)
 
     def visit_while(self, s: n.While, ctx: None = None) -> None:

@@ -254,8 +254,10 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
 
     MAX_KEPT_ERRORS = 1000
 
-    def __init__(self, mech: ResolvedMechanism, n: int, mode: str = "raise"):
+    def __init__(self, mech: ResolvedMechanism, n: int, mode: str = "raise", release: bool = True):
         self.mech = mech
+        self.release = mech.release if release else None
+        """The release block run after the body; None for `out` itself (the alignment check: `release=False`)."""
         self.n = n
         self.tag_names = mech.tags
         self.tags = {t: k for k, t in enumerate(self.tag_names)}
@@ -293,7 +295,13 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
             self.exec_block(self.mech.body, None)
         for r in self.records.values():
             r.trim()
-        return VectorRun(self.n, self.out, self.records, self.env, self.dead, self.errors)
+        if self.release is None:
+            return VectorRun(self.n, self.out, self.records, self.env, self.dead, self.errors)
+        post = Machine(self.release, self.n, self.mode)
+        post.dead, post.errors, post.iterations = self.dead, self.errors, self.iterations
+        done = post.run({**{p.name: self.env[p.name] for p in self.release.params if p.name in self.env},
+                         "out": self.out}, source)
+        return VectorRun(self.n, done.out, self.records, self.env, done.dead, done.errors)
 
     # -- masks and errors --------------------------------------------------------------------------
     @overload

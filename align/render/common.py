@@ -113,9 +113,10 @@ def adjacency_text(mech: ResolvedMechanism, name: str) -> str:
 
 def proof_rule(mech: ResolvedMechanism) -> str:
     # lazy: loads lark only when this runs (start-up; tests/test_layers.py)
-    from ..rules import rule_for
+    from ..rules import POST_PROCESSING, rule_for
 
-    return rule_for(mech).name
+    name = rule_for(mech).name
+    return f"{name}, for `out`; then {POST_PROCESSING.name}" if mech.release is not None else name
 
 
 def requires_text(mech: ResolvedMechanism) -> str:
@@ -143,7 +144,20 @@ def verdict_summary(status: str, scope: str, mech: ResolvedMechanism | None = No
         text = text.replace("this alignment", refuted_subject(mech), 1)
     if mech is not None and mech.one_sided and str(status) in ("proved", "bounded"):
         text += f"; one-sided: for neighbours with {one_sided_text(mech)} only (the reverse bound is not claimed)"
+    if mech is not None and mech.release is not None:
+        text += _RELEASED.get(str(status), "")
     return text
+
+
+_RELEASED = {
+    "proved": "; the proof is of `out`, and what the release block publishes, a function of `out` alone, is "
+              "private by post-processing",
+    "bounded": "; the checks are of `out`, and what the release block publishes, a function of `out` alone, "
+               "inherits them by post-processing",
+    "refuted": "; the obligations are about `out`, which the release block post-processes: a privacy violation of "
+               "what it publishes is a separate question",
+}
+"""What a verdict adds for a mechanism with a release block: the obligations are about `out`."""
 
 
 def refuted_subject(mech: ResolvedMechanism) -> str:

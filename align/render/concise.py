@@ -93,7 +93,10 @@ class ConciseRenderer(Renderer):
         verdict = "" if replay.alignment is None else \
             "; the alignment holds for this H" if not replay.failures else \
             "; the alignment fails for this H: " + ", ".join(replay.failures)
-        self.stdout.write(f"{_where(replay.path, replay.mechanism)}: out = {format_value(replay.run.out)}{verdict}\n")
+        run = replay.run
+        shown = f"out = {format_value(run.out)}" if run.body_out is None else \
+            f"out = {format_value(run.body_out)}, published = {format_value(run.out)}"
+        self.stdout.write(f"{_where(replay.path, replay.mechanism)}: {shown}{verdict}\n")
 
     def alignment_check(self, path: str, mech: ResolvedMechanism, report: AlignmentReport,
                         counterexample_out: str | None) -> None:

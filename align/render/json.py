@@ -57,8 +57,9 @@ def mechanism_json(checked: CheckedMechanism) -> dict[str, Any]:
         "requires": [unparse(r) for r in mech.requires],
         "privacy": unparse(mech.claim),
         "example": {x.label: unparse(x.value) for x in mech.node.examples},
-        "proof_rule": checked.rule.name,
+        "proof_rule": proof_rule(mech),
         "output_type": str(mech.output_type),
+        "published_type": str(mech.published_type),
         "sampling_sites": sites,
         "alignment": None if mech.alignment is None else {
             "lets": [{"name": let.name, "value": unparse(let.value)} for let in mech.alignment.lets],
@@ -159,6 +160,8 @@ def replay_json(r: Replay) -> dict[str, Any]:
     doc: dict[str, Any] = {"command": "run", "mode": "replay", "path": r.path, "mechanism": r.mechanism.name,
                            "args": to_json(r.args), "noise": to_json(r.noise), "out": to_json(r.run.out),
                            "trace": [_event_json(e) for e in r.run.trace], "unused_noise": r.run.unused}
+    if r.run.body_out is not None:  # a release block published r.run.out from out
+        doc["out"], doc["published"] = to_json(r.run.body_out), to_json(r.run.out)
     if r.alignment is not None and r.neighbour is not None:
         alignment = r.alignment
         aligned: dict[str, Any] = {}

@@ -30,7 +30,7 @@ from ..interp.divergence import side_by_side
 from ..span import Source, Span, visible
 from ..status import Status
 from .base import FilesRenderer, Project
-from .common import FINDING_LEVELS, finding_lines
+from .common import FINDING_LEVELS, finding_lines, proof_rule
 
 if TYPE_CHECKING:
     from ..results import FileResult, MechanismVerdict, Verdict
@@ -190,9 +190,14 @@ def verdict_result(m: MechanismVerdict, v: Verdict, path: str, root: Path) -> di
     alignment = m.mechanism.alignment
     if alignment is not None:
         related.append(location(alignment.node.span, path, root, f"alignment for {m.mechanism.name}"))
+    release = m.mechanism.release
+    if release is not None and release.release_node is not None:
+        related.append(location(release.release_node.span, path, root,
+                                f"release block of {m.mechanism.name} (the obligations are about out)"))
     flows, parting = code_flows(m, v, path, root)
     related += parting
-    properties: dict[str, Any] = {"mechanism": m.mechanism.name, "status": str(v.status)}
+    properties: dict[str, Any] = {"mechanism": m.mechanism.name, "status": str(v.status),
+                                  "proofRule": proof_rule(m.mechanism)}
     if v.scope:
         properties["scope"] = v.scope
     if v.status is Status.BOUNDED and m.acceptance:

@@ -46,8 +46,10 @@ def mechanism_text(checked: CheckedMechanism, style: Style = PLAIN) -> str:
     if node.examples:
         out.append("  example      " + ", ".join(unparse_example(x) for x in node.examples) +
                    "  (align run and align test use these unless --arg or --length says otherwise)")
-    out.append("  proof rule   " + checked.rule.name)
+    out.append("  proof rule   " + proof_rule(mech))
     out.append("  output       " + str(mech.output_type))
+    if mech.release is not None:
+        out.append("  published    " + str(mech.published_type) + "  (computed from out by the release block)")
     out.append("  sampling sites")
     if not mech.noise:
         out.append("    (none)")
@@ -291,7 +293,11 @@ def replay_lines(r: Replay) -> list[str]:
 
     lines = ["run on D: " + arguments_text(r.args)]
     lines += _trace_lines(r.run.trace)
-    lines.append(f"out = {format_value(r.run.out)}")
+    if r.run.body_out is not None:  # a release block published r.run.out from out
+        lines.append(f"out = {format_value(r.run.body_out)}")
+        lines.append(f"published = {format_value(r.run.out)}")
+    else:
+        lines.append(f"out = {format_value(r.run.out)}")
     if r.run.unused:
         lines.append("unused noise values: " + ", ".join(r.run.unused))
     if r.alignment is None or r.neighbour is None:

@@ -20,7 +20,7 @@ from ..interp.divergence import side_by_side
 from ..interp.values import format_value
 from ..obligations import ObligationId, summarize_site
 from ..render.common import adjacency_text, counterexample_lines, refuted_subject, verdict_summary
-from ..rules import rule_for
+from ..rules import POST_PROCESSING, rule_for
 from ..span import visible
 from ..status import Status
 from ..symbolic import NotSymbolic, simplify, to_sympy
@@ -101,6 +101,11 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
     rule = rule_for(mech)
     doc.add(section("The proof rule", "rule"), Paragraph(inlines(Text(rule.name, strong=True), ". ",
                                                                         rule.statement)))
+    if mech.release is not None:
+        doc.add(Paragraph(inlines("The mechanism publishes what its ", Code("release"), " block computes from ",
+                                  Code("out"), ". The obligations below are about ", Code("out"), "; ",
+                                  _RELEASE_STEP[result.status], " ", Text(POST_PROCESSING.name, strong=True), ". ",
+                                  POST_PROCESSING.statement)))
     if ObligationId.MIX in verdicts:
         doc.add(section("The mixture rule", "mixture"), *_mixture(verdicts[ObligationId.MIX], claim))
     else:
@@ -122,6 +127,14 @@ def build(result: MechanismVerdict, source: Source | None, path: str) -> Documen
     doc.add(Heading(2, "Conclusion", "conclusion"), Paragraph(inlines(_conclusion(result)), _tone(result.status)))
     return doc
 
+
+_RELEASE_STEP = {
+    Status.PROVED: "they prove it private, and the published value follows by",
+    Status.BOUNDED: "they are checked only within their scope, which the published value inherits by",
+    Status.UNKNOWN: "they are not all decided, so nothing is carried to the published value by",
+    Status.REFUTED: "one is refuted, so this proof does not reach the published value, which would follow by",
+}
+"""How the verdict on `out` reaches what a release block publishes."""
 
 _REQUIRES = {
     Status.PROVED: "The proof holds for every value of the public parameters that satisfies this.",

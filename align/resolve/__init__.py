@@ -15,6 +15,7 @@ module each:
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TypeVar
 
 from .. import nodes as n
 from ..diagnostics import Diagnostic, Note, SpecError, diag, did_you_mean
@@ -64,16 +65,8 @@ def resolve(spec: n.SpecFile) -> ResolvedSpec:
                                what="mechanism", name=m.name))
         else:
             names[m.name] = m.name_span
-    alignments: dict[str, n.Alignment] = {}
-    for a in spec.alignments:
-        if a.name not in names:
-            report.append(diag("unknown-mechanism", a.name_span, name=a.name, hint=did_you_mean(a.name, names)))
-        elif a.name in alignments:
-            report.append(diag("duplicate-definition", a.name_span,
-                               Note(alignments[a.name].name_span, "first defined here"),
-                               what="alignment for", name=a.name))
-        else:
-            alignments[a.name] = a
+    alignments = _bound(spec.alignments, "alignment", names, report)
+    releases = _bound(spec.releases, "release block", names, report)
     checked = []
     seen: set[str] = set()
     for m in spec.mechanisms:
@@ -86,23 +79,60 @@ def resolve(spec: n.SpecFile) -> ResolvedSpec:
         c.resolve_claim()
         written = alignments.get(m.name)
         alignment = check_alignment(c, written) if written is not None and not written.auto else None
-        checked.append((c, alignment))
+        release = releases.get(m.name)
+        rc = None
+        if release is not None:
+            rc = c.release_checker()
+            rc.resolve_release(release)
+            if m.privacy and "out" in free_names(m.privacy[0]):
+                report.append(diag("claim-reads-released", m.privacy[0].span, name=m.name))
+        checked.append((c, alignment, rc, release))
     if any(d.severity.value == "error" for d in report):
         raise SpecError(sorted(report, key=_order))
-    return ResolvedSpec(spec.source.path, tuple(_bind(c, alignment) for c, alignment in checked))
+    return ResolvedSpec(spec.source.path, tuple(_bind(*item) for item in checked))
 
 
-def _bind(c: MechanismChecker, alignment: ResolvedAlignment | None) -> ResolvedMechanism:
+_Block = TypeVar("_Block", n.Alignment, n.Release)
+
+
+def _bound(blocks: tuple[_Block, ...], what: str, names: dict[str, Span],
+           report: list[Diagnostic]) -> dict[str, _Block]:
+    """The blocks of one kind (alignments, release blocks) by the mechanism each is bound to: at most one each, and
+    to a mechanism of the file."""
+    bound: dict[str, _Block] = {}
+    for b in blocks:
+        if b.name not in names:
+            report.append(diag("unknown-mechanism", b.name_span, what=what, name=b.name,
+                               hint=did_you_mean(b.name, names)))
+        elif b.name in bound:
+            report.append(diag("duplicate-definition", b.name_span, Note(bound[b.name].name_span, "first defined here"),
+                               what=f"{what} for", name=b.name))
+        else:
+            bound[b.name] = b
+    return bound
+
+
+def _bind(c: MechanismChecker, alignment: ResolvedAlignment | None, rc: MechanismChecker | None,
+          release: n.Release | None) -> ResolvedMechanism:
     m = c.mech
-    tags = tuple(sorted(c.tags | _output_tags(c)))
+    tags = tuple(sorted(c.tags | _output_tags(c) | (_output_tags(rc) if rc is not None else set())))
     b = Binder(c, tags)
     claim = b.expr(m.privacy[0]) if m.privacy else n.Number(Fraction(0), True, m.name_span, type=INT)
     body = b.block(m.body)
+    params = tuple(b.param(p) for p in c.params.values())
+    requires = b.exprs(m.requires)
+    released = None
+    if rc is not None and release is not None:
+        # the release block as a program of its own: the public parameters and `out` in, no noise, no alignment
+        released = ResolvedMechanism(
+            name=m.name, params=params, requires=requires, claim=claim, body=Binder(rc, tags).block(release.body),
+            noise=(), variables=dict(rc.variables), constants=frozenset(), output_type=rc.output_type,
+            alignment=None, tags=tags, node=m, release_node=release)
     return ResolvedMechanism(
-        name=m.name, params=tuple(b.param(p) for p in c.params.values()), requires=b.exprs(m.requires),
+        name=m.name, params=params, requires=requires,
         claim=claim, body=body, noise=tuple(b.site(s) for s in c.noise.values()), variables=dict(c.variables),
         constants=frozenset(c.constants), output_type=c.output_type,
-        alignment=b.alignment(alignment) if alignment is not None else None, tags=tags, node=m)
+        alignment=b.alignment(alignment) if alignment is not None else None, tags=tags, node=m, release=released)
 
 
 def _output_tags(c: MechanismChecker) -> set[str]:

@@ -53,7 +53,7 @@ class Env:
 
     def __init__(self, context: str):
         self.context = context
-        """`program`, `alignment`, `invariant`, `claim` or `requires`."""
+        """`program`, `release`, `alignment`, `invariant`, `claim` or `requires`."""
         self.scopes: list[dict[str, Type]] = [{}]
 
     def lookup(self, name: str) -> Type | None:
@@ -107,6 +107,8 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         self.tags: set[str] = set()
         """Every tag mentioned."""
         self.seen: list[n.Expr] = []
+        self.body: MechanismChecker | None = None
+        """In the checker of a release block, the checker of the mechanism's body (`release_checker`)."""
 
     # -- reporting ------------------------------------------------------------------------------------
     def error(self, code: str, span: Span | None, *notes: Note, **args: object) -> None:
@@ -271,6 +273,18 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             self.public_context = "the privacy claim"
             self.expect_numeric(self.mech.privacy[0], "privacy claim")
 
+    def release_checker(self) -> MechanismChecker:
+        """A checker for the mechanism's release block: the same parameters, report and tags as the body's, its own
+        variables and no noise. Call after `resolve_body` (the block reads the body's output type)."""
+        rc = MechanismChecker(self.mech, self.mechanisms, self.report)
+        rc.params, rc.tags, rc.body = self.params, self.tags, self
+        return rc
+
+    def resolve_release(self, r: n.Release) -> None:
+        self.env = Env("release")
+        self.public_context = "the release block"
+        self.block(r.body)
+
     # -- statements ----------------------------------------------------------------------------------------
     def resolve_body(self) -> None:
         self.env = Env("program")
@@ -333,7 +347,7 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
         """Whether a new binding of `name` would shadow a name visible in the current context."""
         if name in self.params or name in self.noise or self.env.lookup(name) is not None:
             return True
-        if self.env.context == "program":
+        if self.env.context in ("program", "release"):
             return name in self.variables
         return name in self.constants or name in RESERVED
 
@@ -395,6 +409,10 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             self.variables[s.target] = joined
 
     def visit_sample(self, s: n.Sample, ctx: None = None) -> None:
+        if self.env.context == "release":
+            self.error("release-samples", s.span, name=s.var, dist=s.dist)
+            self.variables.setdefault(s.var, UNKNOWN)  # no follow-on `undefined-name` for the variable
+            return
         dist = DISTRIBUTIONS.get(s.dist)
         for a in s.args:
             self.expect_numeric(a, f"parameter of {s.dist}")
@@ -497,13 +515,17 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             return self.local(e, local)
         if name in self.params:
             param = self.params[name]
-            if ctx in ("requires", "claim") and not param.public and not (self.in_len and param.length_public):
+            if ctx in ("requires", "claim", "release") and not param.public and \
+                    not (self.in_len and param.length_public):
                 self.error("private-in-public", e.span, name=f"len({name})" if self.in_len else name,
                            context=self.public_context)
                 return UNKNOWN
             return self.refer(e, n.ParamRef(name, False, e.span), param.type)
         if name == "out" and ctx in ("alignment", "invariant", "claim"):
             return self.refer(e, n.OutRef(e.span), OutputType(self.output_type))
+        if name == "out" and ctx == "release" and self.body is not None:
+            # the whole output, continuous parts included: the block is a function of it (post-processing)
+            return self.refer(e, n.OutRef(e.span), ListType(self.body.output_type))
         if name == "aligned_cost" and ctx == "invariant":
             return self.refer(e, n.AlignedCostRef(e.span), REAL)
         if ctx != "requires" and name in self.noise:
@@ -526,15 +548,18 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             if ctx == "claim" and name in self.constants and name in self.private_constants():
                 self.error("private-in-public", e.span, name=name, context=self.public_context)
                 return UNKNOWN
-            if ctx in ("program", "invariant") or name in self.constants:
+            if ctx in ("program", "invariant", "release") or name in self.constants:
                 return self.refer(e, n.VarRef(name, False, e.span), self.variables[name])
             self.error("claim-reads-state" if ctx == "claim" else "alignment-reads-state", e.span, name=name)
             return UNKNOWN
         if TAG_PATTERN.fullmatch(name):
             return self.tag(e)
         candidates = list(self.params) + list(self.env.scopes[-1])
-        if ctx == "program":
+        if ctx in ("program", "release"):
             candidates += list(self.variables) + list(self.noise)
+        if ctx == "release" and self.body is not None and (name in self.body.variables or name in self.body.noise):
+            self.error("release-reads-state", e.span, name=name)
+            return UNKNOWN
         hint = did_you_mean(name, candidates)
         if name == "out" and ctx in ("program", "requires"):
             hint = " (a mechanism cannot read its own output; `out` exists in alignments and claims)"

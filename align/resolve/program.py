@@ -110,8 +110,26 @@ class ResolvedMechanism:
     """The type of each element of `out`."""
     alignment: ResolvedAlignment | None
     tags: tuple[str, ...]
-    """Every tag the mechanism, its claim and its alignment mention, sorted: a tag's code is its position."""
+    """Every tag the mechanism, its claim, its alignment and its release block mention, sorted: a tag's code is its
+    position."""
     node: n.Mechanism
+    release: ResolvedMechanism | None = None
+    """The `release` block, as a program of its own (its `body` the block's statements, its `output_type` what it
+    publishes, no noise, no alignment), run on the mechanism's `out` and public parameters; None when the mechanism
+    publishes `out` itself. Everything the checker proves is about `body` and `out` (the proof reaches the release
+    by post-processing, Dwork & Roth Proposition 2.1); what `align run` and `align test` sample is the release's
+    output."""
+    release_node: n.Release | None = None
+    """In the program of a release block: the parser's block (for its spans)."""
+
+    @property
+    def published_type(self) -> Type:
+        """The type of each element of what the mechanism publishes: the release block's output, else `out`'s."""
+        return self.release.output_type if self.release is not None else self.output_type
+
+    def without_release(self) -> ResolvedMechanism:
+        """The mechanism whose output is `out` (what alignments, their replays and the checker read)."""
+        return dataclasses.replace(self, release=None) if self.release is not None else self
 
     def param(self, name: str) -> ResolvedParam | None:
         return next((p for p in self.params if p.name == name), None)

@@ -323,7 +323,7 @@ def _run_unit(unit: Unit) -> UnitResult:
     s1 = sample(mech, unit.args, unit.n, sel1)
     s2 = sample(mech, unit.args_prime, unit.n, sel2)
     layout = Layout.of(s1, max(1, s1.positions, s2.positions), additive_noise(mech, unit.args, unit.args_prime))
-    describe = DiscreteKeys(mech.output_type, mech.tags)
+    describe = DiscreteKeys(mech.published_type, mech.tags)
     varying = unit.eps is None
     e1 = claim_values(mech, unit.args, s1) if varying else None
     e2 = claim_values(mech, unit.args_prime, s2) if varying else None

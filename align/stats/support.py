@@ -344,6 +344,8 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
     """(status, detail): "impossible" (z3 proves P[M(args) in event] = 0; detail says why), "possible" (z3 has
     noise that gives an output in the event), "unknown" (z3 gave up) or "unsupported" (the encoding cannot
     express the mechanism or the event). `args`: every parameter's value, as prepared for the interpreter."""
+    if mech.release is not None:  # the encoding follows the body, whose `out` is not what is published
+        return "unsupported", "the event is on what the release block publishes, which the encoding does not follow"
     with fresh_context():
         return _check_event(mech, args, event, limits)
 
