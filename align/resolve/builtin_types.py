@@ -37,9 +37,11 @@ def _list_arg(c: MechanismChecker, e: n.Call, position: int = 0) -> Type:
 
 
 def _builtin_len(c: MechanismChecker, e: n.Call) -> Type:
-    c.in_len += 1
+    # only `len(q)` of a list named alone reads no more than its length: `len(x > 0 ? [1] : [])` reads x
+    bare = isinstance(e.args[0], n.Name)
+    c.in_len += bare
     t = c.expr(e.args[0])
-    c.in_len -= 1
+    c.in_len -= bare
     if isinstance(t, OutElem):
         t = c.value(e.args[0])
     if not isinstance(t, (ListType, OutputType)) and t is not UNKNOWN:

@@ -345,11 +345,11 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
 
     def defined(self, name: str) -> bool:
         """Whether a new binding of `name` would shadow a name visible in the current context."""
-        if name in self.params or name in self.noise or self.env.lookup(name) is not None:
+        if name in self.params or name in self.noise or self.env.lookup(name) is not None or name in RESERVED:
             return True
         if self.env.context in ("program", "release"):
             return name in self.variables
-        return name in self.constants or name in RESERVED
+        return name in self.constants
 
     def kind_of(self, name: str) -> str:
         """What `name` already is, in words, for shadowing messages."""
@@ -817,7 +817,7 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
 def _reads_outside_len(e: n.Expr, names: set[str], hidden: set[str]) -> bool:
     """Whether e reads one of `names` other than as the argument of `len` (whose length is public unless the
     list is in `hidden`, the lists with an add/remove-one-record clause)."""
-    if isinstance(e, n.Call) and e.func == "len" and not free_names(e) & hidden:
+    if isinstance(e, n.Call) and e.func == "len" and isinstance(e.args[0], n.Name) and not free_names(e) & hidden:
         return False
     if isinstance(e, n.Name):
         return not e.primed and e.id in names
