@@ -53,6 +53,7 @@ from .induction import Inductive
 from .models import counterexample
 from .options import Coverage, Options, coverage, structural_values
 from .replay import replay
+from .stops import hazards
 from .strategies import prove_for_every_length
 from .verdicts import PendingVerdict
 
@@ -185,8 +186,28 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
                                  " is not defined: it is not Lipschitz (see C3); the other noise costs at most the "
                                  "claim")
     final = [decided.get(id(o)) or verdicts[id(o)].freeze() for o in obs]
+    final = _stops(mech, final)
     # a quiet obligation (ADJ) is a line in the reports only when it does not hold
     return [v for v in final if not (v.obligation.kind.quiet and v.status == Status.PROVED)]
+
+
+STOPS_OBLIGATIONS = (ObligationId.C4A, ObligationId.MIX)
+"""Where a runtime error that private data or noise decides makes the verdict unknown (`stops.hazards`): the
+alignment's C4a (M(D, H) = ω implies M(D', φ(H)) = ω, a stop being an outcome), or the mixture rule's MIX."""
+
+
+def _stops(mech: ResolvedMechanism, final: list[Verdict]) -> list[Verdict]:
+    """A run of the body that may stop with a runtime error on one neighbour and not on the other is an outcome that
+    the obligations do not cover (docs/checker.md, "Runtime errors of the body"): no proof while one may."""
+    found = hazards(mech)
+    if not found:
+        return final
+    reason = ("the run may stop with a runtime error on one neighbour and not on the other, which the obligations "
+              "about outputs do not cover (align does not prove the body's partial operations defined yet): " +
+              "; ".join(h.note for h in found))
+    target = next((v for v in final for id_ in STOPS_OBLIGATIONS if v.obligation.id == id_), None)
+    return [replace(v, status=Status.UNKNOWN, reason=reason, scope="") if v is target and v.status >= Status.BOUNDED
+            else v for v in final]
 
 
 FIRST_PASS_FROM = 4

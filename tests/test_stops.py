@@ -1,0 +1,72 @@
+"""Runtime errors of the body that private data or noise may decide (checker/stops.py): C4a is unknown there, with the
+place named; errors that only a set of probability 0 of noise causes, or that public values decide alike on both
+neighbours, leave the proof as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import align
+from align.checker.stops import hazards
+from align.obligations import ObligationId
+from align.pipeline import load_text
+from align.status import Status
+
+BODY = """mechanism m(x: int, k: int, eps: real)
+  adjacent |x - x'| <= 1
+  requires eps > 0, k >= 1
+  privacy eps
+{{
+  eta ~ Lap(1 / eps)
+  {line}
+  output eta
+}}
+
+alignment m {{
+  eta' = eta
+}}
+"""
+
+
+def _hazards(line: str) -> list[str]:
+    return [h.text for h in hazards(load_text(BODY.format(line=line)).mechanisms[0])]
+
+
+@pytest.mark.parametrize("line,what", [
+    ("y = 1 / x", "`1 / x` may divide by zero"),
+    ("y = 7 % (x + 1)", "`7 % (x + 1)` may divide by zero"),
+    ("y = ln(x)", "`ln(x)` may be outside the domain of `ln`"),
+    ("y = clamp(0, eps, x)", "`clamp(0, eps, x)` may have lo > hi"),
+    ("z = x\n  y = 2 ^ (z - 1)", "may be outside the domain of `^`"),
+    ("if x > 0 { z = 1 }\n  y = z", "`z` may have no value here"),
+    ("for i in 0 .. k { if x > i { z = 1 } }\n  y = z", "`z` may have no value here"),
+    ("g ~ Lap(1)\n  if g > 0 { z = 1 }\n  y = z", "`z` may have no value here"),
+])
+def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str):
+    found = _hazards(line)
+    assert found and what in found[0], found
+
+
+@pytest.mark.parametrize("line", [
+    "y = 1 / k",                      # public: both neighbours stop alike, or neither
+    "y = 1 / eta",                    # 0 with probability 0 (a density)
+    "g ~ Gamma(2, 1)\n  y = ln(g)",   # its support is (0, inf)
+    "z = 0\n  if x > 0 { z = 1 }\n  y = z",
+    "if x > 0 { z = 1 } else { z = 2 }\n  y = z",
+    "if k > 1 { z = 1 }\n  y = z",    # a public branch
+])
+def test_what_cannot_stop_on_one_neighbour_alone_is_not(line: str):
+    assert _hazards(line) == []
+
+
+def test_the_verdict_is_unknown_with_the_place(tmp_path: Path):
+    path = tmp_path / "m.dp"
+    path.write_text(BODY.format(line="y = sqrt(x)"))
+    verdict = align.verify(path)
+    c4a = next(v for v in verdict.verdicts if v.obligation.id == ObligationId.C4A)
+    assert verdict.status == "unknown" and c4a.status is Status.UNKNOWN
+    assert "`sqrt(x)` may be outside the domain of `sqrt`" in c4a.reason and "(line 7)" in c4a.reason
+    path.write_text(BODY.format(line="y = sqrt(k)"))
+    assert align.verify(path).status == "proved"
