@@ -43,6 +43,15 @@ def _hazards(line: str) -> list[str]:
     ("if x > 0 { z = 1 }\n  y = z", "`z` may have no value here"),
     ("for i in 0 .. k { if x > i { z = 1 } }\n  y = z", "`z` may have no value here"),
     ("g ~ Lap(1)\n  if g > 0 { z = 1 }\n  y = z", "`z` may have no value here"),
+    # found by a second adversarial search
+    ("if x > 0 { z = 1 }\n  g ~ Lap(z / eps)", "`z` may have no value here"),       # in a noise parameter
+    ("g ~ Lap(1 / eps + 0 * (x * 4611686018427387904))", "may leave the 64-bit range"),
+    ("y = floor(x * 1.5)", "`floor(x * 1.5)` may leave the 64-bit range"),
+    ("y = x // -1", "`x // -1` may leave the 64-bit range"),
+    ("y = -x", "`-x` may leave the 64-bit range"),
+    ("w = 2\n  if k > 3 { w = 0.5 }\n  y = w * x", "`w * x` may leave the 64-bit range"),  # 2 * x in integers
+    ("if x > 0 { L[0] = 1 }\n  y = len(L)", "`L` may have no value here"),
+    ("y = sum(l in 0 .. x: 1 / (l - 1))", "`1 / (l - 1)` may divide by zero"),
 ])
 def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str):
     found = _hazards(line)
@@ -56,6 +65,13 @@ def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str
     "z = 0\n  if x > 0 { z = 1 }\n  y = z",
     "if x > 0 { z = 1 } else { z = 2 }\n  y = z",
     "if k > 1 { z = 1 }\n  y = z",    # a public branch
+    "u ~ Uniform(0, 1)\n  y = ln(u)",   # its support is [0, 1], and 0 has probability 0
+    "y = 1 / (1 + abs(x))",
+    "y = ln(1 + exp(x))",
+    "y = sqrt(abs(x) + 1.5)",
+    "y = (x + 1) ^ 2",
+    "g ~ Geo(0.5)\n  y = 1 / (g + 1)",
+    "for i in 0 .. k { L[i] = 1 }\n  if x > 0 { L[0] = 2 }\n  y = len(L)",  # L exists wherever the loop ran
 ])
 def test_what_cannot_stop_on_one_neighbour_alone_is_not(line: str):
     assert _hazards(line) == []

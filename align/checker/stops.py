@@ -7,16 +7,11 @@ on one neighbour and not on the other). Until the checker proves the body's part
 finds the ones whose failure is decided by a value that private data or noise flows into, and the verdict on C4a is
 unknown there, with the places named.
 
-What is found: a divisor of `/`, `//`, `%`; an operand of `^`; the argument of `sqrt`, `ln`; the bounds of `clamp`;
-an operand of an integer `*` (the interpreter's integers stop beyond 64 bits); a read of a scalar variable that a
-branch on such a value may have left without one. A value is tainted when a private parameter or noise flows into it,
-by assignment or by a branch, loop bound or `break` that decides the assignment, to a fixpoint. A noise variable
-itself, as an operand, is taken by its support: `ln(u)` with u ~ Uniform(0, 1) or `1 / g` with g ~ Gamma cannot fail
-(a point of a density has probability 0).
-
-What is not found yet (the rest of the gap, docs/checker.md): an operation that public values decide, run under a
-branch that private data decides (`if q[0] > 0 { y = 1 / k }` with k = 0 allowed); list reads past the end, empty
-reductions and top-k of too short a list; integer `+` and `-` beyond 64 bits.
+What is found, and what is not yet: docs/checker.md, "Runtime errors of the body". A value is tainted when a private
+parameter or noise flows into it, by assignment or by a branch, loop bound or `break` that decides the assignment, or
+as the index of a loop or comprehension whose range it decides, to a fixpoint. An operand whose form fixes its sign
+(`1 + abs(x)`), or noise whose support excludes the failure (`ln(u)` with u ~ Uniform(0, 1); `1 / eta` with a
+density: a point has probability 0), is safe.
 """
 
 from __future__ import annotations
@@ -25,8 +20,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .. import nodes as n
-from ..distributions import Distribution
-from ..resolve import ResolvedMechanism, children
+from ..distributions import Operand, Param
+from ..resolve import NoiseSite, ResolvedMechanism, children, walk_statements
 from ..span import Span
 from ..types import INT
 from ..unparse import unparse
@@ -62,6 +57,12 @@ class _Walk:
         self.mech = mech
         self.taint = taint
         self.found = found
+        self.indices: list[set[str]] = [set()]
+        """The loop and comprehension indices in scope whose range private data or noise decides (innermost last)."""
+        self.integers = _integer_variables(mech)
+        """The variables that may hold an integer at run time (a real variable assigned `2` on some path does)."""
+        self.written: set[str] = set()
+        """The names some statement before this one (in the program's order) assigns."""
         self.assigned: dict[str, bool] = {}
         """The scalar variables with a value here: False where the paths to here all assign it, True where a branch
         that tainted values decide may have left it without one."""
@@ -78,10 +79,14 @@ class _Walk:
                     self.expr(s.index)
                 if here or self.tainted(s.value) or (s.index is not None and self.tainted(s.index)):
                     self.taint.add(s.target)
-                if s.index is None:
+                if s.index is None or s.target not in self.written:  # `L[0] = 1` first makes a list L
                     self.assigned[s.target] = False
+                self.written.add(s.target)
             elif isinstance(s, n.Sample):
-                # its parameters are C0's: they make a density for every value `requires` allows, in both runs
+                # C0 asks that its parameters make a density for every value `requires` allows, in both runs (the
+                # domains of /, sqrt, ln, clamp, ^); not that they have a value, or fit in 64-bit integers
+                for a in s.args:
+                    self.expr(a, domains=False)
                 self.assigned[s.var] = False
             elif isinstance(s, n.Output):
                 self.expr(s.value)
@@ -100,11 +105,13 @@ class _Walk:
                 self.expr(s.lo)
                 self.expr(s.hi)
                 inner = here or self.tainted(s.lo) or self.tainted(s.hi)
+                self.indices.append({s.var} if inner else set())
                 before = dict(self.assigned)
                 if self.block(s.body, inner):  # a tainted break: later iterations may run on one side only
                     inner = True
                 self.assigned = {**_join(before, self.assigned, inner), **self.assigned}  # the next iterations
                 self.block(s.body, inner)
+                self.indices.pop()
                 self.assigned = _join(before, self.assigned, inner)  # no iteration, or some
             elif isinstance(s, n.While):
                 raise AssertionError("`while` is rejected by resolution")
@@ -116,29 +123,50 @@ class _Walk:
             return param is not None and not param.length_public
         if isinstance(e, (n.ParamRef, n.VarRef, n.NoiseRef)) and e.id in self.taint:
             return True
+        if isinstance(e, n.LocalRef) and any(e.id in scope for scope in self.indices):
+            return True
         return isinstance(e, n.MemberRef) or any(self.tainted(c) for c in children(e))
 
-    def expr(self, e: n.Expr) -> None:
+    def expr(self, e: n.Expr, domains: bool = True) -> None:
+        """Record the hazards of e and of its subexpressions (with `domains` False, those that C0 does not cover:
+        a missing value, an integer beyond 64 bits)."""
+        if isinstance(e, n.Comprehension):
+            decides = [x for x in (e.domain, e.excluded) if x is not None]
+            self.indices.append({e.var} if any(self.tainted(x) for x in decides) else set())
         for c in children(e):
-            self.expr(c)
+            self.expr(c, domains)
+        if isinstance(e, n.Comprehension):
+            self.indices.pop()
         if isinstance(e, (n.VarRef, n.NoiseRef)) and self.assigned.get(e.id):
             self.found.append(Hazard(e.span, f"`{unparse(e)}` may have no value here, on one neighbour only (a "
                                              "branch that private data or noise decides may have skipped its "
                                              "assignment)"))
+        overflow = "may leave the 64-bit range of integers"
         if isinstance(e, n.Binary):
-            if e.op in ("/", "//", "%"):
+            if e.op == "*" and self.integer(e.left) and self.integer(e.right):
+                self.operands(e, [e.left, e.right], overflow, bounded=True)
+            elif e.op == "//" and self.integer(e.left) and not _positive_number(e.right):
+                self.operands(e, [e.left], overflow + " (`//` by -1)", bounded=True)
+            if not domains:
+                return
+            if e.op in ("/", "//", "%") and _sign(e.right, self.mech) != "positive":
                 self.operands(e, [e.right], "may divide by zero", nonzero=True)
-            elif e.op == "^":
+            elif e.op == "^" and not _whole_nonnegative(e.right):
                 self.operands(e, [e.left, e.right], "may be outside the domain of `^`")
-            elif e.op == "*" and e.type == INT:
-                self.operands(e, [e.left, e.right], "may leave the 64-bit range of integers", bounded=True)
-        elif isinstance(e, n.Call):
-            if e.func == "sqrt":
+        elif isinstance(e, n.Unary) and e.op == "-" and self.integer(e.operand):
+            self.operands(e, [e.operand], overflow, bounded=True)
+        elif isinstance(e, n.Call) and e.func in ("floor", "ceil", "round"):
+            self.operands(e, [e.args[0]], overflow, bounded=True)
+        elif isinstance(e, n.Call) and domains:
+            if e.func == "sqrt" and _sign(e.args[0], self.mech) is None:
                 self.operands(e, [e.args[0]], "may be outside the domain of `sqrt`", nonnegative=True)
-            elif e.func == "ln":
+            elif e.func == "ln" and _sign(e.args[0], self.mech) != "positive":
                 self.operands(e, [e.args[0]], "may be outside the domain of `ln`", positive=True)
             elif e.func == "clamp":
                 self.operands(e, list(e.args[1:]), "may have lo > hi")
+
+    def integer(self, e: n.Expr) -> bool:
+        return _may_be_integer(e, self.integers)
 
     def operands(self, e: n.Expr, decide: list[n.Expr], what: str, nonzero: bool = False, nonnegative: bool = False,
                  positive: bool = False, bounded: bool = False) -> None:
@@ -146,19 +174,27 @@ class _Walk:
             if not self.tainted(x):
                 continue
             site = self.mech.site(x.id) if isinstance(x, n.NoiseRef) else None
-            if site is not None and _safe(site.distribution, nonzero, nonnegative, positive, bounded):
+            if site is not None and _safe(site, nonzero, nonnegative, positive, bounded):
                 continue
             self.found.append(Hazard(e.span, f"`{unparse(e)}` {what}, on one neighbour only: `{unparse(x)}` reads "
                                              "private data or noise"))
             return
 
 
-def _safe(distribution: Distribution, nonzero: bool, nonnegative: bool, positive: bool, bounded: bool) -> bool:
-    """Whether a noise variable of this distribution, as the operand, cannot make the operation fail (but on a set of
+def _bound(site: NoiseSite, bound: Operand | None) -> Fraction | None:
+    """A bound of the site's support as a number: a constant, or a parameter written as a number."""
+    if isinstance(bound, Fraction):
+        return bound
+    if isinstance(bound, Param) and bound.index < len(site.args):
+        return _number(site.args[bound.index])
+    return None
+
+
+def _safe(site: NoiseSite, nonzero: bool, nonnegative: bool, positive: bool, bounded: bool) -> bool:
+    """Whether a noise variable of this site, as the operand, cannot make the operation fail (but on a set of
     probability 0: a point, for noise with a density)."""
-    lo, hi = distribution.values.lower, distribution.values.upper
-    lo = lo if isinstance(lo, Fraction) else None
-    hi = hi if isinstance(hi, Fraction) else None
+    distribution = site.distribution
+    lo, hi = _bound(site, distribution.values.lower), _bound(site, distribution.values.upper)
     if positive:
         return lo is not None and (lo > 0 or (lo == 0 and distribution.continuous))
     if nonnegative:
@@ -168,6 +204,38 @@ def _safe(distribution: Distribution, nonzero: bool, nonnegative: bool, positive
     if bounded:
         return lo is not None and hi is not None
     return False
+
+
+def _sign(e: n.Expr, mech: ResolvedMechanism) -> str | None:
+    """"positive" or "nonnegative" where the form of e says so whatever its values (`1 + abs(x)`, `exp(x)`, `x * x`,
+    a sum of squares, noise whose support starts at 0 or above), else None."""
+    if isinstance(e, n.Number):
+        return "positive" if e.value > 0 else "nonnegative" if e.value == 0 else None
+    if isinstance(e, n.NoiseRef):
+        site = mech.site(e.id)
+        lo = _bound(site, site.distribution.values.lower) if site is not None else None
+        return None if lo is None else "positive" if lo > 0 else "nonnegative" if lo == 0 else None
+    if isinstance(e, n.Call):
+        if e.func == "exp":
+            return "positive"
+        if e.func in ("abs", "sqrt", "len", "count"):
+            return "nonnegative"
+        return None
+    if isinstance(e, n.Comprehension) and e.func == "count":
+        return "nonnegative"
+    if isinstance(e, n.Comprehension) and e.func == "sum":
+        return "nonnegative" if _sign(e.body, mech) is not None else None
+    if isinstance(e, n.Binary):
+        a, b = _sign(e.left, mech), _sign(e.right, mech)
+        if e.op == "*" and unparse(e.left) == unparse(e.right):
+            return "nonnegative" if a is None else a
+        if e.op == "^" and _number(e.right) is not None and (_number(e.right) or 0) % 2 == 0:
+            return "nonnegative"
+        if e.op in ("+", "*", "/") and a is not None and b is not None:
+            if e.op == "+":
+                return "positive" if "positive" in (a, b) else "nonnegative"
+            return "positive" if a == b == "positive" else "nonnegative"
+    return None
 
 
 def _join(a: dict[str, bool], b: dict[str, bool], hidden: bool) -> dict[str, bool]:
@@ -180,3 +248,48 @@ def _join(a: dict[str, bool], b: dict[str, bool], hidden: bool) -> dict[str, boo
         elif hidden or a.get(name) or b.get(name):  # the path that has it may still lack it on one neighbour
             joined[name] = True
     return joined
+
+
+def _may_be_integer(e: n.Expr, integers: set[str]) -> bool:
+    """Whether e may be an integer at run time (`integers`: the variables that may hold one)."""
+    if isinstance(e, n.Number):
+        return e.is_integer
+    if isinstance(e, n.VarRef):
+        return e.id in integers
+    if isinstance(e, n.Binary) and e.op in ("+", "-", "*", "//", "%"):
+        return _may_be_integer(e.left, integers) and _may_be_integer(e.right, integers)
+    if isinstance(e, n.Unary):
+        return e.op == "-" and _may_be_integer(e.operand, integers)
+    if isinstance(e, n.Conditional):
+        return _may_be_integer(e.then, integers) or _may_be_integer(e.orelse, integers)
+    return getattr(e, "type", None) == INT
+
+
+def _integer_variables(mech: ResolvedMechanism) -> set[str]:
+    """The variables that may hold an integer at run time: assigned one on some path (a real variable assigned `2`
+    holds the integer 2), to a fixpoint (`w = v`)."""
+    assigns = [s for s in walk_statements(mech.body) if isinstance(s, n.Assign) and s.index is None]
+    found: set[str] = set()
+    while True:
+        more = {a.target for a in assigns if _may_be_integer(a.value, found)}
+        if more <= found:
+            return found
+        found |= more
+
+
+def _number(e: n.Expr) -> Fraction | None:
+    if isinstance(e, n.Number):
+        return e.value
+    if isinstance(e, n.Unary) and e.op == "-" and isinstance(e.operand, n.Number):
+        return -e.operand.value
+    return None
+
+
+def _positive_number(e: n.Expr) -> bool:
+    value = _number(e)
+    return value is not None and value > 0
+
+
+def _whole_nonnegative(e: n.Expr) -> bool:
+    value = _number(e)
+    return value is not None and value >= 0 and value.denominator == 1
