@@ -52,6 +52,10 @@ def _hazards(line: str) -> list[str]:
     ("w = 2\n  if k > 3 { w = 0.5 }\n  y = w * x", "`w * x` may leave the 64-bit range"),  # 2 * x in integers
     ("if x > 0 { L[0] = 1 }\n  y = len(L)", "`L` may have no value here"),
     ("y = sum(l in 0 .. x: 1 / (l - 1))", "`1 / (l - 1)` may divide by zero"),
+    # public values under a private branch: `requires` (k >= 1) does not rule out k = 1
+    ("if x > 0 { y = 1 / (k - 1) }", "`1 / (k - 1)` may divide by zero, on one neighbour only: it runs under"),
+    ("y = sum(l in 0 .. k if l < x: 1 / (l - 1))", "`1 / (l - 1)` may divide by zero"),
+    ("for i in 0 .. 3 { if x > i { y = sqrt(k - 2) } }", "`sqrt(k - 2)` may be outside the domain of `sqrt`"),
 ])
 def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str):
     found = _hazards(line)
@@ -72,6 +76,9 @@ def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str
     "y = (x + 1) ^ 2",
     "g ~ Geo(0.5)\n  y = 1 / (g + 1)",
     "for i in 0 .. k { L[i] = 1 }\n  if x > 0 { L[0] = 2 }\n  y = len(L)",  # L exists wherever the loop ran
+    "if x > 0 { y = 1 / k }",          # requires k >= 1
+    "if x > 0 { y = ln(eps) + sqrt(k - 1) }",
+    "for i in 0 .. k { if x > i { y = 1 / (i + 1) } }",  # i >= 0 in its loop
 ])
 def test_what_cannot_stop_on_one_neighbour_alone_is_not(line: str):
     assert _hazards(line) == []

@@ -11,19 +11,25 @@ What is found, and what is not yet: docs/checker.md, "Runtime errors of the body
 parameter or noise flows into it, by assignment or by a branch, loop bound or `break` that decides the assignment, or
 as the index of a loop or comprehension whose range it decides, to a fixpoint. An operand whose form fixes its sign
 (`1 + abs(x)`), or noise whose support excludes the failure (`ln(u)` with u ~ Uniform(0, 1); `1 / eta` with a
-density: a point has probability 0), is safe.
+density: a point has probability 0), is safe. An operation on public values that runs under a tainted condition must
+be defined for every value `requires` allows (`_Public`, a z3 query over the public parameters).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
+
+import z3
 
 from .. import nodes as n
 from ..distributions import Operand, Param
 from ..resolve import NoiseSite, ResolvedMechanism, children, walk_statements
+from ..smt import terms as zt
+from ..smt.solver import Limits, Validity, check_valid
 from ..span import Span
-from ..types import INT
+from ..types import INT, REAL
 from ..unparse import unparse
 
 
@@ -43,7 +49,7 @@ def hazards(mech: ResolvedMechanism) -> list[Hazard]:
     taint = {p.name for p in mech.params if not p.public} | {s.name for s in mech.noise}
     while True:  # to a fixpoint: a loop's later iterations read what its earlier ones assigned
         before = set(taint)
-        _Walk(mech, taint, []).block(mech.body, False)
+        _Walk(mech, taint, None).block(mech.body, False)
         if taint == before:
             break
     found: list[Hazard] = []
@@ -53,10 +59,14 @@ def hazards(mech: ResolvedMechanism) -> list[Hazard]:
 
 
 class _Walk:
-    def __init__(self, mech: ResolvedMechanism, taint: set[str], found: list[Hazard]):
+    def __init__(self, mech: ResolvedMechanism, taint: set[str], found: list[Hazard] | None):
         self.mech = mech
         self.taint = taint
-        self.found = found
+        self.found: list[Hazard] = found if found is not None else []
+        self.recording = found is not None
+        """False in the passes that only spread the taint (no z3 query there)."""
+        self.scopes: list[n.For] = []
+        """The enclosing loops (their ranges bound their indices in `_Public`)."""
         self.indices: list[set[str]] = [set()]
         """The loop and comprehension indices in scope whose range private data or noise decides (innermost last)."""
         self.integers = _integer_variables(mech)
@@ -74,9 +84,9 @@ class _Walk:
         for s in body:
             here = hidden or broke
             if isinstance(s, n.Assign):
-                self.expr(s.value)
+                self.expr(s.value, hidden=here)
                 if s.index is not None:
-                    self.expr(s.index)
+                    self.expr(s.index, hidden=here)
                 if here or self.tainted(s.value) or (s.index is not None and self.tainted(s.index)):
                     self.taint.add(s.target)
                 if s.index is None or s.target not in self.written:  # `L[0] = 1` first makes a list L
@@ -86,14 +96,14 @@ class _Walk:
                 # C0 asks that its parameters make a density for every value `requires` allows, in both runs (the
                 # domains of /, sqrt, ln, clamp, ^); not that they have a value, or fit in 64-bit integers
                 for a in s.args:
-                    self.expr(a, domains=False)
+                    self.expr(a, domains=False, hidden=here)
                 self.assigned[s.var] = False
             elif isinstance(s, n.Output):
-                self.expr(s.value)
+                self.expr(s.value, hidden=here)
             elif isinstance(s, n.Break):
                 broke = broke or here
             elif isinstance(s, n.If):
-                self.expr(s.condition)
+                self.expr(s.condition, hidden=here)
                 inner = here or self.tainted(s.condition)
                 before = dict(self.assigned)
                 broke_then = self.block(s.then, inner)
@@ -102,16 +112,18 @@ class _Walk:
                 self.assigned = _join(after_then, self.assigned, inner)
                 broke = broke or broke_then or broke_else
             elif isinstance(s, n.For):
-                self.expr(s.lo)
-                self.expr(s.hi)
+                self.expr(s.lo, hidden=here)
+                self.expr(s.hi, hidden=here)
                 inner = here or self.tainted(s.lo) or self.tainted(s.hi)
                 self.indices.append({s.var} if inner else set())
+                self.scopes.append(s)
                 before = dict(self.assigned)
                 if self.block(s.body, inner):  # a tainted break: later iterations may run on one side only
                     inner = True
                 self.assigned = {**_join(before, self.assigned, inner), **self.assigned}  # the next iterations
                 self.block(s.body, inner)
                 self.indices.pop()
+                self.scopes.pop()
                 self.assigned = _join(before, self.assigned, inner)  # no iteration, or some
             elif isinstance(s, n.While):
                 raise AssertionError("`while` is rejected by resolution")
@@ -127,16 +139,20 @@ class _Walk:
             return True
         return isinstance(e, n.MemberRef) or any(self.tainted(c) for c in children(e))
 
-    def expr(self, e: n.Expr, domains: bool = True) -> None:
+    def expr(self, e: n.Expr, domains: bool = True, hidden: bool = False) -> None:
         """Record the hazards of e and of its subexpressions (with `domains` False, those that C0 does not cover:
-        a missing value, an integer beyond 64 bits)."""
+        a missing value, an integer beyond 64 bits); `hidden`: e runs under a condition that private data or noise
+        decides."""
         if isinstance(e, n.Comprehension):
             decides = [x for x in (e.domain, e.excluded) if x is not None]
             self.indices.append({e.var} if any(self.tainted(x) for x in decides) else set())
-        for c in children(e):
-            self.expr(c, domains)
-        if isinstance(e, n.Comprehension):
+            filtered = e.condition is not None and self.tainted(e.condition)
+            for c in children(e):  # the body runs where the filter holds
+                self.expr(c, domains, hidden or (filtered and c is e.body))
             self.indices.pop()
+        else:
+            for c in children(e):
+                self.expr(c, domains, hidden)
         if isinstance(e, (n.VarRef, n.NoiseRef)) and self.assigned.get(e.id):
             self.found.append(Hazard(e.span, f"`{unparse(e)}` may have no value here, on one neighbour only (a "
                                              "branch that private data or noise decides may have skipped its "
@@ -151,8 +167,10 @@ class _Walk:
                 return
             if e.op in ("/", "//", "%") and _sign(e.right, self.mech) != "positive":
                 self.operands(e, [e.right], "may divide by zero", nonzero=True)
+                self.public(e, hidden, "may divide by zero", lambda t: t(e.right) != 0)
             elif e.op == "^" and not _whole_nonnegative(e.right):
                 self.operands(e, [e.left, e.right], "may be outside the domain of `^`")
+                self.public(e, hidden, "may be outside the domain of `^`", lambda t: t(e.left) > 0)
         elif isinstance(e, n.Unary) and e.op == "-" and self.integer(e.operand):
             self.operands(e, [e.operand], overflow, bounded=True)
         elif isinstance(e, n.Call) and e.func in ("floor", "ceil", "round"):
@@ -160,13 +178,27 @@ class _Walk:
         elif isinstance(e, n.Call) and domains:
             if e.func == "sqrt" and _sign(e.args[0], self.mech) is None:
                 self.operands(e, [e.args[0]], "may be outside the domain of `sqrt`", nonnegative=True)
+                self.public(e, hidden, "may be outside the domain of `sqrt`", lambda t: t(e.args[0]) >= 0)
             elif e.func == "ln" and _sign(e.args[0], self.mech) != "positive":
                 self.operands(e, [e.args[0]], "may be outside the domain of `ln`", positive=True)
+                self.public(e, hidden, "may be outside the domain of `ln`", lambda t: t(e.args[0]) > 0)
             elif e.func == "clamp":
                 self.operands(e, list(e.args[1:]), "may have lo > hi")
+                self.public(e, hidden, "may have lo > hi", lambda t: t(e.args[1]) <= t(e.args[2]))
 
     def integer(self, e: n.Expr) -> bool:
         return _may_be_integer(e, self.integers)
+
+    def public(self, e: n.Expr, hidden: bool, what: str, defined) -> None:
+        """An operation on public values run under a condition that private data or noise decides: both neighbours
+        would evaluate it alike, but only one may run it, so it must be defined for every value `requires` allows
+        (proved by z3 over the public parameters: `_Public`)."""
+        if not self.recording or not hidden or any(self.tainted(c) for c in children(e)):
+            return  # not hidden, or a tainted operand, which `operands` judges
+        if not _Public(self.mech, self.scopes).proves(defined):
+            self.found.append(Hazard(e.span, f"`{unparse(e)}` {what}, on one neighbour only: it runs under a "
+                                             "condition that private data or noise decides, and `requires` does "
+                                             "not rule the failure out"))
 
     def operands(self, e: n.Expr, decide: list[n.Expr], what: str, nonzero: bool = False, nonnegative: bool = False,
                  positive: bool = False, bounded: bool = False) -> None:
@@ -293,3 +325,88 @@ def _positive_number(e: n.Expr) -> bool:
 def _whole_nonnegative(e: n.Expr) -> bool:
     value = _number(e)
     return value is not None and value >= 0 and value.denominator == 1
+
+
+class _Public:
+    """z3 terms of values that public parameters alone decide: numbers, public scalar parameters, lengths of lists
+    whose length is public, the constants computed from them, indices of enclosing loops (within their ranges),
+    `+ - * /`, negation and `abs`; `requires` as the assumptions (the conditions it can read). Anything else has no
+    term, and nothing is proved of it."""
+
+    def __init__(self, mech: ResolvedMechanism, loops: list[n.For]):
+        self.mech = mech
+        self.loops = loops
+        self.facts: list[z3.BoolRef] = []
+        self.definitions = {s.target: s.value for s in mech.body if isinstance(s, n.Assign) and s.index is None
+                            and s.target in mech.constants}
+
+    def proves(self, defined) -> bool:
+        with zt.scratch_context():
+            try:
+                claim = defined(self.term)
+            except _NoTerm:
+                return False
+            assumptions = list(self.facts)
+            for r in self.mech.requires:
+                try:
+                    assumptions.append(self.term(r))
+                except _NoTerm:
+                    continue  # a condition it cannot read: assuming less proves less
+            for loop in self.loops:
+                try:
+                    i = zt.Int(loop.var)
+                    assumptions += [self.term(loop.lo) <= i, i < self.term(loop.hi)]
+                except _NoTerm:
+                    continue
+            answer = check_valid(assumptions, claim, _LIMITS, vacuity=False)
+            return answer.status == Validity.PROVED
+
+    def term(self, e: n.Expr) -> Any:
+        if isinstance(e, n.Number):
+            return zt.IntVal(int(e.value)) if e.is_integer else zt.RealVal(e.value)
+        if isinstance(e, n.BoolLit):
+            return zt.BoolVal(e.value)
+        if isinstance(e, n.ParamRef) and not e.primed:
+            param = self.mech.param(e.id)
+            if param is not None and param.public and param.type in (INT, REAL):
+                return zt.Int(e.id) if param.type == INT else zt.Real(e.id)
+        if isinstance(e, n.VarRef) and not e.primed and e.id in self.definitions:
+            return self.term(self.definitions[e.id])
+        if isinstance(e, n.LocalRef) and any(loop.var == e.id for loop in self.loops):
+            return zt.Int(e.id)  # (a comprehension's index has no term: its range is not among the facts)
+        if isinstance(e, n.Call) and e.func == "len" and isinstance(e.args[0], n.ParamRef):
+            param = self.mech.param(e.args[0].id)
+            if param is not None and param.length_public:
+                length = zt.Int(f"len({e.args[0].id})")
+                self.facts.append(length >= 0)
+                return length
+        if isinstance(e, n.Call) and e.func == "abs":
+            x = self.term(e.args[0])
+            return z3.If(x >= 0, x, -x)
+        if isinstance(e, n.Unary):
+            x = self.term(e.operand)
+            return z3.Not(x) if e.op == "not" else -x
+        if isinstance(e, n.Binary) and e.op in ("+", "-", "*", "/"):
+            a, b = self.term(e.left), self.term(e.right)
+            if e.op == "/":
+                return z3.ToReal(a) / z3.ToReal(b) if z3.is_int(a) and z3.is_int(b) else a / b
+            return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+        if isinstance(e, n.Compare):
+            values = [self.term(x) for x in e.operands]
+            parts = [ORDERS_Z3[op](a, b) for op, a, b in zip(e.ops, values, values[1:])]
+            return zt.And(parts)
+        if isinstance(e, n.BoolOp):
+            a, b = self.term(e.left), self.term(e.right)
+            return zt.And(a, b) if e.op == "and" else zt.Or(a, b)
+        raise _NoTerm
+
+
+class _NoTerm(Exception):
+    """An expression `_Public` has no term for."""
+
+
+ORDERS_Z3 = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+             "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+
+_LIMITS = Limits(rlimit=2_000_000)
+"""Small queries over the public parameters: a tenth of the checker's step limit (an unknown is no proof)."""
