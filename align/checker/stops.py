@@ -46,16 +46,25 @@ class Hazard:
 
 def hazards(mech: ResolvedMechanism) -> list[Hazard]:
     """The partial operations and reads of the body whose failure private data or noise may decide."""
-    taint = {p.name for p in mech.params if not p.public} | {s.name for s in mech.noise}
-    while True:  # to a fixpoint: a loop's later iterations read what its earlier ones assigned
+    taint = _spread(mech, {p.name for p in mech.params if not p.public} | {s.name for s in mech.noise})
+    noisy = _spread(mech, {s.name for s in mech.noise})
+    found: list[Hazard] = []
+    walk = _Walk(mech, taint, found)
+    walk.noisy = noisy
+    walk.block(mech.body, False)
+    unique = {(h.span.line, h.span.column, h.text): h for h in found}
+    return [unique[k] for k in sorted(unique)]
+
+
+def _spread(mech: ResolvedMechanism, sources: set[str]) -> set[str]:
+    """The names that `sources` flow into, to a fixpoint (a loop's later iterations read what its earlier ones
+    assigned)."""
+    taint = set(sources)
+    while True:
         before = set(taint)
         _Walk(mech, taint, None).block(mech.body, False)
         if taint == before:
-            break
-    found: list[Hazard] = []
-    _Walk(mech, taint, found).block(mech.body, False)
-    unique = {(h.span.line, h.span.column, h.text): h for h in found}
-    return [unique[k] for k in sorted(unique)]
+            return taint
 
 
 class _Walk:
@@ -65,6 +74,8 @@ class _Walk:
         self.found: list[Hazard] = found if found is not None else []
         self.recording = found is not None
         """False in the passes that only spread the taint (no z3 query there)."""
+        self.noisy: set[str] = set()
+        """The names noise flows into (`hazards`): an integer overflow is taken for one only where no noise does."""
         self.scopes: list[n.For] = []
         """The enclosing loops (their ranges bound their indices in `_Public`)."""
         self.indices: list[set[str]] = [set()]
@@ -186,6 +197,11 @@ class _Walk:
                 self.operands(e, list(e.args[1:]), "may have lo > hi")
                 self.public(e, hidden, "may have lo > hi", lambda t: t(e.args[1]) <= t(e.args[2]))
 
+    def reads_noise(self, e: n.Expr) -> bool:
+        if (isinstance(e, (n.VarRef, n.NoiseRef)) and e.id in self.noisy) or isinstance(e, n.MemberRef):
+            return True
+        return any(self.reads_noise(c) for c in children(e))
+
     def integer(self, e: n.Expr) -> bool:
         return _may_be_integer(e, self.integers)
 
@@ -204,6 +220,9 @@ class _Walk:
                  positive: bool = False, bounded: bool = False) -> None:
         for x in decide:
             if not self.tainted(x):
+                continue
+            if bounded and self.reads_noise(x):
+                # beyond 2^63 only where noise is that far out: not found yet (docs/checker.md)
                 continue
             site = self.mech.site(x.id) if isinstance(x, n.NoiseRef) else None
             if site is not None and _safe(site, nonzero, nonnegative, positive, bounded):
