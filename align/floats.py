@@ -240,16 +240,6 @@ def bottom(t: Type) -> Value:
     return Num(True, frozenset())
 
 
-def _literal(e: n.Expr) -> Fraction | None:
-    """The value of a number literal, possibly negated."""
-    if isinstance(e, n.Number):
-        return e.value
-    if isinstance(e, n.Unary) and e.op == "-":
-        inner = _literal(e.operand)
-        return None if inner is None else -inner
-    return None
-
-
 def is_double(value: Fraction) -> bool:
     """Whether a literal's exact value is a double (`0.5`, `3`; not `0.1`); Fraction -> float rounds correctly."""
     return Fraction(float(value)) == value
@@ -432,7 +422,7 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
             return Num(integer, _forms(x.plus(y, sign) for x in a.forms for y in b.forms))
         if e.op == "*":
             for factor, other in ((e.left, b), (e.right, a)):
-                c = _literal(factor)
+                c = n.literal_number(factor)
                 if c is not None:
                     return Num(integer, _scaled(other, c))
             if a.forms == {ZERO}:
@@ -441,7 +431,7 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
                 return Num(integer, _scaled(a, None))
             return Num(integer, None)
         if e.op == "/":
-            c = _literal(e.right)
+            c = n.literal_number(e.right)
             if c is not None and c != 0:
                 return Num(False, _scaled(a, 1 / c))
             if b.forms == {ZERO}:
@@ -498,7 +488,7 @@ class _Analysis(IRVisitor[Value, None], StmtVisitor[None, None]):
                 return _map_forms(base.elem, lambda f: f.at_index(index.id))
             return _read(base.elem)
         if isinstance(base, Tup):
-            k = _literal(e.index)
+            k = n.literal_number(e.index)
             if k is not None and 0 <= k < len(base.items) and k.denominator == 1:
                 return base.items[int(k)]
         return UNKNOWN

@@ -707,6 +707,16 @@ class Release:
     span: Span
 
 
+def literal_number(e: Expr) -> Fraction | None:
+    """The value of a number literal, possibly negated (`-1`); None for any other expression."""
+    if isinstance(e, Number):
+        return e.value
+    if isinstance(e, Unary) and e.op == "-":
+        inner = literal_number(e.operand)
+        return None if inner is None else -inner
+    return None
+
+
 @dataclass(frozen=True)
 class SpecFile:
     """Everything in one `.dp` file."""

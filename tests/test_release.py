@@ -48,8 +48,9 @@ alignment doubled {
 
 def _run(path: str, args: dict, noise: dict, release: bool = True):
     mech = load(path).mechanisms[0]
+    mech = mech if release else mech.without_release()
     values = prepare_arguments(mech, args)
-    return Interpreter(mech, NoiseValues(mech, noise), trace=False, release=release).run(values)
+    return Interpreter(mech, NoiseValues(mech, noise), trace=False).run(values)
 
 
 def _published(out: list, q: list, k: int) -> list:

@@ -928,7 +928,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
     """What became of the written invariants that the proof does not use."""
     for written in mech.alignment.invariants:
         def stated(st: _State, c: n.Expr = written.condition) -> z3.BoolRef:
-            state = {**constants, **st["s1"], **{f"{x}'": v for x, v in st["s2"].items()},
+            state = {**st["s1"], **{f"{x}'": v for x, v in st["s2"].items()},
                      "aligned_cost": st["acost"], loop.var: st["i"]}
             return _eval_in(enc, state, constants, c)
         text = unparse(written.condition)

@@ -25,6 +25,7 @@ import z3
 
 from .. import nodes as n
 from ..distributions import Operand, Param
+from ..operators import COMPARISONS, RING_OPERATIONS
 from ..resolve import NoiseSite, ResolvedMechanism, children, walk_statements
 from ..smt import terms as zt
 from ..smt.solver import Limits, Validity, check_valid
@@ -49,9 +50,7 @@ def hazards(mech: ResolvedMechanism) -> list[Hazard]:
     taint = _spread(mech, {p.name for p in mech.params if not p.public} | {s.name for s in mech.noise})
     noisy = _spread(mech, {s.name for s in mech.noise})
     found: list[Hazard] = []
-    walk = _Walk(mech, taint, found)
-    walk.noisy = noisy
-    walk.block(mech.body, False)
+    _Walk(mech, taint, found, noisy).block(mech.body, False)
     unique = {(h.span.line, h.span.column, h.text): h for h in found}
     return [unique[k] for k in sorted(unique)]
 
@@ -68,13 +67,14 @@ def _spread(mech: ResolvedMechanism, sources: set[str]) -> set[str]:
 
 
 class _Walk:
-    def __init__(self, mech: ResolvedMechanism, taint: set[str], found: list[Hazard] | None):
+    def __init__(self, mech: ResolvedMechanism, taint: set[str], found: list[Hazard] | None,
+                 noisy: frozenset[str] | set[str] = frozenset()):
         self.mech = mech
         self.taint = taint
         self.found: list[Hazard] = found if found is not None else []
         self.recording = found is not None
         """False in the passes that only spread the taint (no z3 query there)."""
-        self.noisy: set[str] = set()
+        self.noisy = noisy
         """The names noise flows into (`hazards`): an integer overflow is taken for one only where no noise does."""
         self.scopes: list[n.For] = []
         """The enclosing loops (their ranges bound their indices in `_Public`)."""
@@ -237,7 +237,7 @@ def _bound(site: NoiseSite, bound: Operand | None) -> Fraction | None:
     if isinstance(bound, Fraction):
         return bound
     if isinstance(bound, Param) and bound.index < len(site.args):
-        return _number(site.args[bound.index])
+        return n.literal_number(site.args[bound.index])
     return None
 
 
@@ -280,7 +280,8 @@ def _sign(e: n.Expr, mech: ResolvedMechanism) -> str | None:
         a, b = _sign(e.left, mech), _sign(e.right, mech)
         if e.op == "*" and unparse(e.left) == unparse(e.right):
             return "nonnegative" if a is None else a
-        if e.op == "^" and _number(e.right) is not None and (_number(e.right) or 0) % 2 == 0:
+        exponent = n.literal_number(e.right)
+        if e.op == "^" and exponent is not None and exponent % 2 == 0:
             return "nonnegative"
         if e.op in ("+", "*", "/") and a is not None and b is not None:
             if e.op == "+":
@@ -328,21 +329,13 @@ def _integer_variables(mech: ResolvedMechanism) -> set[str]:
         found |= more
 
 
-def _number(e: n.Expr) -> Fraction | None:
-    if isinstance(e, n.Number):
-        return e.value
-    if isinstance(e, n.Unary) and e.op == "-" and isinstance(e.operand, n.Number):
-        return -e.operand.value
-    return None
-
-
 def _positive_number(e: n.Expr) -> bool:
-    value = _number(e)
+    value = n.literal_number(e)
     return value is not None and value > 0
 
 
 def _whole_nonnegative(e: n.Expr) -> bool:
-    value = _number(e)
+    value = n.literal_number(e)
     return value is not None and value >= 0 and value.denominator == 1
 
 
@@ -409,10 +402,10 @@ class _Public:
             a, b = self.term(e.left), self.term(e.right)
             if e.op == "/":
                 return z3.ToReal(a) / z3.ToReal(b) if z3.is_int(a) and z3.is_int(b) else a / b
-            return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+            return RING_OPERATIONS[e.op](a, b)
         if isinstance(e, n.Compare):
             values = [self.term(x) for x in e.operands]
-            parts = [ORDERS_Z3[op](a, b) for op, a, b in zip(e.ops, values, values[1:])]
+            parts = [COMPARISONS[op](a, b) for op, a, b in zip(e.ops, values, values[1:])]
             return zt.And(parts)
         if isinstance(e, n.BoolOp):
             a, b = self.term(e.left), self.term(e.right)
@@ -423,9 +416,6 @@ class _Public:
 class _NoTerm(Exception):
     """An expression `_Public` has no term for."""
 
-
-ORDERS_Z3 = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-             "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 
 _LIMITS = Limits(rlimit=2_000_000)
 """Small queries over the public parameters: a tenth of the checker's step limit (an unknown is no proof)."""

@@ -139,12 +139,11 @@ class NoiseValues:
 class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
     """One execution with a trace."""
 
-    def __init__(self, mech: ResolvedMechanism, noise: NoiseValues | None = None, trace: bool = True,
-                 release: bool = True):
+    def __init__(self, mech: ResolvedMechanism, noise: NoiseValues | None = None, trace: bool = True):
         self.mech = mech
-        self.release = mech.release if release else None
-        """The release block run after the body (`ResolvedMechanism.release`); None for `out` itself (an alignment's
-        replay: `release=False`)."""
+        self.release = mech.release
+        """The release block run after the body (`ResolvedMechanism.release`); an alignment's replay runs
+        `mech.without_release()`."""
         self.noise = noise
         self.tracing = trace
         self.env: dict[str, Any] = {}

@@ -254,10 +254,10 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
 
     MAX_KEPT_ERRORS = 1000
 
-    def __init__(self, mech: ResolvedMechanism, n: int, mode: str = "raise", release: bool = True):
+    def __init__(self, mech: ResolvedMechanism, n: int, mode: str = "raise"):
         self.mech = mech
-        self.release = mech.release if release else None
-        """The release block run after the body; None for `out` itself (the alignment check: `release=False`)."""
+        self.release = mech.release
+        """The release block run after the body; the alignment check runs `mech.without_release()`."""
         self.n = n
         self.tag_names = mech.tags
         self.tags = {t: k for k, t in enumerate(self.tag_names)}

@@ -48,8 +48,8 @@ from .scope import BUILTIN_ARITY, COMPREHENSIONS, RESERVED, TAG_PATTERN
 __all__ = [
     "BUILTIN_ARITY", "COMPREHENSIONS", "RESERVED", "TAG_PATTERN", "MechanismChecker", "NoiseSite",
     "ResolvedAlignment", "ResolvedMechanism", "ResolvedParam", "ResolvedShift", "ResolvedSpec", "children",
-    "dependent_variables", "free_names", "is_expr", "names_in", "names_used", "read_name", "resolve", "rewrite",
-    "statement_exprs",
+    "dependent_variables", "free_names", "is_expr", "names_in", "names_used", "read_name", "resolve",
+    "rewrite", "statement_exprs",
     "walk",
     "walk_statements",
 ]
