@@ -56,6 +56,7 @@ def _hazards(line: str) -> list[str]:
     ("if x > 0 { y = 1 / (k - 1) }", "`1 / (k - 1)` may divide by zero, on one neighbour only: it runs under"),
     ("y = sum(l in 0 .. k if l < x: 1 / (l - 1))", "`1 / (l - 1)` may divide by zero"),
     ("for i in 0 .. 3 { if x > i { y = sqrt(k - 2) } }", "`sqrt(k - 2)` may be outside the domain of `sqrt`"),
+    ("if x > 0 { y = 1 / (1 - exp(eps - eps)) }", "`1 / (1 - exp(eps - eps))` may divide by zero"),
 ])
 def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str):
     found = _hazards(line)
@@ -79,6 +80,8 @@ def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str
     "if x > 0 { y = 1 / k }",          # requires k >= 1
     "if x > 0 { y = ln(eps) + sqrt(k - 1) }",
     "for i in 0 .. k { if x > i { y = 1 / (i + 1) } }",  # i >= 0 in its loop
+    # a constant of Free Gap Algorithm 3 (geometric), inlined in its loop by bench/rewrites.py: exp(-eps) < 1
+    "if x > 0 { y = 1 / (1 - exp(-(eps / k))) }",
 ])
 def test_what_cannot_stop_on_one_neighbour_alone_is_not(line: str):
     assert _hazards(line) == []

@@ -342,8 +342,8 @@ def _whole_nonnegative(e: n.Expr) -> bool:
 class _Public:
     """z3 terms of values that public parameters alone decide: numbers, public scalar parameters, lengths of lists
     whose length is public, the constants computed from them, indices of enclosing loops (within their ranges),
-    `+ - * /`, negation and `abs`; `requires` as the assumptions (the conditions it can read). Anything else has no
-    term, and nothing is proved of it."""
+    `+ - * /`, negation, `abs` and `exp` (by its sign facts); `requires` as the assumptions (the conditions it can
+    read). Anything else has no term, and nothing is proved of it."""
 
     def __init__(self, mech: ResolvedMechanism, loops: list[n.For]):
         self.mech = mech
@@ -358,7 +358,7 @@ class _Public:
                 claim = defined(self.term)
             except _NoTerm:
                 return False
-            assumptions = list(self.facts)
+            assumptions: list[z3.BoolRef] = []
             for r in self.mech.requires:
                 try:
                     assumptions.append(self.term(r))
@@ -370,7 +370,8 @@ class _Public:
                     assumptions += [self.term(loop.lo) <= i, i < self.term(loop.hi)]
                 except _NoTerm:
                     continue
-            answer = check_valid(assumptions, claim, _LIMITS, vacuity=False)
+            # the facts of every term built above (lengths >= 0, what exp is), requires' and the loops' included
+            answer = check_valid([*self.facts, *assumptions], claim, _LIMITS, vacuity=False)
             return answer.status == Validity.PROVED
 
     def term(self, e: n.Expr) -> Any:
@@ -392,6 +393,14 @@ class _Public:
                 length = zt.Int(f"len({e.args[0].id})")
                 self.facts.append(length >= 0)
                 return length
+        if isinstance(e, n.Call) and e.func == "exp":
+            # what the proofs of definedness need of exp: positive, and above, at or below 1 with its argument's sign
+            x = self.term(e.args[0])
+            x = z3.ToReal(x) if z3.is_int(x) else x
+            value = zt.Function("exp", zt.RealSort(), zt.RealSort())(x)
+            self.facts += [value > 0, z3.Implies(x > 0, value > 1), z3.Implies(x < 0, value < 1),
+                           z3.Implies(x == 0, value == 1)]
+            return value
         if isinstance(e, n.Call) and e.func == "abs":
             x = self.term(e.args[0])
             return z3.If(x >= 0, x, -x)
