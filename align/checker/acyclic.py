@@ -149,7 +149,9 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
     member is drawn, so a condition need only be determined by the output there)."""
 
     def determined(condition: n.Expr, env: dict) -> bool | None:
-        key = (repr(condition.span), repr(sorted((k, str(v)) for k, v in env.items() if k not in align.lets)),
+        # z3's sexpr, not str: str pretty-prints in Python, a tenth of a peer's whole check
+        key = (repr(condition.span),
+               repr(sorted((k, v.sexpr() if z3.is_ast(v) else str(v)) for k, v in env.items() if k not in align.lets)),
                repr([c.sexpr() for c in current]))
         if key in cache:
             return cache[key]

@@ -456,10 +456,11 @@ class Encoding:
     uninterpreted: set[str] = field(default_factory=set)
     assumptions: set[str] = field(default_factory=set)
     """Measure-zero assumptions used (reported with the verdicts)."""
-    ties: dict[str, Tie] = field(default_factory=dict)
-    """The exact ties of comparisons that have probability 0 (`note_ties`), by formula; assumed by `requires()` only
-    while `exclude_ties` is set (the checker first tries a query without them, so that a proof that does not need
-    them does not say it used them)."""
+    noted_ties: dict[str, Tie] = field(default_factory=dict)
+    """The exact ties worked out of the differences noted so far (`ties` works out the rest)."""
+    pending_ties: list[tuple[z3.ArithRef, str, frozenset[str], frozenset[str]]] = field(default_factory=list)
+    """Differences noted (`_note_difference`) and not yet worked out, with `earlier` and `current_members` as they
+    were then: most queries are proved without the ties, so their cases are worked out only when asked for."""
     exclude_ties: bool = False
     fold_shapes: dict[int, tuple[str, tuple] | None] = field(default_factory=dict)
     """Each comprehension's `_fold_shape` (by node id; None: not a sum or count of data)."""
@@ -477,6 +478,7 @@ class Encoding:
     reading them fixes η to one point, given everything drawn before it."""
     current_members: set[str] = field(default_factory=set)
     """The noise symbols of the members drawn in the abstract loop iteration (`noise_symbol` at `CURRENT`)."""
+    _frozen: tuple[tuple[int, int], frozenset[str], frozenset[str]] | None = None
     continuous: set[str] = field(default_factory=set)
     noise_sites: dict[str, str] = field(default_factory=dict)
     """The noise variable of each noise symbol."""
@@ -652,6 +654,23 @@ class Encoding:
             yield
         finally:
             self.exclude_ties = saved
+
+    @property
+    def ties(self) -> dict[str, Tie]:
+        """The exact ties of comparisons that have probability 0 (`note_ties`), by formula; assumed by `requires()`
+        only while `exclude_ties` is set (the checker first tries a query without them, so that a proof that does
+        not need them does not say it used them)."""
+        pending, self.pending_ties = self.pending_ties, []
+        for difference, text, earlier, members in pending:
+            _work_out_ties(self, difference, text, earlier, members)
+        return self.noted_ties
+
+    def frozen_state(self) -> tuple[frozenset[str], frozenset[str]]:
+        """`earlier` and `current_members` now (both only grow, so their sizes tell whether they changed)."""
+        key = (len(self.earlier), len(self.current_members))
+        if self._frozen is None or self._frozen[0] != key:
+            self._frozen = (key, frozenset(self.earlier), frozenset(self.current_members))
+        return self._frozen[1], self._frozen[2]
 
     def off_ties(self, model: z3.ModelRef) -> bool:
         """Whether `model` is at none of the exact ties noted so far (a counterexample there is not one of the
@@ -1508,6 +1527,12 @@ def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
     if key in enc.tie_memo.noted:
         return
     enc.tie_memo.noted[key] = difference
+    enc.pending_ties.append((difference, text, *enc.frozen_state()))
+
+
+def _work_out_ties(enc: Encoding, difference: z3.ArithRef, text: str, earlier: frozenset[str],
+                   members: frozenset[str]) -> None:
+    """The ties of one noted difference, with `earlier` and `current_members` as they were when it was noted."""
     cases = _cases(z3.simplify(difference), [4 * _MAX_TIE_CASES], enc.tie_memo)
     if cases is None:
         return
@@ -1526,10 +1551,10 @@ def _note_difference(enc: Encoding, difference: z3.ArithRef, text: str) -> None:
         # (specs/incorrect/tie_hidden_by_sqrt.dp, tie_hidden_by_point.dp).
         # A symbol of `enc.earlier` is free of η when η is drawn in the abstract iteration, after it.
         for eta in sorted(_continuous_symbols(case, enc)):
-            if all(_plain_symbol(enc, name) or (eta in enc.current_members and name in enc.earlier)
+            if all(_plain_symbol(enc, name) or (eta in members and name in earlier)
                    for name in symbols) and _linear_in(case, eta, enc):
                 formula = case != 0
-                enc.ties.setdefault(formula.sexpr(), Tie(formula, text))
+                enc.noted_ties.setdefault(formula.sexpr(), Tie(formula, text))
                 break
 
 
