@@ -652,7 +652,8 @@ SPARSE_IGNORES_C = INCORRECT / "sparse_threshold_noise_ignores_c.dp"
 def test_the_search_escalates_the_length_until_the_violation_shows():
     """Sparse with thresholds c times too little noisy leaks only on long inputs (its header): at the example's
     length 6 neither the sampling nor the computed probabilities show it; the search doubles the length, and the
-    computed stage finds it at 24 (from --length 16: at 32). Every format says which length decided."""
+    computed stage finds it at 24 (and from --length 12 at 24 again: the command escalates from the length it is
+    given). Every format says which length decided."""
     import align
     from align.render.concise import ConciseRenderer
     from align.render.json import JsonRenderer
@@ -677,9 +678,9 @@ def test_the_search_escalates_the_length_until_the_violation_shows():
     assert "found at length 24 (lengths searched: 6, 12, 24)" in texts["text"]
     assert "at length 24" in texts["concise"]
     assert "at length 24" in MarkdownWriter().write(build(report))
-    code, out, _ = _run("test", str(SPARSE_IGNORES_C), "--samples", "4000", "--length", "16", "--format", "json")
+    code, out, _ = _run("test", str(SPARSE_IGNORES_C), "--samples", "4000", "--length", "12", "--format", "json")
     doc = json.loads(out)
-    assert code == 1 and doc["length"] == 32 and doc["lengths"] == [16, 32]
+    assert code == 1 and doc["length"] == 24 and doc["lengths"] == [12, 24]
     # --max-length L: only the length L, as before: no violation found
     code, out, _ = _run("test", str(SPARSE_IGNORES_C), "--samples", "4000", "--max-length", "6", "--format", "json")
     doc = json.loads(out)

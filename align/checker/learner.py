@@ -87,6 +87,8 @@ class Learner:
     functions (exp, ln), whose models may give them values the real functions do not take."""
     exhausted: bool = False
     """The examples alone rule out every assignment of the holes: the template space holds no alignment."""
+    least: int = 0
+    """A lower bound of the weight of every assignment the examples and blocks leave (`propose`)."""
 
     def __post_init__(self) -> None:
         self.keys: set[tuple] = set()
@@ -149,23 +151,45 @@ class Learner:
 
     def propose(self) -> dict[str, int] | None:
         """The least-weight assignment of the holes that satisfies every example; None when there is none (or
-        z3 cannot tell)."""
+        z3 cannot tell).
+
+        Examples and blocks only ever add constraints, so the least weight never goes down: the last proposal's,
+        once proved least, is a lower bound (`least`). The search asks for an assignment of weight at most the
+        bound, then the bound + 1, + 2, + 4 ... until one exists, then halves the gap: a few queries where a descent
+        from the first model, one or two units at a time, took 154 satisfiable queries for Free Gap Alg. 1
+        (monotone), 21 of its 26 s."""
         answer = self.solver.check()
         if answer != z3.sat:
             self.exhausted = answer == z3.unsat and self.exact and not self.blocked
             return None
         best = self._values(self.solver.model())
-        self.solver.push()
-        try:
-            while (w := sum(0 if v == 0 else 1 + abs(v) for v in best.values())) > 0:
-                self.solver.add(self.weight < w)
-                if self.solver.check() != z3.sat:
-                    break
-                best = self._values(self.solver.model())
-        finally:
-            self.solver.pop()
+        low, high = self.least, self._weight(best)  # low <= the least weight <= high, the weight of `best`
+        step: int | None = 0
+        while low < high:
+            bound = min(low + step, high - 1) if step is not None else (low + high - 1) // 2
+            self.solver.push()
+            try:
+                self.solver.add(self.weight <= bound)
+                answer = self.solver.check()
+                if answer == z3.sat:
+                    best = self._values(self.solver.model())
+                    high, step = self._weight(best), None
+            finally:
+                self.solver.pop()
+            if answer == z3.unsat:
+                low = bound + 1
+                step = None if step is None else max(1, 2 * step)
+            elif answer != z3.sat:
+                break  # z3 cannot tell: `best` is the least found, and `least` stays a lower bound
+        if low == high:
+            self.least = high
         self.proposals += 1
         return best
+
+    @staticmethod
+    def _weight(values: dict[str, int]) -> int:
+        """`weight` of an assignment of the holes."""
+        return sum(0 if v == 0 else 1 + abs(v) for v in values.values())
 
     def refute(self, values: dict[str, int]) -> bool:
         """Look for an example on which the candidate breaks an obligation, at each shape in turn; found: it
