@@ -25,9 +25,19 @@ def fuzz():
     return module
 
 
+@pytest.fixture(scope="module")
+def quick_cases(fuzz):
+    """The quick inputs, built once (5 s) for the two tests below, which share a worker."""
+    return fuzz.build_cases(fuzz.QUICK)
+
+
+QUICK_CASES = pytest.mark.xdist_group("test_fuzz_quick_cases")
+
+
 @pytest.mark.slow
-def test_quick_fuzz_finds_no_internal_error_and_no_hang(fuzz):
-    summary, _ = fuzz.fuzz(quick=True, jobs=2)
+@QUICK_CASES
+def test_quick_fuzz_finds_no_internal_error_and_no_hang(fuzz, quick_cases):
+    summary, _ = fuzz.fuzz(quick=True, jobs=2, cases=quick_cases)
     report = fuzz.table(summary) + "".join(f"\n{o.status} {c.category} #{i}: {o.detail} {c.argv!a}"
                                            for i, c, o in summary.failures)
     counts = {group: sum(v[0] for k, v in summary.rows.items() if k.startswith(group + "/"))
@@ -43,9 +53,9 @@ def test_quick_fuzz_finds_no_internal_error_and_no_hang(fuzz):
 
 
 @pytest.mark.slow
-def test_the_inputs_are_deterministic(fuzz):
-    first = fuzz.build_cases(fuzz.QUICK)
-    assert fuzz.build_cases(fuzz.QUICK) == first
+@QUICK_CASES
+def test_the_inputs_are_deterministic(fuzz, quick_cases):
+    assert fuzz.build_cases(fuzz.QUICK) == quick_cases
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from align.pipeline import load_mechanism
 from align.resolve import resolve
 from align.stats.events import Event, Layout
 from align.stats.lrtest import input_pairs, search, valid_pairs
-from align.stats.support import check_event, impossible
+from align.stats.support import check_event, check_events, impossible
 
 from .conftest import SAMPLE, corpus, corpus_params
 
@@ -77,6 +77,27 @@ def test_exp_noise_keeps_the_noisy_maximum_above_every_answer():
     assert impossible(mech, prepare_arguments(mech, {"q": [1.0, 1.0], "eps": 0.5}), above) is None
 
 
+def test_events_checked_together_are_answered_as_one_at_a_time():
+    """`check_events` encodes the run once for all its events (its enclosure of exp and ln keeps what it worked out
+    of each term): every answer is the one `check_event` gives alone, impossible or possible, in any order."""
+    mech = _mech(ROOT / "specs/incorrect/noisy_max_value_exp.dp")
+    out = sample(mech, prepare_arguments(mech, {"q": [0.0, 0.0], "eps": 0.5}), 10, np.random.SeedSequence(0))
+    value = Layout.of(out, 1).real_names.index("out[0][1]")
+    events = [Event(real=value, threshold=t, below=below, text=f"{t} {below}", positions=1)
+              for t, below in ((0.999999, True), (1.0, True), (1.5, True), (1.0, False), (0.5, False))]
+    args = prepare_arguments(mech, {"q": [1.0, 1.0], "eps": 0.5})
+    alone = [check_event(mech, args, e) for e in events]
+    assert [status for status, _ in alone] == ["impossible", "impossible", "possible", "possible", "possible"]
+    assert check_events(mech, args, events) == alone
+    assert check_events(mech, args, events[::-1]) == alone[::-1]
+    geo = _mech(ROOT / "specs/freegap/alg3_adaptive_svt_gap_geo.dp")  # exp(...) in its constants: enclosed
+    public = example_arguments(geo.node)
+    args = prepare_arguments(geo, {**public, "q": [0, 1, 2]})
+    outputs = sample(geo, args, 20, np.random.SeedSequence(1))
+    held = [e for e, _ in _events_holding(geo, outputs, max(1, outputs.positions), np.random.default_rng(3), 2)]
+    assert check_events(geo, args, held) == [check_event(geo, args, e) for e in held]
+
+
 def test_full_support_noise_is_never_proved_impossible():
     mech = _mech(ROOT / "specs/incorrect/histogram_lap_eps.dp")
     args = prepare_arguments(mech, {"q": [0.0, 0.0], "eps": 0.5})
@@ -132,8 +153,10 @@ def test_an_event_a_sample_falls_in_is_never_proved_impossible(path):
         args = prepare_arguments(mech, {**public, **pair.d_prime})
         outputs = sample(mech, args, 300, np.random.SeedSequence([7, checked]))
         positions = max(1, outputs.positions)
-        for event, _ in _events_holding(mech, outputs, positions, rng, 4):
-            status, detail = check_event(mech, args, event)
+        events = [event for event, _ in _events_holding(mech, outputs, positions, rng, 4)]
+        # one encoding of the run for all of them (`check_events`); the first alone, as `check_event` asks it
+        answers = [check_event(mech, args, events[0]), *check_events(mech, args, events[1:])]
+        for event, (status, detail) in zip(events, answers):
             assert status != "impossible", f"{path.name}: {event} holds a sample of {args}"
             # z3 answers (a witness noise), so the test checks the encoding, not an early exit
             assert status == "possible", f"{path.name}: {status}: {detail}"

@@ -85,8 +85,8 @@ def _root_bounds(s: z3.ArithRef, x: z3.ExprRef) -> z3.BoolRef | None:
 _INTERVAL_FUNCTIONS = ("exp", "ln", "normal_cdf", "normal_pdf")
 
 
-def _enclose_constants(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
-    """Replace each noise-free term that applies exp, ln, normal_cdf or normal_pdf (uninterpreted in the
+class _Enclosure:
+    """Replaces each noise-free term that applies exp, ln, normal_cdf or normal_pdf (uninterpreted in the
     encoding) to constants — `1 / (1 - exp(-1/2))` — by a fresh constant bounded by a rigorous interval
     (mpmath's interval arithmetic, 80 bits, outward rounding) that contains its true value.
 
@@ -94,118 +94,128 @@ def _enclose_constants(constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef],
     uninterpreted, make the query nonlinear (b0 = 1/(1 - e) with e free) and cost z3 more than its resource
     limit (Free Gap Algorithm 3 with geometric noise). The replacement is a relaxation, so "no model" for it
     is "no model" for the exact values, and an "impossible" answer stays sound; a model is only a witness
-    that the relaxation allows (align test makes no claim from "possible"). Returns the rewritten
-    constraints and the bounds of the fresh constants."""
-    # lazy: loads mpmath only when this runs (start-up; tests/test_layers.py)
-    from mpmath import iv
+    that the relaxation allows (align test makes no claim from "possible").
 
-    saved = iv.prec
-    iv.prec = 80  # mpmath's interval context has no `workprec`; the precision is restored below
-    try:
-        return _enclose(constraints, iv)
-    finally:
-        iv.prec = saved
+    One enclosure serves the events of one run (`check_events`): what it has worked out of a term (its
+    interval, whether it applies a function, its fresh constant) is kept by the term's id, with the term
+    itself, since z3 gives the id of a term that is freed to the next one it makes."""
 
+    def __init__(self) -> None:
+        self.intervals: dict[int, tuple[z3.ExprRef, Any]] = {}
+        self.contains: dict[int, tuple[z3.ExprRef, bool]] = {}
+        self.fresh: dict[int, tuple[z3.ExprRef, z3.ArithRef, z3.BoolRef]] = {}
 
-def _enclose(constraints: list[z3.BoolRef], iv: Any) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
-    # lazy: loads mpmath only when this runs (start-up; tests/test_layers.py)
-    from mpmath import libmp
+    def __call__(self, constraints: list[z3.BoolRef]) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
+        """The constraints rewritten, and the bounds of the fresh constants they read."""
+        # lazy: loads mpmath only when this runs (start-up; tests/test_layers.py)
+        from mpmath import iv
 
-    memo: dict[int, Any] = {}
+        saved = iv.prec
+        iv.prec = 80  # mpmath's interval context has no `workprec`; the precision is restored below
+        try:
+            return self._enclose(constraints, iv)
+        finally:
+            iv.prec = saved
 
-    def interval(term: z3.ExprRef) -> Any:
+    def _interval(self, term: z3.ExprRef, iv: Any) -> Any:
         """The interval of a noise-free term, or None."""
         key = term.get_id()
-        if key in memo:
-            return memo[key]
-        memo[key] = None
+        if key in self.intervals:
+            return self.intervals[key][1]
+        self.intervals[key] = (term, None)
+        result = self._compute(term, iv)
+        if result is not None and not (math.isfinite(float(result.a)) and math.isfinite(float(result.b))):
+            result = None
+        self.intervals[key] = (term, result)
+        return result
+
+    def _compute(self, term: z3.ExprRef, iv: Any) -> Any:
         if z3.is_rational_value(term) or z3.is_int_value(term):
             value = term.as_fraction() if z3.is_rational_value(term) else Fraction(term.as_long())
-            memo[key] = iv.mpf(value.numerator) / iv.mpf(value.denominator)
-            return memo[key]
+            return iv.mpf(value.numerator) / iv.mpf(value.denominator)
         if not z3.is_app(term) or term.num_args() == 0:
             return None
-        args = [interval(c) for c in term.children()]
+        args = [self._interval(c, iv) for c in term.children()]
         if any(a is None for a in args):
             return None
         kind = term.decl().kind()
         try:
             if kind == z3.Z3_OP_ADD:
-                result = sum(args[1:], args[0])
-            elif kind == z3.Z3_OP_SUB:
-                result = args[0] - sum(args[1:], iv.mpf(0))
-            elif kind == z3.Z3_OP_MUL:
+                return sum(args[1:], args[0])
+            if kind == z3.Z3_OP_SUB:
+                return args[0] - sum(args[1:], iv.mpf(0))
+            if kind == z3.Z3_OP_MUL:
                 result = args[0]
                 for a in args[1:]:
                     result = result * a
-            elif kind == z3.Z3_OP_DIV and len(args) == 2:
+                return result
+            if kind == z3.Z3_OP_DIV and len(args) == 2:
                 if args[1].a <= 0 <= args[1].b:
                     return None
-                result = args[0] / args[1]
-            elif kind == z3.Z3_OP_UMINUS:
-                result = -args[0]
-            elif kind in (z3.Z3_OP_TO_REAL,):
-                result = args[0]
-            elif kind == z3.Z3_OP_UNINTERPRETED and term.decl().name() in _INTERVAL_FUNCTIONS and len(args) == 1:
+                return args[0] / args[1]
+            if kind == z3.Z3_OP_UMINUS:
+                return -args[0]
+            if kind in (z3.Z3_OP_TO_REAL,):
+                return args[0]
+            if kind == z3.Z3_OP_UNINTERPRETED and term.decl().name() in _INTERVAL_FUNCTIONS and len(args) == 1:
                 x = args[0]
                 name = term.decl().name()
                 if name == "exp":
-                    result = iv.exp(x)
-                elif name == "ln":
-                    if x.a <= 0:
-                        return None
-                    result = iv.log(x)
-                elif name == "normal_cdf":
-                    result = (1 + iv.erf(x / iv.sqrt(2))) / 2
-                else:
-                    result = iv.exp(-x * x / 2) / iv.sqrt(2 * iv.pi)
-            else:
-                return None
+                    return iv.exp(x)
+                if name == "ln":
+                    return None if x.a <= 0 else iv.log(x)
+                if name == "normal_cdf":
+                    return (1 + iv.erf(x / iv.sqrt(2))) / 2
+                return iv.exp(-x * x / 2) / iv.sqrt(2 * iv.pi)
         except (ZeroDivisionError, ValueError, OverflowError):
             return None
-        if not (math.isfinite(float(result.a)) and math.isfinite(float(result.b))):
-            return None
-        memo[key] = result
-        return result
+        return None
 
-    contains: dict[int, bool] = {}
-
-    def has_function(term: z3.ExprRef) -> bool:
+    def _has_function(self, term: z3.ExprRef) -> bool:
         """Whether term applies one of the functions (memoised: the terms share most of their subterms)."""
         key = term.get_id()
-        if key not in contains:
-            contains[key] = (z3.is_app(term) and term.decl().kind() == z3.Z3_OP_UNINTERPRETED and
-                             term.decl().name() in _INTERVAL_FUNCTIONS) or \
-                any(has_function(c) for c in term.children())
-        return contains[key]
+        if key not in self.contains:
+            found = (z3.is_app(term) and term.decl().kind() == z3.Z3_OP_UNINTERPRETED and
+                     term.decl().name() in _INTERVAL_FUNCTIONS) or \
+                any(self._has_function(c) for c in term.children())
+            self.contains[key] = (term, found)
+        return self.contains[key][1]
 
-    pairs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
-    bounds: list[z3.BoolRef] = []
-    seen: set[int] = set()
+    def _enclose(self, constraints: list[z3.BoolRef], iv: Any) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
+        # lazy: loads mpmath only when this runs (start-up; tests/test_layers.py)
+        from mpmath import libmp
 
-    def visit(term: z3.ExprRef) -> None:
-        if term.get_id() in seen:
-            return
-        seen.add(term.get_id())
-        if z3.is_arith(term) and not z3.is_int(term) and not z3.is_rational_value(term) and has_function(term):
-            enclosure = interval(term)
-            if enclosure is not None:
-                fresh = zt.Real(f"%enclosed{len(pairs)}")
-                lo = Fraction(*libmp.to_rational(enclosure._mpi_[0]))
-                hi = Fraction(*libmp.to_rational(enclosure._mpi_[1]))
-                pairs.append((term, fresh))
-                bounds.append(zt.And(fresh >= zt.RealVal(lo), fresh <= zt.RealVal(hi)))
+        used: dict[int, tuple[z3.ExprRef, z3.ArithRef, z3.BoolRef]] = {}
+        seen: set[int] = set()
+
+        def visit(term: z3.ExprRef) -> None:
+            key = term.get_id()
+            if key in seen:
                 return
-        for child in term.children():
-            if has_function(child):
-                visit(child)
+            seen.add(key)
+            if z3.is_arith(term) and not z3.is_int(term) and not z3.is_rational_value(term) and \
+                    self._has_function(term):
+                if key not in self.fresh:
+                    enclosure = self._interval(term, iv)
+                    if enclosure is not None:
+                        fresh = zt.Real(f"%enclosed{len(self.fresh)}")
+                        lo = Fraction(*libmp.to_rational(enclosure._mpi_[0]))
+                        hi = Fraction(*libmp.to_rational(enclosure._mpi_[1]))
+                        self.fresh[key] = (term, fresh, zt.And(fresh >= zt.RealVal(lo), fresh <= zt.RealVal(hi)))
+                if key in self.fresh:
+                    used[key] = self.fresh[key]
+                    return
+            for child in term.children():
+                if self._has_function(child):
+                    visit(child)
 
-    for c in constraints:
-        if has_function(c):
-            visit(c)
-    if not pairs:
-        return constraints, []
-    return [z3.substitute(c, *pairs) for c in constraints], bounds
+        for c in constraints:
+            if self._has_function(c):
+                visit(c)
+        if not used:
+            return constraints, []
+        pairs = [(term, fresh) for term, fresh, _ in used.values()]
+        return [z3.substitute(c, *pairs) for c in constraints], [bound for _, _, bound in used.values()]
 
 
 def _encoding(mech: ResolvedMechanism, args: Mapping[str, Any]) -> Encoding:
@@ -344,24 +354,36 @@ def check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event,
     """(status, detail): "impossible" (z3 proves P[M(args) in event] = 0; detail says why), "possible" (z3 has
     noise that gives an output in the event), "unknown" (z3 gave up) or "unsupported" (the encoding cannot
     express the mechanism or the event). `args`: every parameter's value, as prepared for the interpreter."""
+    return check_events(mech, args, [event], limits)[0]
+
+
+def check_events(mech: ResolvedMechanism, args: Mapping[str, Any], events: list[Event],
+                 limits: Limits = LIMITS) -> list[tuple[str, str]]:
+    """`check_event` of each event on the same arguments, the program encoded once (each query is still solved in a
+    context of its own: `satisfiable`)."""
     if mech.release is not None:  # the encoding follows the body, whose `out` is not what is published
-        return "unsupported", "the event is on what the release block publishes, which the encoding does not follow"
+        return [("unsupported", "the event is on what the release block publishes, which the encoding does not "
+                                "follow")] * len(events)
     with fresh_context():
-        return _check_event(mech, args, event, limits)
+        try:
+            enc = _encoding(mech, args)
+            inputs = _inputs(enc, args)
+            run = Run(enc, inputs).execute()
+            requires = [ExprEval(enc, inputs, {}).value(r) for r in mech.requires]
+        except (Unsupported, EncodingError) as error:  # anything else is a bug, reported as one
+            return [("unsupported", str(error))] * len(events)
+        enclosure = _Enclosure()
+        return [_check_event(enc, run, requires, enclosure, event, limits) for event in events]
 
 
-def _check_event(mech: ResolvedMechanism, args: Mapping[str, Any], event: Event, limits: Limits) -> tuple[str, str]:
-
+def _check_event(enc: Encoding, run: Run, requires: list[z3.BoolRef], enclosure: _Enclosure, event: Event,
+                 limits: Limits) -> tuple[str, str]:
     try:
-        enc = _encoding(mech, args)
-        inputs = _inputs(enc, args)
-        run = Run(enc, inputs).execute()
-        formula = event_formula(mech, run, event, mech.tags)
-        requires = [ExprEval(enc, inputs, {}).value(r) for r in mech.requires]
+        formula = event_formula(enc.mech, run, event, enc.mech.tags)
         roots = {side.get_id(): _root_bounds(s, z3.simplify(x)) for s, x, side in enc.roots}
         sides = [side if roots.get(side.get_id()) is None else roots[side.get_id()] for side in enc.side]
         raw = [z3.simplify(c) for c in (*requires, *sides, *noise_support(enc), formula)]
-        enclosed, bounds = _enclose_constants(raw) if enc.uninterpreted else (raw, [])
+        enclosed, bounds = enclosure(raw) if enc.uninterpreted else (raw, [])
         context = [*enclosed[:-1], *bounds]
         constraints = [*context, enclosed[-1]]
     except (Unsupported, EncodingError) as error:  # anything else is a bug, reported as one
