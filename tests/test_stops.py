@@ -87,6 +87,59 @@ def test_what_cannot_stop_on_one_neighbour_alone_is_not(line: str):
     assert _hazards(line) == []
 
 
+LISTS = """mechanism m(q: real[], k: int, eps: real)
+  adjacent {adjacent}
+  requires eps > 0, k >= 1
+  privacy eps
+{{
+  eta ~ Lap(1 / eps)
+  {line}
+  output eta
+}}
+
+alignment m {{
+  eta' = eta
+}}
+"""
+REPLACE = "|q[i] - q'[i]| <= 1"
+RECORDS = "len(q') = len(q) \u00b1 1"
+
+
+def _list_hazards(line: str, adjacent: str = REPLACE) -> list[str]:
+    return [h.text for h in hazards(load_text(LISTS.format(line=line, adjacent=adjacent)).mechanisms[0])]
+
+
+@pytest.mark.parametrize("line,adjacent", [
+    ("j = q[0] > 0 ? 3 : 0\n  y = q[j]", REPLACE),                    # the index: specs/incorrect/runtime_error_*
+    ("y = q[0]", RECORDS),                                               # a private length: q = [] on one side
+    ("y = q[len(q) - 1]", RECORDS),
+    ("for i in 0 .. len(q) { if q[i] > 0 { L[i] = 1 } }\n  y = L[0]", REPLACE),  # written on some paths only
+    ("L[0] = 1\n  if q[0] > 0 { L[1] = 2 }\n  y = L[1]", REPLACE),
+    ("for i in 0 .. len(q) { L[i] = 1 }\n  y = L[0]", RECORDS),          # filled to a private length
+    ("L = top_k(q, k)\n  if q[0] > 0 { L[k] = 0 }\n  y = L[k]", REPLACE),  # past its k entries
+    ("for i in 0 .. k { if q[0] + eta > i { L[i] = 1 } else { M[i] = 1 } }\n  y = L[0]", REPLACE),
+])
+def test_a_read_past_the_end_that_private_data_or_noise_decides_is_found(line: str, adjacent: str):
+    found = _list_hazards(line, adjacent)
+    assert found and "may read past the end of" in found[0], found
+
+
+@pytest.mark.parametrize("line,adjacent", [
+    ("y = q[0]", REPLACE),                                               # public: both stop alike, or neither
+    ("y = sum(l in 0 .. len(q): q[l])", RECORDS),                        # its own range
+    ("y = sum(l in 0 .. min(len(q), 2): q[l])", RECORDS),
+    ("y = sum(l in 1 .. len(q) - 1: q[l])", RECORDS),
+    ("for i in 0 .. len(q) { L[i] = q[i] + eta }\n  for i in 0 .. len(q) { if L[i] > 0 { L[i] = 0 } }\n"
+     "  y = sum(l in 0 .. len(q): L[l])", REPLACE),                     # filled, then overwritten in place
+    ("for i in 0 .. len(q) { L[i] = q[i] + eta }\n  j = argmax(L)\n  y = L[j]", REPLACE),  # an index of L
+    ("j = argmax(l in 0 .. len(q): q[l])\n  y = q[j]", RECORDS),
+    ("L = top_k(q, k)\n  for i in 0 .. k { j = L[i]\n  y = q[j] }", REPLACE),  # k entries, each an index of q
+    ("for i in 0 .. len(q) { if q[i] > 0 { L[i] = 1 } else { L[i] = 0 } }\n  y = L[0]", REPLACE),  # both branches
+])
+def test_a_read_that_cannot_fail_on_one_neighbour_alone_is_not_a_stop(line: str, adjacent: str):
+    assert _list_hazards(line, adjacent) == []
+
+
 def test_the_verdict_is_unknown_with_the_place(tmp_path: Path):
     path = tmp_path / "m.dp"
     path.write_text(BODY.format(line="y = sqrt(x)"))

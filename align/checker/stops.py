@@ -11,7 +11,9 @@ What is found, and what is not yet: docs/checker.md, "Runtime errors of the body
 parameter or noise flows into it, by assignment or by a branch, loop bound or `break` that decides the assignment, or
 as the index of a loop or comprehension whose range it decides, to a fixpoint. An operand whose form fixes its sign
 (`1 + abs(x)`), or noise whose support excludes the failure (`ln(u)` with u ~ Uniform(0, 1); `1 / eta` with a
-density: a point has probability 0), is safe. An operation on public values that runs under a tainted condition must
+density: a point has probability 0), is safe. A list read whose index or list length such a value decides must be
+surely inside the list (`_Walk.within`: its own range, an index proved below the list's known size, an index that
+`argmax` or `top_k` of the list gave). An operation on public values that runs under a tainted condition must
 be defined for every value `requires` allows (`_Public`, a z3 query over the public parameters).
 """
 
@@ -30,7 +32,7 @@ from ..resolve import NoiseSite, ResolvedMechanism, children, walk_statements
 from ..smt import terms as zt
 from ..smt.solver import Limits, Validity, check_valid
 from ..span import Span
-from ..types import INT, REAL
+from ..types import INT, REAL, ListType
 from ..unparse import unparse
 
 
@@ -79,6 +81,18 @@ class _Walk:
         self.scopes: list[n.For] = []
         """The enclosing loops (their ranges bound their indices in `_Public`)."""
         self.indices: list[set[str]] = [set()]
+        self.ranges: list[tuple[str, n.Expr, n.Expr]] = []
+        """The index and the bounds of each enclosing loop and comprehension over a range (`_within`)."""
+        self.lengths = {p.name for p in mech.params if isinstance(p.type, ListType) and not p.length_public}
+        """The lists whose length private data or noise may decide: a list parameter whose length is private, a
+        list written past its known size at an index that such values decide or under a condition they decide, or
+        assigned whole a list whose length they decide (`resize`)."""
+        self.balanced: list[set[tuple[str, str]]] = []
+        """For each enclosing `if` (innermost last): the entries `(list, index)` that both its branches write at
+        their top level, where the `if` itself runs on every path."""
+        self.sizes: dict[str, n.Expr | int] = {}
+        """The length of a list made in the body, where public values alone fix it: `top_k(x, k)` has k entries, a
+        list literal its items, a list filled by `for i in 0 .. n { L[i] = ... }` (no `break`, L new) n."""
         """The loop and comprehension indices in scope whose range private data or noise decides (innermost last)."""
         self.integers = _integer_variables(mech)
         """The variables that may hold an integer at run time (a real variable assigned `2` on some path does)."""
@@ -100,6 +114,7 @@ class _Walk:
                     self.expr(s.index, hidden=here)
                 if here or self.tainted(s.value) or (s.index is not None and self.tainted(s.index)):
                     self.taint.add(s.target)
+                self.resize(s, here)
                 if s.index is None or s.target not in self.written:  # `L[0] = 1` first makes a list L
                     self.assigned[s.target] = False
                 self.written.add(s.target)
@@ -116,18 +131,27 @@ class _Walk:
             elif isinstance(s, n.If):
                 self.expr(s.condition, hidden=here)
                 inner = here or self.tainted(s.condition)
-                before = dict(self.assigned)
+                # an entry both branches write at the same index is written whichever runs: no length differs
+                self.balanced.append(_entries(s.then) & _entries(s.orelse) if not here else set())
+                before, written = dict(self.assigned), set(self.written)
                 broke_then = self.block(s.then, inner)
                 after_then, self.assigned = self.assigned, dict(before)
+                # the other branch runs instead: what the first wrote is not written before it (`L[0] = 1` in both
+                # makes a list L on both paths)
+                written, self.written = self.written, written
                 broke_else = self.block(s.orelse, inner)
+                self.written |= written
                 self.assigned = _join(after_then, self.assigned, inner)
+                self.balanced.pop()
                 broke = broke or broke_then or broke_else
             elif isinstance(s, n.For):
                 self.expr(s.lo, hidden=here)
                 self.expr(s.hi, hidden=here)
                 inner = here or self.tainted(s.lo) or self.tainted(s.hi)
+                fills = self.fills(s) if not inner else []
                 self.indices.append({s.var} if inner else set())
                 self.scopes.append(s)
+                self.ranges.append((s.var, s.lo, s.hi))
                 before = dict(self.assigned)
                 if self.block(s.body, inner):  # a tainted break: later iterations may run on one side only
                     inner = True
@@ -135,6 +159,8 @@ class _Walk:
                 self.block(s.body, inner)
                 self.indices.pop()
                 self.scopes.pop()
+                self.ranges.pop()
+                self.sizes.update(dict.fromkeys(fills, s.hi))
                 self.assigned = _join(before, self.assigned, inner)  # no iteration, or some
             elif isinstance(s, n.While):
                 raise AssertionError("`while` is rejected by resolution")
@@ -158,12 +184,23 @@ class _Walk:
             decides = [x for x in (e.domain, e.excluded) if x is not None]
             self.indices.append({e.var} if any(self.tainted(x) for x in decides) else set())
             filtered = e.condition is not None and self.tainted(e.condition)
+            ranged = isinstance(e.domain, n.Range)
+            if isinstance(e.domain, n.Range):
+                self.ranges.append((e.var, e.domain.lo, e.domain.hi))
             for c in children(e):  # the body runs where the filter holds
                 self.expr(c, domains, hidden or (filtered and c is e.body))
+            if ranged:
+                self.ranges.pop()
             self.indices.pop()
         else:
             for c in children(e):
                 self.expr(c, domains, hidden)
+        if isinstance(e, n.Index) and isinstance(e.base, (n.VarRef, n.ParamRef)) and \
+                isinstance(_type(e.base), ListType) and (self.tainted(e.index) or e.base.id in self.lengths) and \
+                not self.within(e.index, e.base.id):
+            self.found.append(Hazard(e.span, f"`{unparse(e)}` may read past the end of `{e.base.id}`, on one "
+                                             "neighbour only: private data or noise decides the index or the "
+                                             "list's length"))
         if isinstance(e, (n.VarRef, n.NoiseRef)) and self.assigned.get(e.id):
             self.found.append(Hazard(e.span, f"`{unparse(e)}` may have no value here, on one neighbour only (a "
                                              "branch that private data or noise decides may have skipped its "
@@ -196,6 +233,84 @@ class _Walk:
             elif e.func == "clamp":
                 self.operands(e, list(e.args[1:]), "may have lo > hi")
                 self.public(e, hidden, "may have lo > hi", lambda t: t(e.args[1]) <= t(e.args[2]))
+
+    def fills(self, loop: n.For) -> list[str]:
+        """The new lists that the loop writes at its index on every iteration, from 0 (their size is then its
+        upper bound, `sizes`), where no `break` can end it early and the bound reads public values only."""
+        if n.literal_number(loop.lo) != 0 or not self.stable(loop.hi) or \
+                any(isinstance(x, n.Break) for x in walk_statements(loop.body)):
+            return []
+        return [x.target for x in loop.body if isinstance(x, n.Assign) and isinstance(x.index, n.LocalRef)
+                and x.index.id == loop.var and x.target not in self.written]
+
+    def stable(self, e: n.Expr) -> bool:
+        """e reads only numbers, public parameters, lengths and the constants (the same value wherever it is read)."""
+        if isinstance(e, (n.LocalRef, n.NoiseRef, n.MemberRef)) or self.tainted(e):
+            return False
+        if isinstance(e, n.VarRef) and e.id not in self.mech.constants:
+            return False
+        if isinstance(e, n.Call) and e.func == "len":
+            return isinstance(e.args[0], n.ParamRef)  # (not tainted: its length is public)
+        return all(self.stable(c) for c in children(e))
+
+    def resize(self, s: n.Assign, hidden: bool) -> None:
+        """What the assignment does to the length of its target, when it is a list (`lengths`, `sizes`)."""
+        if s.index is not None:  # an entry: the list grows unless the index is surely one of its indices
+            if self.within(s.index, s.target):
+                return
+            self.sizes.pop(s.target, None)
+            balanced = bool(self.balanced) and (s.target, unparse(s.index)) in self.balanced[-1]
+            if (hidden and not balanced) or self.tainted(s.index):
+                self.lengths.add(s.target)
+            return
+        if not isinstance(_type(s.value), ListType):
+            return
+        v = s.value
+        self.sizes.pop(s.target, None)
+        if isinstance(v, n.ListLit):
+            self.sizes[s.target] = len(v.items)
+            return
+        if isinstance(v, n.Call) and v.func in ("top_k", "top_k_with_gaps") and self.stable(v.args[1]):
+            self.sizes[s.target] = v.args[1]
+            return
+        if isinstance(v, (n.VarRef, n.ParamRef)) and v.id in self.sizes:
+            self.sizes[s.target] = self.sizes[v.id]
+        if hidden or (v.id in self.lengths if isinstance(v, (n.VarRef, n.ParamRef)) else self.tainted(v)):
+            self.lengths.add(s.target)
+
+    def within(self, index: n.Expr, name: str) -> bool:
+        """Whether `index` is surely an index of the list `name`: the index of the innermost comprehension that
+        binds it, over `lo .. len(name)` with a number lo >= 0; an index z3 proves at least 0 and below the list's
+        length (`len(name)` of a parameter whose length is public, or its `sizes`) from `requires` and the ranges
+        of the enclosing loops; or a variable only ever assigned `argmax(name)`, `argmin(name)`, their
+        comprehensions over such a range, or an entry of `top_k(name, k)` (a list written entry by entry only
+        grows, so an index of it stays one; `name` must never be assigned whole)."""
+        if isinstance(index, n.LocalRef):
+            bound = next(((lo, hi) for var, lo, hi in reversed(self.ranges) if var == index.id), None)
+            if bound is not None and _over(bound[0], bound[1], name):
+                return True
+        size = self.sizes.get(name)
+        param = self.mech.param(name)
+        if size is None and param is not None and param.length_public:
+            size = n.Call("len", (n.ParamRef(name, False, index.span),), index.span, index.span)
+        if size is not None and not self.tainted(index) and \
+                _Public(self.mech, self.scopes).proves(lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size))):
+            return True
+        if not isinstance(index, n.VarRef) or any(isinstance(x, n.Assign) and x.target == name and x.index is None
+                                                  for x in walk_statements(self.mech.body)):
+            return False
+        sources = [x.value for x in walk_statements(self.mech.body) if isinstance(x, n.Assign)
+                   and x.target == index.id]
+        return bool(sources) and all(_index_of(v, name) or self.ranked(v, name) for v in sources)
+
+    def ranked(self, value: n.Expr, name: str) -> bool:
+        """`value` is an entry of a list only ever assigned `top_k(name, k)`: an index of `name`."""
+        if not isinstance(value, n.Index) or not isinstance(value.base, n.VarRef):
+            return False
+        sources = [x for x in walk_statements(self.mech.body) if isinstance(x, n.Assign) and x.target == value.base.id]
+        return bool(sources) and all(x.index is None and isinstance(x.value, n.Call) and x.value.func == "top_k" and
+                                     isinstance(x.value.args[0], (n.VarRef, n.ParamRef)) and
+                                     x.value.args[0].id == name for x in sources)
 
     def reads_noise(self, e: n.Expr) -> bool:
         if (isinstance(e, (n.VarRef, n.NoiseRef)) and e.id in self.noisy) or isinstance(e, n.MemberRef):
@@ -288,6 +403,47 @@ def _sign(e: n.Expr, mech: ResolvedMechanism) -> str | None:
                 return "positive" if "positive" in (a, b) else "nonnegative"
             return "positive" if a == b == "positive" else "nonnegative"
     return None
+
+
+def _type(e: n.Expr) -> Any:
+    return getattr(e, "type", None)
+
+
+def _size(term: Any, size: n.Expr | int) -> Any:
+    return zt.IntVal(size) if isinstance(size, int) else term(size)
+
+
+def _entries(body: tuple[n.Stmt, ...]) -> set[tuple[str, str]]:
+    """The entries `(list, index text)` that the statements write at their top level."""
+    return {(s.target, unparse(s.index)) for s in body if isinstance(s, n.Assign) and s.index is not None}
+
+
+def _over(lo: n.Expr, hi: n.Expr, name: str) -> bool:
+    """`lo .. hi` is a range of indices of the list `name`: lo a number >= 0, hi at most `len(name)` by its form
+    (`len(name)`, `len(name) - c` with a number c >= 0, `min(..., len(name), ...)`)."""
+    start = n.literal_number(lo)
+    return start is not None and start >= 0 and _at_most_length(hi, name)
+
+
+def _at_most_length(e: n.Expr, name: str) -> bool:
+    if isinstance(e, n.Call) and e.func == "len":
+        return isinstance(e.args[0], (n.VarRef, n.ParamRef)) and e.args[0].id == name
+    if isinstance(e, n.Call) and e.func == "min":
+        return any(_at_most_length(a, name) for a in e.args)
+    if isinstance(e, n.Binary) and e.op == "-":
+        c = n.literal_number(e.right)
+        return c is not None and c >= 0 and _at_most_length(e.left, name)
+    return False
+
+
+def _index_of(value: n.Expr, name: str) -> bool:
+    """`value` is an index of the list `name` when `name` is not empty: `argmax(name)`, `argmin(name)`, or their
+    comprehensions over `lo .. len(name)` (an empty list stops the run there, which `hazards` judges apart)."""
+    if isinstance(value, n.Call) and value.func in ("argmax", "argmin") and len(value.args) == 1:
+        return isinstance(value.args[0], (n.VarRef, n.ParamRef)) and value.args[0].id == name
+    return isinstance(value, n.Comprehension) and value.func in ("argmax", "argmin") and \
+        isinstance(value.domain, n.Range) and value.excluded is None and \
+        _over(value.domain.lo, value.domain.hi, name)
 
 
 def _join(a: dict[str, bool], b: dict[str, bool], hidden: bool) -> dict[str, bool]:
