@@ -118,6 +118,9 @@ def _list_hazards(line: str, adjacent: str = REPLACE) -> list[str]:
     ("for i in 0 .. len(q) { L[i] = 1 }\n  y = L[0]", RECORDS),          # filled to a private length
     ("L = top_k(q, k)\n  if q[0] > 0 { L[k] = 0 }\n  y = L[k]", REPLACE),  # past its k entries
     ("for i in 0 .. k { if q[0] + eta > i { L[i] = 1 } else { M[i] = 1 } }\n  y = L[0]", REPLACE),
+    # a fill loop that also writes past its bound: not k entries
+    ("for i in 0 .. k { L[i] = 1\n  L[i + 1] = 2 }\n  j = q[0] > 0 ? k : 0\n  y = L[j]", REPLACE),
+    ("L = [1, 2, 3]\n  for i in 0 .. len(L) { if q[0] > 0 { L = [1] }\n  y = L[i] }", REPLACE),  # made shorter
 ])
 def test_a_read_past_the_end_that_private_data_or_noise_decides_is_found(line: str, adjacent: str):
     found = _list_hazards(line, adjacent)

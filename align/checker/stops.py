@@ -81,7 +81,7 @@ class _Walk:
         self.scopes: list[n.For] = []
         """The enclosing loops (their ranges bound their indices in `_Public`)."""
         self.indices: list[set[str]] = [set()]
-        self.ranges: list[tuple[str, n.Expr, n.Expr]] = []
+        self.ranges: list[tuple[str, n.Expr, n.Expr, tuple[n.Stmt, ...]]] = []
         """The index and the bounds of each enclosing loop and comprehension over a range (`_within`)."""
         self.lengths = {p.name for p in mech.params if isinstance(p.type, ListType) and not p.length_public}
         """The lists whose length private data or noise may decide: a list parameter whose length is private, a
@@ -151,7 +151,7 @@ class _Walk:
                 fills = self.fills(s) if not inner else []
                 self.indices.append({s.var} if inner else set())
                 self.scopes.append(s)
-                self.ranges.append((s.var, s.lo, s.hi))
+                self.ranges.append((s.var, s.lo, s.hi, s.body))
                 before = dict(self.assigned)
                 if self.block(s.body, inner):  # a tainted break: later iterations may run on one side only
                     inner = True
@@ -186,7 +186,7 @@ class _Walk:
             filtered = e.condition is not None and self.tainted(e.condition)
             ranged = isinstance(e.domain, n.Range)
             if isinstance(e.domain, n.Range):
-                self.ranges.append((e.var, e.domain.lo, e.domain.hi))
+                self.ranges.append((e.var, e.domain.lo, e.domain.hi, ()))
             for c in children(e):  # the body runs where the filter holds
                 self.expr(c, domains, hidden or (filtered and c is e.body))
             if ranged:
@@ -240,8 +240,16 @@ class _Walk:
         if n.literal_number(loop.lo) != 0 or not self.stable(loop.hi) or \
                 any(isinstance(x, n.Break) for x in walk_statements(loop.body)):
             return []
-        return [x.target for x in loop.body if isinstance(x, n.Assign) and isinstance(x.index, n.LocalRef)
-                and x.index.id == loop.var and x.target not in self.written]
+
+        def at_index(x: n.Assign) -> bool:
+            return isinstance(x.index, n.LocalRef) and x.index.id == loop.var
+
+        top = [x for x in loop.body if isinstance(x, n.Assign)]
+        written = [x for x in walk_statements(loop.body) if isinstance(x, n.Assign)]
+        # one at the top level writes every iteration's entry; every other write of the list in the loop is at the
+        # same index (`L[i + 5] = 1` beside them makes it longer)
+        return [x.target for x in top if at_index(x) and x.target not in self.written and
+                all(at_index(y) for y in written if y.target == x.target)]
 
     def stable(self, e: n.Expr) -> bool:
         """e reads only numbers, public parameters, lengths and the constants (the same value wherever it is read)."""
@@ -286,8 +294,11 @@ class _Walk:
         comprehensions over such a range, or an entry of `top_k(name, k)` (a list written entry by entry only
         grows, so an index of it stays one; `name` must never be assigned whole)."""
         if isinstance(index, n.LocalRef):
-            bound = next(((lo, hi) for var, lo, hi in reversed(self.ranges) if var == index.id), None)
-            if bound is not None and _over(bound[0], bound[1], name):
+            bound = next(((lo, hi, body) for var, lo, hi, body in reversed(self.ranges) if var == index.id), None)
+            # (a loop that assigns the list whole may make it shorter than its range)
+            if bound is not None and _over(bound[0], bound[1], name) and not any(
+                    isinstance(x, n.Assign) and x.target == name and x.index is None
+                    for x in walk_statements(bound[2])):
                 return True
         size = self.sizes.get(name)
         param = self.mech.param(name)
