@@ -14,8 +14,8 @@ from align.obligations import ObligationId
 from align.pipeline import load_text
 from align.status import Status
 
-BODY = """mechanism m(x: int, k: int, eps: real)
-  adjacent |x - x'| <= 1
+TEMPLATE = """mechanism m({private}, k: int, eps: real)
+  adjacent {adjacent}
   requires eps > 0, k >= 1
   privacy eps
 {{
@@ -28,6 +28,9 @@ alignment m {{
   eta' = eta
 }}
 """
+BODY = TEMPLATE.replace("{private}", "x: int").replace("{adjacent}", "|x - x'| <= 1")
+LISTS = TEMPLATE.replace("{private}", "q: real[]")
+"""The same mechanism with a private list q, its neighbours `{adjacent}`."""
 
 
 def _hazards(line: str) -> list[str]:
@@ -87,20 +90,6 @@ def test_what_cannot_stop_on_one_neighbour_alone_is_not(line: str):
     assert _hazards(line) == []
 
 
-LISTS = """mechanism m(q: real[], k: int, eps: real)
-  adjacent {adjacent}
-  requires eps > 0, k >= 1
-  privacy eps
-{{
-  eta ~ Lap(1 / eps)
-  {line}
-  output eta
-}}
-
-alignment m {{
-  eta' = eta
-}}
-"""
 REPLACE = "|q[i] - q'[i]| <= 1"
 RECORDS = "len(q') = len(q) \u00b1 1"
 
