@@ -124,12 +124,25 @@ def test_a_read_past_the_end_that_private_data_or_noise_decides_is_found(line: s
     ("for i in 0 .. len(q) { L[i] = q[i] + eta }\n  for i in 0 .. len(q) { if L[i] > 0 { L[i] = 0 } }\n"
      "  y = sum(l in 0 .. len(q): L[l])", REPLACE),                     # filled, then overwritten in place
     ("for i in 0 .. len(q) { L[i] = q[i] + eta }\n  j = argmax(L)\n  y = L[j]", REPLACE),  # an index of L
-    ("j = argmax(l in 0 .. len(q): q[l])\n  y = q[j]", RECORDS),
+    ("j = argmax(l in 0 .. len(q): q[l] + eta)\n  y = q[j]", REPLACE),
     ("L = top_k(q, k)\n  for i in 0 .. k { j = L[i]\n  y = q[j] }", REPLACE),  # k entries, each an index of q
     ("for i in 0 .. len(q) { if q[i] > 0 { L[i] = 1 } else { L[i] = 0 } }\n  y = L[0]", REPLACE),  # both branches
 ])
 def test_a_read_that_cannot_fail_on_one_neighbour_alone_is_not_a_stop(line: str, adjacent: str):
     assert _list_hazards(line, adjacent) == []
+
+
+@pytest.mark.parametrize("line,adjacent,found", [
+    ("y = max(q)", RECORDS, True),                                  # q = [] on one neighbour
+    ("y = argmax(l in 0 .. len(q): q[l])", RECORDS, True),
+    ("y = min(l in 0 .. len(q) - 1: q[l])", RECORDS, True),
+    ("y = max(l in 0 .. k if q[0] > l: l)", REPLACE, True),         # the filter decides
+    ("y = max(q)", REPLACE, False),                                 # a public length: both stop alike, or neither
+    ("y = max(l in 0 .. k: q[0] + l)", REPLACE, False),
+    ("y = sum(l in 0 .. len(q): q[l])", RECORDS, False),            # a sum of nothing is 0
+])
+def test_an_extremum_over_entries_that_private_data_counts_is_a_stop(line: str, adjacent: str, found: bool):
+    assert any("may be over no entries" in h for h in _list_hazards(line, adjacent)) == found
 
 
 def test_the_verdict_is_unknown_with_the_place(tmp_path: Path):

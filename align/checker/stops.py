@@ -195,6 +195,9 @@ class _Walk:
         else:
             for c in children(e):
                 self.expr(c, domains, hidden)
+        if self.empty(e):
+            self.found.append(Hazard(e.span, f"`{unparse(e)}` may be over no entries, on one neighbour only: private "
+                                             "data or noise decides how many"))
         if isinstance(e, n.Index) and isinstance(e.base, (n.VarRef, n.ParamRef)) and \
                 isinstance(_type(e.base), ListType) and (self.tainted(e.index) or e.base.id in self.lengths) and \
                 not self.within(e.index, e.base.id):
@@ -233,6 +236,29 @@ class _Walk:
             elif e.func == "clamp":
                 self.operands(e, list(e.args[1:]), "may have lo > hi")
                 self.public(e, hidden, "may have lo > hi", lambda t: t(e.args[1]) <= t(e.args[2]))
+
+    def empty(self, e: n.Expr) -> bool:
+        """Whether `e` is a `max`, `min`, `argmax` or `argmin` (of a list or a comprehension) whose number of entries
+        private data or noise decides (the interpreter stops with `empty-reduction` on none)."""
+        if isinstance(e, n.Call) and e.func in _EXTREMA and len(e.args) == 1:
+            x = e.args[0]
+            return isinstance(x, (n.VarRef, n.ParamRef)) and x.id in self.lengths
+        if not isinstance(e, n.Comprehension) or e.func not in _EXTREMA:
+            return False
+        if e.condition is not None and self.tainted(e.condition):
+            return True
+        if e.excluded is not None and self.tainted(e.excluded):
+            return True
+        domain = e.domain
+        if isinstance(domain, n.Range):
+            return self.tainted(domain.lo) or self.tainted(domain.hi)
+        if isinstance(domain, (n.VarRef, n.ParamRef)):
+            return domain.id in self.lengths
+        if domain is None:  # the universe is the indices of the lists the body reads at the index
+            return any(isinstance(x, n.Index) and isinstance(x.index, n.LocalRef) and x.index.id == e.var and
+                       isinstance(x.base, (n.VarRef, n.ParamRef)) and x.base.id in self.lengths
+                       for x in _subexpressions(e.body))
+        return self.tainted(domain)
 
     def fills(self, loop: n.For) -> list[str]:
         """The new lists that the loop writes at its index on every iteration, from 0 (their size is then its
@@ -414,6 +440,16 @@ def _sign(e: n.Expr, mech: ResolvedMechanism) -> str | None:
                 return "positive" if "positive" in (a, b) else "nonnegative"
             return "positive" if a == b == "positive" else "nonnegative"
     return None
+
+
+_EXTREMA = ("max", "min", "argmax", "argmin")
+
+
+def _subexpressions(e: n.Expr) -> list[n.Expr]:
+    found = [e]
+    for c in children(e):
+        found += _subexpressions(c)
+    return found
 
 
 def _type(e: n.Expr) -> Any:
