@@ -112,8 +112,19 @@ def _list_hazards(line: str, adjacent: str = REPLACE) -> list[str]:
     ("L = [1, 2, 3]\n  for i in 0 .. len(L) { if q[0] > 0 { L = [1] }\n  y = L[i] }", REPLACE),  # made shorter
 ])
 def test_a_read_past_the_end_that_private_data_or_noise_decides_is_found(line: str, adjacent: str):
-    found = _list_hazards(line, adjacent)
-    assert found and "may read past the end of" in found[0], found
+    found = _list_hazards(line, adjacent)  # (a write that may leave a gap before it stops first)
+    assert any("may read past the end of" in h or "may write past the end of" in h for h in found), found
+
+
+@pytest.mark.parametrize("line,found", [
+    ("for i in 0 .. len(q) { if q[i] > 0 { L[i] = 1 } }", True),  # L[1] after a skipped L[0]: a gap
+    ("j = q[0] > 0 ? 2 : 0\n  L[j] = 1", True),
+    ("L[0] = 1\n  if q[0] > 0 { L[1] = 2 }", False),                 # an append, on one side only: a length
+    ("for i in 0 .. len(q) { if q[i] > 0 { L[i] = 1 } else { L[i] = 0 } }", False),
+    ("L = []\n  for i in 0 .. k { L[i] = q[0]\n  if q[0] > 0 { L[i] = 2 } }", False),  # appends, overwrites
+])
+def test_a_write_that_may_leave_a_gap_on_one_neighbour_is_a_stop(line: str, found: bool):
+    assert any("may write past the end of" in h for h in _list_hazards(line)) == found
 
 
 @pytest.mark.parametrize("line,adjacent", [

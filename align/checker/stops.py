@@ -12,8 +12,10 @@ parameter or noise flows into it, by assignment or by a branch, loop bound or `b
 as the index of a loop or comprehension whose range it decides, to a fixpoint. An operand whose form fixes its sign
 (`1 + abs(x)`), or noise whose support excludes the failure (`ln(u)` with u ~ Uniform(0, 1); `1 / eta` with a
 density: a point has probability 0), is safe. A list read whose index or list length such a value decides must be
-surely inside the list (`_Walk.within`: its own range, an index proved below the list's known size, an index that
-`argmax` or `top_k` of the list gave). An operation on public values that runs under a tainted condition must
+surely inside the list (`_Walk.within`: z3 proves the index below the list's length from the ranges around it and
+the known sizes, or the entry was written before, or `argmax` or `top_k` of the list gave the index); such an entry
+write must overwrite or append (`_Walk.writable`); an extremum must be over entries whose number no such value
+decides (`_Walk.empty`). An operation on public values that runs under a tainted condition must
 be defined for every value `requires` allows (`_Public`, a z3 query over the public parameters).
 """
 
@@ -78,8 +80,6 @@ class _Walk:
         """False in the passes that only spread the taint (no z3 query there)."""
         self.noisy = noisy
         """The names noise flows into (`hazards`): an integer overflow is taken for one only where no noise does."""
-        self.scopes: list[n.For] = []
-        """The enclosing loops (their ranges bound their indices in `_Public`)."""
         self.indices: list[set[str]] = [set()]
         self.ranges: list[tuple[str, n.Expr, n.Expr, tuple[n.Stmt, ...]]] = []
         """The index and the bounds of each enclosing loop and comprehension over a range (`_within`)."""
@@ -87,6 +87,19 @@ class _Walk:
         """The lists whose length private data or noise may decide: a list parameter whose length is private, a
         list written past its known size at an index that such values decide or under a condition they decide, or
         assigned whole a list whose length they decide (`resize`)."""
+        self.wanted: dict[str, set[str]] = {}
+        """For each variable that some read uses as an index (`L[j]`), the lists it indexes."""
+        for e in _expressions(mech.body):
+            if isinstance(e, n.Index) and isinstance(e.index, n.VarRef) and isinstance(e.base, (n.VarRef, n.ParamRef)):
+                self.wanted.setdefault(e.index.id, set()).add(e.base.id)
+        self.known: dict[str, dict[str, tuple[bool, list[n.Expr]]]] = {}
+        """For such a variable and list, as its assignments so far say (`index_assigned`): whether each gave an index
+        of the list, and the values of public parameters alone among them, to be proved where the list is read."""
+        self.loops: list[tuple[n.For, frozenset[str]]] = []
+        """The enclosing loops, each with the names written before it (but the lists known to be empty)."""
+        self.just: dict[tuple[str, str], frozenset[str]] = {}
+        """The entries `(list, index text)` written on every path to here, with the variables their index reads, since
+        none of those nor the list was assigned again: a read of one is inside the list (the write made it)."""
         self.balanced: list[set[tuple[str, str]]] = []
         """For each enclosing `if` (innermost last): the entries `(list, index)` that both its branches write at
         their top level, where the `if` itself runs on every path."""
@@ -112,9 +125,20 @@ class _Walk:
                 self.expr(s.value, hidden=here)
                 if s.index is not None:
                     self.expr(s.index, hidden=here)
+                    if (here or self.tainted(s.index) or s.target in self.lengths) and not self.writable(s):
+                        self.found.append(Hazard(s.span, f"`{s.target}[{unparse(s.index)}] = ...` may write past "
+                                                         f"the end of `{s.target}` (leaving a gap), on one neighbour "
+                                                         "only: private data or noise decides the index, the list's "
+                                                         "length or whether it runs"))
                 if here or self.tainted(s.value) or (s.index is not None and self.tainted(s.index)):
                     self.taint.add(s.target)
                 self.resize(s, here)
+                if s.index is None and not isinstance(_type(s.value), ListType):
+                    self.index_assigned(s.target, s.value)
+                self.just = {k: v for k, v in self.just.items()
+                             if s.target not in v and (s.index is not None or k[0] != s.target)}
+                if s.index is not None:
+                    self.just[(s.target, unparse(s.index))] = _names(s.index)
                 if s.index is None or s.target not in self.written:  # `L[0] = 1` first makes a list L
                     self.assigned[s.target] = False
                 self.written.add(s.target)
@@ -133,14 +157,19 @@ class _Walk:
                 inner = here or self.tainted(s.condition)
                 # an entry both branches write at the same index is written whichever runs: no length differs
                 self.balanced.append(_entries(s.then) & _entries(s.orelse) if not here else set())
-                before, written = dict(self.assigned), set(self.written)
+                before, written, just = dict(self.assigned), set(self.written), dict(self.just)
+                sizes = dict(self.sizes)
                 broke_then = self.block(s.then, inner)
+                just, self.just = self.just, just
+                sizes, self.sizes = self.sizes, sizes
                 after_then, self.assigned = self.assigned, dict(before)
                 # the other branch runs instead: what the first wrote is not written before it (`L[0] = 1` in both
                 # makes a list L on both paths)
                 written, self.written = self.written, written
                 broke_else = self.block(s.orelse, inner)
                 self.written |= written
+                self.just = {k: v for k, v in self.just.items() if k in just}
+                self.sizes = _same(self.sizes, sizes)  # the sizes both paths agree on
                 self.assigned = _join(after_then, self.assigned, inner)
                 self.balanced.pop()
                 broke = broke or broke_then or broke_else
@@ -149,8 +178,13 @@ class _Walk:
                 self.expr(s.hi, hidden=here)
                 inner = here or self.tainted(s.lo) or self.tainted(s.hi)
                 fills = self.fills(s) if not inner else []
+                self.loops.append((s, frozenset(n for n in self.written if self.sizes.get(n) != 0)))
+                sizes = dict(self.sizes)
+                changed = {x.target for x in walk_statements(s.body) if isinstance(x, n.Assign) and x.index is None}
+                changed |= {x.var for x in walk_statements(s.body) if isinstance(x, n.Sample)} | {s.var}
+                self.just = {k: v for k, v in self.just.items() if not (v & changed) and k[0] not in changed}
+                kept = dict(self.just)
                 self.indices.append({s.var} if inner else set())
-                self.scopes.append(s)
                 self.ranges.append((s.var, s.lo, s.hi, s.body))
                 before = dict(self.assigned)
                 if self.block(s.body, inner):  # a tainted break: later iterations may run on one side only
@@ -158,9 +192,11 @@ class _Walk:
                 self.assigned = {**_join(before, self.assigned, inner), **self.assigned}  # the next iterations
                 self.block(s.body, inner)
                 self.indices.pop()
-                self.scopes.pop()
                 self.ranges.pop()
+                self.loops.pop()
+                self.sizes = _same(self.sizes, sizes)  # (no iteration may have run)
                 self.sizes.update(dict.fromkeys(fills, s.hi))
+                self.just = kept  # (no iteration may have run)
                 self.assigned = _join(before, self.assigned, inner)  # no iteration, or some
             elif isinstance(s, n.While):
                 raise AssertionError("`while` is rejected by resolution")
@@ -270,12 +306,13 @@ class _Walk:
         def at_index(x: n.Assign) -> bool:
             return isinstance(x.index, n.LocalRef) and x.index.id == loop.var
 
-        top = [x for x in loop.body if isinstance(x, n.Assign)]
         written = [x for x in walk_statements(loop.body) if isinstance(x, n.Assign)]
-        # one at the top level writes every iteration's entry; every other write of the list in the loop is at the
-        # same index (`L[i + 5] = 1` beside them makes it longer)
-        return [x.target for x in top if at_index(x) and x.target not in self.written and
-                all(at_index(y) for y in written if y.target == x.target)]
+        # every path of an iteration writes its entry; every other write of the list in the loop is at the same
+        # index (`L[i + 5] = 1` beside them makes it longer)
+        return sorted({x.target for x in written if at_index(x) and (x.target not in self.written or
+                                                                      self.sizes.get(x.target) == 0)
+                       and _always_writes(loop.body, x.target, loop.var)
+                       and all(at_index(y) for y in written if y.target == x.target)})
 
     def stable(self, e: n.Expr) -> bool:
         """e reads only numbers, public parameters, lengths and the constants (the same value wherever it is read)."""
@@ -292,6 +329,11 @@ class _Walk:
         if s.index is not None:  # an entry: the list grows unless the index is surely one of its indices
             if self.within(s.index, s.target):
                 return
+            if not hidden and not self.tainted(s.index) and self.at_end(s.index, s.target):
+                size = self.sizes.get(s.target, 0)
+                self.sizes[s.target] = size + 1 if isinstance(size, int) else n.Binary(
+                    "+", size, n.Number(Fraction(1), True, s.span), s.span)
+                return
             self.sizes.pop(s.target, None)
             balanced = bool(self.balanced) and (s.target, unparse(s.index)) in self.balanced[-1]
             if (hidden and not balanced) or self.tainted(s.index):
@@ -301,6 +343,9 @@ class _Walk:
             return
         v = s.value
         self.sizes.pop(s.target, None)
+        for lists in self.known.values():  # an index of the old list need not be one of the new
+            if s.target in lists:
+                lists[s.target] = (False, [])
         if isinstance(v, n.ListLit):
             self.sizes[s.target] = len(v.items)
             return
@@ -313,41 +358,77 @@ class _Walk:
             self.lengths.add(s.target)
 
     def within(self, index: n.Expr, name: str) -> bool:
-        """Whether `index` is surely an index of the list `name`: the index of the innermost comprehension that
-        binds it, over `lo .. len(name)` with a number lo >= 0; an index z3 proves at least 0 and below the list's
-        length (`len(name)` of a parameter whose length is public, or its `sizes`) from `requires` and the ranges
-        of the enclosing loops; or a variable only ever assigned `argmax(name)`, `argmin(name)`, their
-        comprehensions over such a range, or an entry of `top_k(name, k)` (a list written entry by entry only
-        grows, so an index of it stays one; `name` must never be assigned whole)."""
-        if isinstance(index, n.LocalRef):
-            bound = next(((lo, hi, body) for var, lo, hi, body in reversed(self.ranges) if var == index.id), None)
-            # (a loop that assigns the list whole may make it shorter than its range)
-            if bound is not None and _over(bound[0], bound[1], name) and not any(
-                    isinstance(x, n.Assign) and x.target == name and x.index is None
-                    for x in walk_statements(bound[2])):
-                return True
-        size = self.sizes.get(name)
-        param = self.mech.param(name)
-        if size is None and param is not None and param.length_public:
-            size = n.Call("len", (n.ParamRef(name, False, index.span),), index.span, index.span)
-        if size is not None and not self.tainted(index) and \
-                _Public(self.mech, self.scopes).proves(lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size))):
+        """Whether `index` is surely an index of the list `name` here: it is one by its form (`_index_of`); or a
+        variable whose every assignment so far gave one (`known`); or z3 proves it at least 0 and below the list's
+        length (`proved`)."""
+        if _index_of(index, name) or self.ranked(index, name) or (name, unparse(index)) in self.just:
             return True
-        if not isinstance(index, n.VarRef) or any(isinstance(x, n.Assign) and x.target == name and x.index is None
-                                                  for x in walk_statements(self.mech.body)):
+        if isinstance(index, n.VarRef) and index.id in self.known:
+            valid, deferred = self.known[index.id].get(name, (False, []))
+            return valid and all(self.proved(x, name) for x in deferred)
+        return self.proved(index, name)
+
+    def proved(self, index: n.Expr, name: str) -> bool:
+        """z3 proves `0 <= index < len(name)` here (`_Public` with the lengths of list parameters as symbols and the
+        known `sizes`), from `requires` and the ranges of the enclosing loops and comprehensions (but a loop's that
+        assigns the list whole: it may make the list shorter than its range)."""
+        param = self.mech.param(name)
+        base: n.Expr = n.ParamRef(name, False, index.span) if param is not None else n.VarRef(name, False, index.span)
+        size = n.Call("len", (base,), index.span, index.span)
+        ranges = [(var, lo, hi) for var, lo, hi, body in self.ranges
+                  if not any(isinstance(x, n.Assign) and x.target == name and x.index is None
+                             for x in walk_statements(body))]
+        known = size
+        return _Public(self.mech, ranges, self.sizes).proves(
+            lambda t: zt.And(t(index) >= 0, t(index) < _size(t, known)))
+
+    def writable(self, s: n.Assign) -> bool:
+        """The entry write `L[e] = v` cannot leave a gap: it overwrites an entry (`within`), or appends one: e is the
+        index of the innermost loop, from 0, over a list new before it that every iteration writes at its index at
+        the top level of its body, and that the loop writes nowhere else (at the i-th iteration L has i entries
+        before that write, i + 1 after)."""
+        assert s.index is not None
+        if self.within(s.index, s.target) or self.at_end(s.index, s.target):
+            return True
+        if not self.loops or not isinstance(s.index, n.LocalRef):
             return False
-        sources = [x.value for x in walk_statements(self.mech.body) if isinstance(x, n.Assign)
-                   and x.target == index.id]
-        return bool(sources) and all(_index_of(v, name) or self.ranked(v, name) for v in sources)
+        loop, before = self.loops[-1]
+        if loop.var != s.index.id or n.literal_number(loop.lo) != 0 or s.target in before:
+            return False
+        writes = [x for x in walk_statements(loop.body) if isinstance(x, n.Assign) and x.target == s.target]
+        return all(isinstance(x.index, n.LocalRef) and x.index.id == loop.var for x in writes) and \
+            _always_writes(loop.body, s.target, loop.var)
+
+    def at_end(self, index: n.Expr, name: str) -> bool:
+        """z3 proves the index equal to the list's known size here (0 for a list not written yet): a write there
+        appends."""
+        size = self.sizes.get(name, 0 if name not in self.written and self.mech.param(name) is None else None)
+        if size is None:
+            return False
+        known = size
+        return _Public(self.mech, [r[:3] for r in self.ranges], self.sizes).proves(
+            lambda t: t(index) == _size(t, known))
 
     def ranked(self, value: n.Expr, name: str) -> bool:
-        """`value` is an entry of a list only ever assigned `top_k(name, k)`: an index of `name`."""
+        """`value` is an entry of a list only ever assigned `top_k(name, k)` whole: an index of `name`."""
         if not isinstance(value, n.Index) or not isinstance(value.base, n.VarRef):
             return False
         sources = [x for x in walk_statements(self.mech.body) if isinstance(x, n.Assign) and x.target == value.base.id]
-        return bool(sources) and all(x.index is None and isinstance(x.value, n.Call) and x.value.func == "top_k" and
-                                     isinstance(x.value.args[0], (n.VarRef, n.ParamRef)) and
-                                     x.value.args[0].id == name for x in sources)
+        return bool(sources) and all(x.index is None and _index_of(n.Index(x.value, value.index, value.span), name)
+                                     for x in sources)
+
+    def index_assigned(self, target: str, value: n.Expr) -> None:
+        """Record whether the value assigned to a scalar variable is an index of each list that some read indexes
+        with the variable (`known`): proved here, or, where it reads public values only (`0`), to be proved where
+        it is read (a list only grows, so an index of it stays one; one assigned whole loses them all: `resize`)."""
+        for name in self.wanted.get(target, ()):
+            valid, deferred = self.known.setdefault(target, {}).get(name, (True, []))
+            if not valid or self.within(value, name):
+                self.known[target].setdefault(name, (valid, deferred))
+            elif self.stable(value):
+                self.known[target][name] = (True, [*deferred, value])
+            else:
+                self.known[target][name] = (False, [])
 
     def reads_noise(self, e: n.Expr) -> bool:
         if (isinstance(e, (n.VarRef, n.NoiseRef)) and e.id in self.noisy) or isinstance(e, n.MemberRef):
@@ -363,7 +444,7 @@ class _Walk:
         (proved by z3 over the public parameters: `_Public`)."""
         if not self.recording or not hidden or any(self.tainted(c) for c in children(e)):
             return  # not hidden, or a tainted operand, which `operands` judges
-        if not _Public(self.mech, self.scopes).proves(defined):
+        if not _Public(self.mech, [(r[0], r[1], r[2]) for r in self.ranges]).proves(defined):
             self.found.append(Hazard(e.span, f"`{unparse(e)}` {what}, on one neighbour only: it runs under a "
                                              "condition that private data or noise decides, and `requires` does "
                                              "not rule the failure out"))
@@ -483,9 +564,76 @@ def _at_most_length(e: n.Expr, name: str) -> bool:
     return False
 
 
+def _same(a: dict[str, n.Expr | int], b: dict[str, n.Expr | int]) -> dict[str, n.Expr | int]:
+    """The sizes two paths agree on."""
+    def text(x: n.Expr | int) -> str:
+        return str(x) if isinstance(x, int) else unparse(x)
+
+    return {k: v for k, v in a.items() if k in b and text(b[k]) == text(v)}
+
+
+def _always_writes(body: tuple[n.Stmt, ...], target: str, var: str) -> bool:
+    """Every path through the statements writes `target[var]` (at their top level, or in both branches of an `if`)."""
+    return any((isinstance(s, n.Assign) and s.target == target and isinstance(s.index, n.LocalRef)
+                and s.index.id == var) or
+               (isinstance(s, n.If) and _always_writes(s.then, target, var) and _always_writes(s.orelse, target, var))
+               for s in body)
+
+
+def _names(e: n.Expr) -> frozenset[str]:
+    """The variables, parameters, noise and indices that e reads."""
+    return frozenset(x.id for x in _subexpressions(e) if isinstance(x, (n.VarRef, n.ParamRef, n.NoiseRef, n.LocalRef)))
+
+
+def _uniform(mech: ResolvedMechanism) -> dict[str, n.Expr]:
+    """The variables whose every assignment is the same expression of public values alone (`n = len(q)` in a loop):
+    that value wherever they have one."""
+    values: dict[str, list[n.Assign]] = {}
+    for s in walk_statements(mech.body):
+        if isinstance(s, n.Assign):
+            values.setdefault(s.target, []).append(s)
+    return {name: found[0].value for name, found in values.items()
+            if all(a.index is None and unparse(a.value) == unparse(found[0].value) for a in found) and
+            _public_only(found[0].value, mech)}
+
+
+def _public_only(e: n.Expr, mech: ResolvedMechanism) -> bool:
+    if isinstance(e, n.Call) and e.func == "len":
+        return isinstance(e.args[0], n.ParamRef)
+    if isinstance(e, n.ParamRef):
+        param = mech.param(e.id)
+        return param is not None and param.public
+    if isinstance(e, (n.VarRef, n.LocalRef, n.NoiseRef, n.MemberRef, n.Index, n.Comprehension)):
+        return False
+    return all(_public_only(c, mech) for c in children(e))
+
+
+def _expressions(body: tuple[n.Stmt, ...]) -> list[n.Expr]:
+    """Every expression of the statements and their subexpressions."""
+    found: list[n.Expr] = []
+    for s in walk_statements(body):
+        parts: tuple[n.Expr | None, ...] = ()
+        if isinstance(s, n.Assign):
+            parts = (s.value, s.index)
+        elif isinstance(s, n.Sample):
+            parts = s.args
+        elif isinstance(s, n.Output):
+            parts = (s.value,)
+        elif isinstance(s, n.If):
+            parts = (s.condition,)
+        elif isinstance(s, n.For):
+            parts = (s.lo, s.hi)
+        for part in parts:
+            found += _subexpressions(part) if part is not None else []
+    return found
+
+
 def _index_of(value: n.Expr, name: str) -> bool:
-    """`value` is an index of the list `name` when `name` is not empty: `argmax(name)`, `argmin(name)`, or their
-    comprehensions over `lo .. len(name)` (an empty list stops the run there, which `hazards` judges apart)."""
+    """`value` is an index of the list `name` when `name` is not empty: `argmax(name)`, `argmin(name)`, their
+    comprehensions over `lo .. len(name)` (an empty list stops the run there, which `hazards` judges apart), or an
+    entry of `top_k(name, k)` (an entry past its k is judged as a read of it)."""
+    if isinstance(value, n.Index) and isinstance(value.base, n.Call) and value.base.func == "top_k":
+        return isinstance(value.base.args[0], (n.VarRef, n.ParamRef)) and value.base.args[0].id == name
     if isinstance(value, n.Call) and value.func in ("argmax", "argmin") and len(value.args) == 1:
         return isinstance(value.args[0], (n.VarRef, n.ParamRef)) and value.args[0].id == name
     return isinstance(value, n.Comprehension) and value.func in ("argmax", "argmin") and \
@@ -545,15 +693,21 @@ def _whole_nonnegative(e: n.Expr) -> bool:
 class _Public:
     """z3 terms of values that public parameters alone decide: numbers, public scalar parameters, lengths of lists
     whose length is public, the constants computed from them, indices of enclosing loops (within their ranges),
-    `+ - * /`, negation, `abs` and `exp` (by its sign facts); `requires` as the assumptions (the conditions it can
-    read). Anything else has no term, and nothing is proved of it."""
+    `+ - * /`, negation, `abs`, `min`, `max` and `exp` (by its sign facts); `requires` as the assumptions (the
+    conditions it can read). Anything else has no term, and nothing is proved of it."""
 
-    def __init__(self, mech: ResolvedMechanism, loops: list[n.For]):
+    def __init__(self, mech: ResolvedMechanism, ranges: list[tuple[str, n.Expr, n.Expr]],
+                 sizes: dict[str, n.Expr | int] | None = None):
         self.mech = mech
-        self.loops = loops
+        self.ranges = ranges
+        self.sizes = sizes
+        """Given (`_Walk.within`): the length of every list parameter is a symbol, private or not (a proof for every
+        length is a proof for both neighbours'), and a list made in the body has its known size."""
         self.facts: list[z3.BoolRef] = []
         self.definitions = {s.target: s.value for s in mech.body if isinstance(s, n.Assign) and s.index is None
                             and s.target in mech.constants}
+        if sizes is not None:
+            self.definitions.update(_uniform(mech))
 
     def proves(self, defined) -> bool:
         with zt.scratch_context():
@@ -567,10 +721,10 @@ class _Public:
                     assumptions.append(self.term(r))
                 except _NoTerm:
                     continue  # a condition it cannot read: assuming less proves less
-            for loop in self.loops:
+            for var, lo, hi in self.ranges:
                 try:
-                    i = zt.Int(loop.var)
-                    assumptions += [self.term(loop.lo) <= i, i < self.term(loop.hi)]
+                    i = zt.Int(var)
+                    assumptions += [self.term(lo) <= i, i < self.term(hi)]
                 except _NoTerm:
                     continue
             # the facts of every term built above (lengths >= 0, what exp is), requires' and the loops' included
@@ -588,14 +742,23 @@ class _Public:
                 return zt.Int(e.id) if param.type == INT else zt.Real(e.id)
         if isinstance(e, n.VarRef) and not e.primed and e.id in self.definitions:
             return self.term(self.definitions[e.id])
-        if isinstance(e, n.LocalRef) and any(loop.var == e.id for loop in self.loops):
-            return zt.Int(e.id)  # (a comprehension's index has no term: its range is not among the facts)
+        if isinstance(e, n.LocalRef) and any(var == e.id for var, _, _ in self.ranges):
+            return zt.Int(e.id)
         if isinstance(e, n.Call) and e.func == "len" and isinstance(e.args[0], n.ParamRef):
             param = self.mech.param(e.args[0].id)
-            if param is not None and param.length_public:
+            if param is not None and (param.length_public or self.sizes is not None):
                 length = zt.Int(f"len({e.args[0].id})")
                 self.facts.append(length >= 0)
                 return length
+        if isinstance(e, n.Call) and e.func == "len" and isinstance(e.args[0], n.VarRef) and self.sizes is not None:
+            # a list made in the body: its known size, else its length now, a symbol (a list only grows; a range
+            # over it whose loop assigns it whole is not among the facts: `_Walk.proved`)
+            size = self.sizes.get(e.args[0].id)
+            if size is not None:
+                return zt.IntVal(size) if isinstance(size, int) else self.term(size)
+            length = zt.Int(f"len({e.args[0].id})")
+            self.facts.append(length >= 0)
+            return length
         if isinstance(e, n.Call) and e.func == "exp":
             # what the proofs of definedness need of exp: positive, and above, at or below 1 with its argument's sign
             x = self.term(e.args[0])
@@ -604,6 +767,12 @@ class _Public:
             self.facts += [value > 0, z3.Implies(x > 0, value > 1), z3.Implies(x < 0, value < 1),
                            z3.Implies(x == 0, value == 1)]
             return value
+        if isinstance(e, n.Call) and e.func in ("min", "max") and e.args:
+            values = [self.term(a) for a in e.args]
+            result = values[0]
+            for x in values[1:]:
+                result = z3.If(x < result, x, result) if e.func == "min" else z3.If(x > result, x, result)
+            return result
         if isinstance(e, n.Call) and e.func == "abs":
             x = self.term(e.args[0])
             return z3.If(x >= 0, x, -x)
