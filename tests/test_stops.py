@@ -107,6 +107,16 @@ def _list_hazards(line: str, adjacent: str = REPLACE) -> list[str]:
     ("for i in 0 .. len(q) { L[i] = 1 }\n  y = L[0]", RECORDS),          # filled to a private length
     ("L = top_k(q, k)\n  if q[0] > 0 { L[k] = 0 }\n  y = L[k]", REPLACE),  # past its k entries
     ("for i in 0 .. k { if q[0] + eta > i { L[i] = 1 } else { M[i] = 1 } }\n  y = L[0]", REPLACE),
+    # found by an adversarial search (2026-12-07): reads that run on one side only, lists made in the expression
+    ("if q[0] > 0 { y = q[3] }", REPLACE),
+    ("y = q[0] > 0 ? q[3] : 0", REPLACE),
+    ("b = q[0] > 0 and q[3] > 0", REPLACE),
+    ("for i in 0 .. len(q) { y = [1, 2, 3][3] }", RECORDS),              # the loop runs on one side only
+    ("if q[0] > 0 { L = [1] } else { L = [1, 2, 3] }\n  y = L[2]", REPLACE),
+    ("L = [1, 2, 3]\n  if q[0] > 0 { L = [1] }\n  y = L[2]", REPLACE),
+    ("j = q[0] > 0 ? 3 : 0\n  y = [1, 2, 3][j]", REPLACE),
+    ("y = (q[0] > 0 ? [1] : [1, 2, 3])[2]", REPLACE),
+    ("j = q[0] > 0 ? 3 : 0\n  y = top_k(q, 3)[j]", REPLACE),
     # a fill loop that also writes past its bound: not k entries
     ("for i in 0 .. k { L[i] = 1\n  L[i + 1] = 2 }\n  j = q[0] > 0 ? k : 0\n  y = L[j]", REPLACE),
     ("L = [1, 2, 3]\n  for i in 0 .. len(L) { if q[0] > 0 { L = [1] }\n  y = L[i] }", REPLACE),  # made shorter
@@ -138,6 +148,11 @@ def test_a_write_that_may_leave_a_gap_on_one_neighbour_is_a_stop(line: str, foun
     ("j = argmax(l in 0 .. len(q): q[l] + eta)\n  y = q[j]", REPLACE),
     ("L = top_k(q, k)\n  for i in 0 .. k { j = L[i]\n  y = q[j] }", REPLACE),  # k entries, each an index of q
     ("for i in 0 .. len(q) { if q[i] > 0 { L[i] = 1 } else { L[i] = 0 } }\n  y = L[0]", REPLACE),  # both branches
+    ("L = [1, 2, 3]\n  j = q[0] > 0 ? 1 : 0\n  y = L[j]", REPLACE),  # either way inside
+    # filled from 1, then read after a private break (bench/rewrites.py's loop-offset of AboveThreshold)
+    ("for i in 1 .. len(q) + 1 { L[i - 1] = q[i - 1] + eta }\n  for j in 1 .. len(q) + 1 { if L[j - 1] > 0 { break } }",
+     REPLACE),
+    ("L = [1, 2, 3]\n  j = min(argmax(q), 2)\n  y = L[j]", REPLACE),
 ])
 def test_a_read_that_cannot_fail_on_one_neighbour_alone_is_not_a_stop(line: str, adjacent: str):
     assert _list_hazards(line, adjacent) == []

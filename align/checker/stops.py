@@ -195,7 +195,9 @@ class _Walk:
                 self.ranges.pop()
                 self.loops.pop()
                 self.sizes = _same(self.sizes, sizes)  # (no iteration may have run)
-                self.sizes.update(dict.fromkeys(fills, s.hi))
+                start = n.literal_number(s.lo)
+                count = s.hi if start == 0 else n.Binary("-", s.hi, s.lo, s.span)
+                self.sizes.update(dict.fromkeys(fills, count))
                 self.just = kept  # (no iteration may have run)
                 self.assigned = _join(before, self.assigned, inner)  # no iteration, or some
             elif isinstance(s, n.While):
@@ -228,18 +230,25 @@ class _Walk:
             if ranged:
                 self.ranges.pop()
             self.indices.pop()
+        elif isinstance(e, n.Conditional):  # one branch runs, as its condition says
+            self.expr(e.condition, domains, hidden)
+            inner = hidden or self.tainted(e.condition)
+            self.expr(e.then, domains, inner)
+            self.expr(e.orelse, domains, inner)
+        elif isinstance(e, n.BoolOp):  # the right operand runs as the left says
+            self.expr(e.left, domains, hidden)
+            self.expr(e.right, domains, hidden or self.tainted(e.left))
         else:
             for c in children(e):
                 self.expr(c, domains, hidden)
         if self.empty(e):
             self.found.append(Hazard(e.span, f"`{unparse(e)}` may be over no entries, on one neighbour only: private "
                                              "data or noise decides how many"))
-        if isinstance(e, n.Index) and isinstance(e.base, (n.VarRef, n.ParamRef)) and \
-                isinstance(_type(e.base), ListType) and (self.tainted(e.index) or e.base.id in self.lengths) and \
-                not self.within(e.index, e.base.id):
-            self.found.append(Hazard(e.span, f"`{unparse(e)}` may read past the end of `{e.base.id}`, on one "
-                                             "neighbour only: private data or noise decides the index or the "
-                                             "list's length"))
+        if isinstance(e, n.Index) and isinstance(_type(e.base), ListType) and self.recording and \
+                (hidden or self.tainted(e.index) or self.length_tainted(e.base)) and not self.inside(e):
+            self.found.append(Hazard(e.span, f"`{unparse(e)}` may read past the end of `{unparse(e.base)}`, on one "
+                                             "neighbour only: private data or noise decides the index, the list's "
+                                             "length or whether the read runs"))
         if isinstance(e, (n.VarRef, n.NoiseRef)) and self.assigned.get(e.id):
             self.found.append(Hazard(e.span, f"`{unparse(e)}` may have no value here, on one neighbour only (a "
                                              "branch that private data or noise decides may have skipped its "
@@ -297,22 +306,19 @@ class _Walk:
         return self.tainted(domain)
 
     def fills(self, loop: n.For) -> list[str]:
-        """The new lists that the loop writes at its index on every iteration, from 0 (their size is then its
-        upper bound, `sizes`), where no `break` can end it early and the bound reads public values only."""
-        if n.literal_number(loop.lo) != 0 or not self.stable(loop.hi) or \
+        """The new lists that the loop writes at its iteration's entry (`_entry`) on every iteration (their size is
+        then the number of iterations, `sizes`), where no `break` can end it early and the bounds read public values
+        only."""
+        if _entry_text(loop) is None or not self.stable(loop.hi) or \
                 any(isinstance(x, n.Break) for x in walk_statements(loop.body)):
             return []
-
-        def at_index(x: n.Assign) -> bool:
-            return isinstance(x.index, n.LocalRef) and x.index.id == loop.var
-
         written = [x for x in walk_statements(loop.body) if isinstance(x, n.Assign)]
         # every path of an iteration writes its entry; every other write of the list in the loop is at the same
         # index (`L[i + 5] = 1` beside them makes it longer)
-        return sorted({x.target for x in written if at_index(x) and (x.target not in self.written or
-                                                                      self.sizes.get(x.target) == 0)
-                       and _always_writes(loop.body, x.target, loop.var)
-                       and all(at_index(y) for y in written if y.target == x.target)})
+        return sorted({x.target for x in written if _entry(x, loop) and (x.target not in self.written or
+                                                                          self.sizes.get(x.target) == 0)
+                       and _always_writes(loop.body, x.target, loop)
+                       and all(_entry(y, loop) for y in written if y.target == x.target)})
 
     def stable(self, e: n.Expr) -> bool:
         """e reads only numbers, public parameters, lengths and the constants (the same value wherever it is read)."""
@@ -346,6 +352,8 @@ class _Walk:
         for lists in self.known.values():  # an index of the old list need not be one of the new
             if s.target in lists:
                 lists[s.target] = (False, [])
+        if hidden or self.length_tainted(v):  # (a literal under a private branch: one length or another)
+            self.lengths.add(s.target)
         if isinstance(v, n.ListLit):
             self.sizes[s.target] = len(v.items)
             return
@@ -354,8 +362,6 @@ class _Walk:
             return
         if isinstance(v, (n.VarRef, n.ParamRef)) and v.id in self.sizes:
             self.sizes[s.target] = self.sizes[v.id]
-        if hidden or (v.id in self.lengths if isinstance(v, (n.VarRef, n.ParamRef)) else self.tainted(v)):
-            self.lengths.add(s.target)
 
     def within(self, index: n.Expr, name: str) -> bool:
         """Whether `index` is surely an index of the list `name` here: it is one by its form (`_index_of`); or a
@@ -378,26 +384,50 @@ class _Walk:
         ranges = [(var, lo, hi) for var, lo, hi, body in self.ranges
                   if not any(isinstance(x, n.Assign) and x.target == name and x.index is None
                              for x in walk_statements(body))]
-        known = size
+        return self.proves_below(index, size, ranges)
+
+    def length_tainted(self, base: n.Expr) -> bool:
+        """Whether private data or noise may decide the length of the list `base`."""
+        if isinstance(base, (n.VarRef, n.ParamRef)):
+            return base.id in self.lengths
+        if isinstance(base, n.ListLit):
+            return False
+        if isinstance(base, n.Call) and base.func in ("top_k", "top_k_with_gaps"):
+            return self.tainted(base.args[1]) or self.length_tainted(base.args[0])
+        return True
+
+    def inside(self, e: n.Index) -> bool:
+        """The read `e` is surely inside its list (`within` for a list in a variable; a literal's items or top_k's k,
+        proved by z3, for a list made in the expression)."""
+        base = e.base
+        if isinstance(base, (n.VarRef, n.ParamRef)):
+            return self.within(e.index, base.id)
+        size: n.Expr | int | None = None
+        if isinstance(base, n.ListLit):
+            size = len(base.items)
+        elif isinstance(base, n.Call) and base.func in ("top_k", "top_k_with_gaps"):
+            size = base.args[1]
+        return size is not None and self.proves_below(e.index, size, [r[:3] for r in self.ranges])
+
+    def proves_below(self, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]]) -> bool:
         return _Public(self.mech, ranges, self.sizes).proves(
-            lambda t: zt.And(t(index) >= 0, t(index) < _size(t, known)))
+            lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size)))
 
     def writable(self, s: n.Assign) -> bool:
-        """The entry write `L[e] = v` cannot leave a gap: it overwrites an entry (`within`), or appends one: e is the
-        index of the innermost loop, from 0, over a list new before it that every iteration writes at its index at
-        the top level of its body, and that the loop writes nowhere else (at the i-th iteration L has i entries
-        before that write, i + 1 after)."""
+        """The entry write `L[e] = v` cannot leave a gap: it overwrites an entry (`within`), appends one at the known
+        size (`at_end`), or e is the innermost loop's iteration's entry (`_entry`: i, or i - c from c), L new before
+        the loop, every path of every iteration writing it there and the loop writing it nowhere else (before the
+        k-th iteration's write L has k entries)."""
         assert s.index is not None
         if self.within(s.index, s.target) or self.at_end(s.index, s.target):
             return True
-        if not self.loops or not isinstance(s.index, n.LocalRef):
+        if not self.loops:
             return False
         loop, before = self.loops[-1]
-        if loop.var != s.index.id or n.literal_number(loop.lo) != 0 or s.target in before:
+        if not _entry(s, loop) or s.target in before:
             return False
         writes = [x for x in walk_statements(loop.body) if isinstance(x, n.Assign) and x.target == s.target]
-        return all(isinstance(x.index, n.LocalRef) and x.index.id == loop.var for x in writes) and \
-            _always_writes(loop.body, s.target, loop.var)
+        return all(_entry(x, loop) for x in writes) and _always_writes(loop.body, s.target, loop)
 
     def at_end(self, index: n.Expr, name: str) -> bool:
         """z3 proves the index equal to the list's known size here (0 for a list not written yet): a write there
@@ -542,7 +572,10 @@ def _size(term: Any, size: n.Expr | int) -> Any:
 
 
 def _entries(body: tuple[n.Stmt, ...]) -> set[tuple[str, str]]:
-    """The entries `(list, index text)` that the statements write at their top level."""
+    """The entries `(list, index text)` that the statements write at their top level, where no `break` among them
+    can end the loop before the write."""
+    if any(isinstance(s, n.Break) for s in walk_statements(body)):
+        return set()
     return {(s.target, unparse(s.index)) for s in body if isinstance(s, n.Assign) and s.index is not None}
 
 
@@ -572,11 +605,25 @@ def _same(a: dict[str, n.Expr | int], b: dict[str, n.Expr | int]) -> dict[str, n
     return {k: v for k, v in a.items() if k in b and text(b[k]) == text(v)}
 
 
-def _always_writes(body: tuple[n.Stmt, ...], target: str, var: str) -> bool:
-    """Every path through the statements writes `target[var]` (at their top level, or in both branches of an `if`)."""
-    return any((isinstance(s, n.Assign) and s.target == target and isinstance(s.index, n.LocalRef)
-                and s.index.id == var) or
-               (isinstance(s, n.If) and _always_writes(s.then, target, var) and _always_writes(s.orelse, target, var))
+def _entry_text(loop: n.For) -> str | None:
+    """The index of the loop's iteration's entry, counted from 0: `i` for `i in 0 .. n`, `i - c` for `i in c .. n`
+    (c a number)."""
+    start = n.literal_number(loop.lo)
+    if start is None or start.denominator != 1:
+        return None
+    return loop.var if start == 0 else f"{loop.var} - {start}"
+
+
+def _entry(s: n.Stmt, loop: n.For) -> bool:
+    """`s` writes an entry at the loop's iteration's entry (`_entry_text`)."""
+    return isinstance(s, n.Assign) and s.index is not None and unparse(s.index) == _entry_text(loop)
+
+
+def _always_writes(body: tuple[n.Stmt, ...], target: str, loop: n.For) -> bool:
+    """Every path through the statements writes `target` at the loop's iteration's entry (at their top level, or in
+    both branches of an `if`)."""
+    return any((_entry(s, loop) and isinstance(s, n.Assign) and s.target == target) or
+               (isinstance(s, n.If) and _always_writes(s.then, target, loop) and _always_writes(s.orelse, target, loop))
                for s in body)
 
 
@@ -704,6 +751,7 @@ class _Public:
         """Given (`_Walk.within`): the length of every list parameter is a symbol, private or not (a proof for every
         length is a proof for both neighbours'), and a list made in the body has its known size."""
         self.facts: list[z3.BoolRef] = []
+        self.fresh = 0
         self.definitions = {s.target: s.value for s in mech.body if isinstance(s, n.Assign) and s.index is None
                             and s.target in mech.constants}
         if sizes is not None:
@@ -767,6 +815,22 @@ class _Public:
             self.facts += [value > 0, z3.Implies(x > 0, value > 1), z3.Implies(x < 0, value < 1),
                            z3.Implies(x == 0, value == 1)]
             return value
+        if self.sizes is not None and isinstance(e, n.Conditional):
+            # for every value: a condition without a term is either way (`q[0] > 0 ? 1 : 0` is 0 or 1)
+            try:
+                condition = self.term(e.condition)
+            except _NoTerm:
+                self.fresh += 1
+                condition = zt.Bool(f"%either{self.fresh}")
+            return z3.If(condition, self.term(e.then), self.term(e.orelse))
+        if self.sizes is not None and isinstance(e, n.Call) and e.func in ("argmax", "argmin") and \
+                len(e.args) == 1 and isinstance(e.args[0], (n.VarRef, n.ParamRef)):
+            # an index of the list (an empty one stops there: `_Walk.empty`)
+            self.fresh += 1
+            index = zt.Int(f"%index{self.fresh}")
+            length = self.term(n.Call("len", (e.args[0],), e.span, e.span))
+            self.facts += [index >= 0, index < length]
+            return index
         if isinstance(e, n.Call) and e.func in ("min", "max") and e.args:
             values = [self.term(a) for a in e.args]
             result = values[0]
