@@ -81,8 +81,10 @@ class _Walk:
         self.noisy = noisy
         """The names noise flows into (`hazards`): an integer overflow is taken for one only where no noise does."""
         self.indices: list[set[str]] = [set()]
+        """The loop and comprehension indices in scope whose range private data or noise decides (innermost last)."""
         self.ranges: list[tuple[str, n.Expr, n.Expr, tuple[n.Stmt, ...]]] = []
-        """The index and the bounds of each enclosing loop and comprehension over a range (`_within`)."""
+        """The index, the bounds and the statements (none for a comprehension) of each enclosing loop and
+        comprehension over a range (`proved`)."""
         self.lengths = {p.name for p in mech.params if isinstance(p.type, ListType) and not p.length_public}
         """The lists whose length private data or noise may decide: a list parameter whose length is private, a
         list written past its known size at an index that such values decide or under a condition they decide, or
@@ -105,8 +107,8 @@ class _Walk:
         their top level, where the `if` itself runs on every path."""
         self.sizes: dict[str, n.Expr | int] = {}
         """The length of a list made in the body, where public values alone fix it: `top_k(x, k)` has k entries, a
-        list literal its items, a list filled by `for i in 0 .. n { L[i] = ... }` (no `break`, L new) n."""
-        """The loop and comprehension indices in scope whose range private data or noise decides (innermost last)."""
+        list literal its items, a list filled by `for i in 0 .. n { L[i] = ... }` (no `break`, L new) n, an append
+        one more."""
         self.integers = _integer_variables(mech)
         """The variables that may hold an integer at run time (a real variable assigned `2` on some path does)."""
         self.written: set[str] = set()
@@ -178,7 +180,7 @@ class _Walk:
                 self.expr(s.hi, hidden=here)
                 inner = here or self.tainted(s.lo) or self.tainted(s.hi)
                 fills = self.fills(s) if not inner else []
-                self.loops.append((s, frozenset(n for n in self.written if self.sizes.get(n) != 0)))
+                self.loops.append((s, frozenset(name for name in self.written if self.sizes.get(name) != 0)))
                 sizes = dict(self.sizes)
                 changed = {x.target for x in walk_statements(s.body) if isinstance(x, n.Assign) and x.index is None}
                 changed |= {x.var for x in walk_statements(s.body) if isinstance(x, n.Sample)} | {s.var}
