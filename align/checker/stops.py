@@ -21,8 +21,9 @@ be defined for every value `requires` allows (`_Public`, a z3 query over the pub
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import z3
@@ -51,12 +52,27 @@ class Hazard:
 
 def hazards(mech: ResolvedMechanism) -> list[Hazard]:
     """The partial operations and reads of the body whose failure private data or noise may decide."""
+    return list(_hazards(_Body(mech, (mech.params, mech.requires, mech.body, mech.noise, mech.constants))))
+
+
+@dataclass(frozen=True)
+class _Body:
+    """What the hazards of a mechanism depend on (not its alignment: synthesis verifies one body with many), as the
+    key of `_hazards`' cache."""
+
+    mech: ResolvedMechanism = field(compare=False, hash=False)
+    key: tuple
+
+
+@lru_cache(maxsize=64)
+def _hazards(body: _Body) -> tuple[Hazard, ...]:
+    mech = body.mech
     taint = _spread(mech, {p.name for p in mech.params if not p.public} | {s.name for s in mech.noise})
     noisy = _spread(mech, {s.name for s in mech.noise})
     found: list[Hazard] = []
     _Walk(mech, taint, found, noisy).block(mech.body, False)
     unique = {(h.span.line, h.span.column, h.text): h for h in found}
-    return [unique[k] for k in sorted(unique)]
+    return tuple(unique[k] for k in sorted(unique))
 
 
 def _spread(mech: ResolvedMechanism, sources: set[str]) -> set[str]:
@@ -99,6 +115,8 @@ class _Walk:
         of the list, and the values of public parameters alone among them, to be proved where the list is read."""
         self.loops: list[tuple[n.For, frozenset[str]]] = []
         """The enclosing loops, each with the names written before it (but the lists known to be empty)."""
+        self.answers: dict[tuple, bool] = {}
+        """z3's answers so far (`ask`)."""
         self.just: dict[tuple[str, str], frozenset[str]] = {}
         """The entries `(list, index text)` written on every path to here, with the variables their index reads, since
         none of those nor the list was assigned again: a read of one is inside the list (the write made it)."""
@@ -127,20 +145,16 @@ class _Walk:
                 self.expr(s.value, hidden=here)
                 if s.index is not None:
                     self.expr(s.index, hidden=here)
-                    if (here or self.tainted(s.index) or s.target in self.lengths) and not self.writable(s):
+                    if self.recording and (here or self.tainted(s.index) or s.target in self.lengths) and \
+                            not self.writable(s):
                         self.found.append(Hazard(s.span, f"`{s.target}[{unparse(s.index)}] = ...` may write past "
                                                          f"the end of `{s.target}` (leaving a gap), on one neighbour "
                                                          "only: private data or noise decides the index, the list's "
                                                          "length or whether it runs"))
                 if here or self.tainted(s.value) or (s.index is not None and self.tainted(s.index)):
                     self.taint.add(s.target)
-                self.resize(s, here)
-                if s.index is None and not isinstance(_type(s.value), ListType):
-                    self.index_assigned(s.target, s.value)
-                self.just = {k: v for k, v in self.just.items()
-                             if s.target not in v and (s.index is not None or k[0] != s.target)}
-                if s.index is not None:
-                    self.just[(s.target, unparse(s.index))] = _names(s.index)
+                if self.recording:  # (the lists' lengths and indices: the taint's passes need none of them)
+                    self.lists(s, here)
                 if s.index is None or s.target not in self.written:  # `L[0] = 1` first makes a list L
                     self.assigned[s.target] = False
                 self.written.add(s.target)
@@ -388,6 +402,16 @@ class _Walk:
                              for x in walk_statements(body))]
         return self.proves_below(index, size, ranges)
 
+    def lists(self, s: n.Assign, hidden: bool) -> None:
+        """What the assignment does to the lists' lengths and sizes, the known indices and the entries written."""
+        self.resize(s, hidden)
+        if s.index is None and not isinstance(_type(s.value), ListType):
+            self.index_assigned(s.target, s.value)
+        self.just = {k: v for k, v in self.just.items()
+                     if s.target not in v and (s.index is not None or k[0] != s.target)}
+        if s.index is not None:
+            self.just[(s.target, unparse(s.index))] = _names(s.index)
+
     def length_tainted(self, base: n.Expr) -> bool:
         """Whether private data or noise may decide the length of the list `base`."""
         if isinstance(base, (n.VarRef, n.ParamRef)):
@@ -412,8 +436,18 @@ class _Walk:
         return size is not None and self.proves_below(e.index, size, [r[:3] for r in self.ranges])
 
     def proves_below(self, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]]) -> bool:
-        return _Public(self.mech, ranges, self.sizes).proves(
-            lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size)))
+        return self.ask("below", index, size, ranges)
+
+    def ask(self, kind: str, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]]) -> bool:
+        """z3's proof that `0 <= index < size` ("below") or `index == size` ("end") under the ranges and the known
+        sizes, each asked once (a loop's body is walked twice)."""
+        key = (kind, unparse(index), _text(size), tuple((v, unparse(lo), unparse(hi)) for v, lo, hi in ranges),
+               tuple(sorted((k, _text(v)) for k, v in self.sizes.items())))
+        if key not in self.answers:
+            public = _Public(self.mech, ranges, self.sizes)
+            self.answers[key] = public.proves(lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size))) \
+                if kind == "below" else public.proves(lambda t: t(index) == _size(t, size))
+        return self.answers[key]
 
     def writable(self, s: n.Assign) -> bool:
         """The entry write `L[e] = v` cannot leave a gap: it overwrites an entry (`within`), appends one at the known
@@ -437,9 +471,7 @@ class _Walk:
         size = self.sizes.get(name, 0 if name not in self.written and self.mech.param(name) is None else None)
         if size is None:
             return False
-        known = size
-        return _Public(self.mech, [r[:3] for r in self.ranges], self.sizes).proves(
-            lambda t: t(index) == _size(t, known))
+        return self.ask("end", index, size, [r[:3] for r in self.ranges])
 
     def ranked(self, value: n.Expr, name: str) -> bool:
         """`value` is an entry of a list only ever assigned `top_k(name, k)` whole: an index of `name`."""
@@ -599,12 +631,13 @@ def _at_most_length(e: n.Expr, name: str) -> bool:
     return False
 
 
+def _text(x: n.Expr | int) -> str:
+    return str(x) if isinstance(x, int) else unparse(x)
+
+
 def _same(a: dict[str, n.Expr | int], b: dict[str, n.Expr | int]) -> dict[str, n.Expr | int]:
     """The sizes two paths agree on."""
-    def text(x: n.Expr | int) -> str:
-        return str(x) if isinstance(x, int) else unparse(x)
-
-    return {k: v for k, v in a.items() if k in b and text(b[k]) == text(v)}
+    return {k: v for k, v in a.items() if k in b and _text(b[k]) == _text(v)}
 
 
 def _entry_text(loop: n.For) -> str | None:
