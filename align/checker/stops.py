@@ -31,7 +31,7 @@ import z3
 from .. import nodes as n
 from ..distributions import Operand, Param
 from ..operators import COMPARISONS, RING_OPERATIONS
-from ..resolve import NoiseSite, ResolvedMechanism, children, walk_statements
+from ..resolve import NoiseSite, ResolvedMechanism, children, walk, walk_statements
 from ..smt import terms as zt
 from ..smt.solver import Limits, Validity, check_valid
 from ..span import Span
@@ -318,7 +318,7 @@ class _Walk:
         if domain is None:  # the universe is the indices of the lists the body reads at the index
             return any(isinstance(x, n.Index) and isinstance(x.index, n.LocalRef) and x.index.id == e.var and
                        isinstance(x.base, (n.VarRef, n.ParamRef)) and x.base.id in self.lengths
-                       for x in _subexpressions(e.body))
+                       for x in walk(e.body))
         return self.tainted(domain)
 
     def fills(self, loop: n.For) -> list[str]:
@@ -590,11 +590,6 @@ def _sign(e: n.Expr, mech: ResolvedMechanism) -> str | None:
 _EXTREMA = ("max", "min", "argmax", "argmin")
 
 
-def _subexpressions(e: n.Expr) -> list[n.Expr]:
-    found = [e]
-    for c in children(e):
-        found += _subexpressions(c)
-    return found
 
 
 def _type(e: n.Expr) -> Any:
@@ -664,7 +659,7 @@ def _always_writes(body: tuple[n.Stmt, ...], target: str, loop: n.For) -> bool:
 
 def _names(e: n.Expr) -> frozenset[str]:
     """The variables, parameters, noise and indices that e reads."""
-    return frozenset(x.id for x in _subexpressions(e) if isinstance(x, (n.VarRef, n.ParamRef, n.NoiseRef, n.LocalRef)))
+    return frozenset(x.id for x in walk(e) if isinstance(x, (n.VarRef, n.ParamRef, n.NoiseRef, n.LocalRef)))
 
 
 def _uniform(mech: ResolvedMechanism) -> dict[str, n.Expr]:
@@ -706,7 +701,7 @@ def _expressions(body: tuple[n.Stmt, ...]) -> list[n.Expr]:
         elif isinstance(s, n.For):
             parts = (s.lo, s.hi)
         for part in parts:
-            found += _subexpressions(part) if part is not None else []
+            found += walk(part) if part is not None else []
     return found
 
 
