@@ -30,6 +30,7 @@ from align.pipeline import load_mechanism
 from align.resolve import resolve
 from align.stats.events import (
     SCORE_VALUES,
+    TAIL_GRID,
     AdditiveNoise,
     Event,
     Layout,
@@ -37,6 +38,7 @@ from align.stats.events import (
     additive_noise,
     candidates,
     noise_offsets,
+    sorted_quantiles,
     threshold_grid,
 )
 from align.stats.lrtest import search
@@ -261,6 +263,20 @@ def test_threshold_grid_is_finite_and_isolates_infinite_values():
     finite = np.linspace(0, 1, 11)
     assert np.array_equal(threshold_grid(np.r_[finite, np.nan]), threshold_grid(finite))  # NaN is ignored
     assert threshold_grid(finite).max() < 1.0  # no extra threshold without infinite values
+
+
+def test_the_quantiles_of_sorted_values_are_numpys_to_the_last_bit():
+    """sorted_quantiles indexes the sorted values instead of partitioning them: the thresholds (and so every
+    count and verdict of `align test`) are np.quantile's own, on values with ties, on rounded values, at every
+    scale, and on one or two values."""
+    rng = np.random.default_rng(7)
+    for trial in range(2000):
+        size = int(rng.integers(1, 400))
+        x = rng.laplace(size=size) * 10.0 ** int(rng.integers(-6, 6))
+        if trial % 3 == 0:
+            x = np.round(x, 1)  # many ties
+        for q in (TAIL_GRID, np.array([0.0, 0.5, 1.0]), rng.random(5)):
+            assert np.array_equal(sorted_quantiles(np.sort(x), q), np.quantile(x, q)), (size, trial)
 
 
 def test_a_support_mismatch_in_the_loss_column_is_an_event_and_nan_is_in_none():

@@ -37,6 +37,17 @@ def test_clopper_pearson_one_sided_bounds_cover(p, n):
     assert np.mean(upper_bound(c, n, 0.05) < p) <= _allowed(0.05)
 
 
+def test_bounds_of_many_counts_are_each_counts_own():
+    """lower_bound and upper_bound take the beta quantile once per distinct count when one n serves many: each
+    entry is the bound of its count alone, bit for bit, in the counts' shape."""
+    rng = np.random.default_rng(3)
+    c = rng.binomial(300, 0.2, size=(50, 40))
+    for bound in (lower_bound, upper_bound):
+        many = bound(c, 300, 0.01)
+        assert many.shape == c.shape
+        assert all(many[i, j] == bound(int(c[i, j]), 300, 0.01) for i in range(50) for j in range(40))
+
+
 def test_clopper_pearson_extremes_and_two_sided():
     assert lower_bound(0, 100, 0.05) == 0.0
     assert upper_bound(100, 100, 0.05) == 1.0

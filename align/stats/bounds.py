@@ -48,20 +48,37 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 
-def lower_bound(c: ArrayLike, n: ArrayLike, delta: float) -> np.ndarray:
-    """One-sided Clopper–Pearson lower confidence bound on a binomial p at level 1 - delta (vectorised)."""
+def _per_count(bound, c: ArrayLike, n: ArrayLike, delta: float) -> np.ndarray:
+    """`bound(c, n, delta)`, over the distinct counts only when one n serves many counts (the candidates of a
+    selection sample repeat their counts; the beta quantile is the expensive part): the same floats, entry by
+    entry."""
     c, n = np.asarray(c, dtype=float), np.asarray(n, dtype=float)
+    if n.ndim or c.size < 64:
+        return bound(c, n, delta)
+    distinct, inverse = np.unique(c, return_inverse=True)
+    return bound(distinct, n, delta)[inverse.reshape(c.shape)]
+
+
+def _lower(c: np.ndarray, n: np.ndarray, delta: float) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         lo = stats.beta.ppf(delta, np.maximum(c, 1e-300), n - c + 1)
     return np.where(c > 0, lo, 0.0)
 
 
-def upper_bound(c: ArrayLike, n: ArrayLike, delta: float) -> np.ndarray:
-    """One-sided Clopper–Pearson upper confidence bound on a binomial p at level 1 - delta (vectorised)."""
-    c, n = np.asarray(c, dtype=float), np.asarray(n, dtype=float)
+def _upper(c: np.ndarray, n: np.ndarray, delta: float) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         hi = stats.beta.ppf(1 - delta, c + 1, np.maximum(n - c, 1e-300))
     return np.where(c < n, hi, 1.0)
+
+
+def lower_bound(c: ArrayLike, n: ArrayLike, delta: float) -> np.ndarray:
+    """One-sided Clopper–Pearson lower confidence bound on a binomial p at level 1 - delta (vectorised)."""
+    return _per_count(_lower, c, n, delta)
+
+
+def upper_bound(c: ArrayLike, n: ArrayLike, delta: float) -> np.ndarray:
+    """One-sided Clopper–Pearson upper confidence bound on a binomial p at level 1 - delta (vectorised)."""
+    return _per_count(_upper, c, n, delta)
 
 
 def epsilon_lower_bound(c1: ArrayLike, n1: ArrayLike, c2: ArrayLike, n2: ArrayLike, delta: float) -> np.ndarray:
