@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable, Collection, Iterable
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -77,3 +78,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+SYNTHESIS = pytest.mark.xdist_group("synthesis")
+"""The tests that synthesise a corpus spec's alignment (`synthesised`): on one worker, each search runs once."""
+
+
+@cache
+def synthesised(path: Path) -> tuple[Any, Any, Any]:
+    """(mechanism, source, SynthesisOutcome) of `synthesise` on a spec at its example's arguments, the spec's own
+    alignment ignored: tests/test_synthesis_corpus.py runs it on the whole corpus and tests/test_synthesis.py checks
+    the alignments found for a subset, one search per spec in a worker (the search is deterministic)."""
+    from align.checker.synthesis import synthesise
+    from align.interp.values import example_arguments
+    from align.parse import parse_source, read_source
+    from align.resolve import resolve
+
+    source = read_source(str(path))
+    mech = resolve(parse_source(source)).mechanisms[0]
+    return mech, source, synthesise(mech, source, example_arguments(mech.node))

@@ -23,7 +23,7 @@ from align.resolve import resolve
 from align.span import Source
 from align.status import Status
 
-from .conftest import SPECS
+from .conftest import SPECS, SYNTHESIS, synthesised
 
 
 def _search(path: Path):
@@ -31,6 +31,9 @@ def _search(path: Path):
     mech = resolve(parse_source(source)).mechanisms[0]
     public = example_arguments(mech.node)
     return mech, source, synthesise(mech, source, public)
+
+
+pytestmark = SYNTHESIS
 
 
 def _without_alignment(text: str) -> str:
@@ -83,7 +86,7 @@ QUICK = {"freegap/example1_laplace.dp", "dworkroth/histogram.dp", "freegap/noisy
 def test_a_proved_spec_is_proved_again_with_a_synthesised_alignment(name: str, shifts: list[str]):
     """The spec's own alignment ignored: the synthesised one is the paper's (Vadhan's for AboveThreshold, Free
     Gap's Equation (2) for SVT with Gap), proved for every length, and pasted into the spec it is proved again."""
-    _, source, found = _search(SPECS / name)
+    _, source, found = synthesised(SPECS / name)  # the corpus test's search (tests/test_synthesis_corpus.py)
     assert found.status == Status.PROVED and found.alignment is not None and found.mechanism is not None
     assert [line.strip() for line in found.alignment.splitlines()[1:-1]] == shifts
     assert overall_scope(found.verdicts) in ("for every input length", "for all inputs")
@@ -102,7 +105,7 @@ def test_a_non_private_mechanism_gets_no_alignment(name: str):
     statement about the whole space, each example being a real input pair and noise vector), nothing is proved.
     CheckDP's BadGapSVT is private for three queries (an alignment is proved for lengths <= 3); the learner's
     examples at length 8 rule that one out, so no bounded fallback is offered either."""
-    _, _, found = _search(SPECS / "incorrect" / name)
+    _, _, found = synthesised(SPECS / "incorrect" / name)
     assert found.status == Status.UNKNOWN and found.alignment is None and found.mechanism is None
     assert found.exhausted and found.examples >= 1
 

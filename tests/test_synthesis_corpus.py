@@ -9,16 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from align.checker.synthesis import synthesise
 from align.checker.verify import overall_scope, overall_status
 from align.expectations import read_expectations
 from align.floats import qualify
-from align.interp.values import example_arguments
-from align.parse import parse_source, read_source
-from align.resolve import resolve
 from align.status import Status
 
-from .conftest import SPECS, corpus, corpus_params
+from .conftest import SPECS, SYNTHESIS, corpus, corpus_params, synthesised
 
 OUTSIDE_THE_SPACE = {"counting/smart_sum.dp", "counting/released_estimate_then_above_threshold.dp"}
 """Proved specs whose alignment the template space does not hold (docs/synthesis.md, "Limits"): SmartSum's block
@@ -28,12 +24,11 @@ the tag at `out[1 + i]`, past the output before its loop, where the template's g
 FILES = [p for p in corpus() if "\nalignment " in p.read_text()]
 
 
+@SYNTHESIS
 @pytest.mark.parametrize("path", corpus_params(FILES))
 def test_synthesis_agrees_with_the_expected_verdict(path: Path):
-    source = read_source(str(path))
+    _, source, found = synthesised(path)  # shared with tests/test_synthesis.py's checks of the alignments
     kinds = {e.kind for e in read_expectations(source)}
-    mech = resolve(parse_source(source)).mechanisms[0]
-    found = synthesise(mech, source, example_arguments(mech.node))
     name = str(path.relative_to(SPECS))
     status = found.status
     if found.mechanism is not None and found.verdicts:  # as `align verify` says it: for the program in doubles
