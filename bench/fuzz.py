@@ -1637,38 +1637,43 @@ def escapes(case: Case, argv: list[str], repo: Path, outside: Path, out: str, er
     return problem
 
 
-def _baseline(scratch: Path) -> dict[str, Any]:
+def _baseline() -> dict[str, Any]:
     """What align's own reports of benign specs have: the (element, attribute) pairs of HTML reports and of Markdown
-    reports rendered by markdown-it, and the control sequences of LaTeX reports (with a figure: --confirm)."""
+    reports rendered by markdown-it, and the control sequences of LaTeX reports (with a figure: --confirm).
+
+    Each spec is verified once, as `align report` with these options verifies it (its parser, `proof_options`,
+    `verify`, `confirm`), and its one result is rendered in the three formats, by the writer `align report -o`
+    calls (`render`): a third of the proofs of one `align report` per format, the same texts."""
     from markdown_it import MarkdownIt
 
-    from align.cli import main
+    from align.cli import _build_parser
+    from align.commands.verify import confirm, proof_options
+    from align.pipeline import read, resolve_source, select, verify
+    from align.report import render
+    from align.status import Status
 
-    folder = scratch / "baseline" / REPO
-    (folder / ".git").mkdir(parents=True, exist_ok=True)
     pairs: dict[str, set[tuple[str, str]]] = {"html": set(), "md": set()}
     vocabulary: set[str] = set()
     runs = [(PROVED, ()), ("freegap/alg2_svt_gap.dp", ()), ("freegap/alg4_noisy_top_k_gap.dp", ()),
             (REFUTED, ("--confirm", "--confirm-samples", "2000"))]
-    here = os.getcwd()
-    os.chdir(folder)
-    try:
-        for k, (spec, extra) in enumerate(runs):
-            for fmt in ("html", "md", "tex"):
-                out = f"base{k}.{fmt}"
-                main(["report", str(ROOT / "specs" / spec), *VERIFY_OPTIONS, *extra, "-o", out],
-                     io.StringIO(), io.StringIO())
-                text = (folder / out).read_text() if (folder / out).exists() else ""
-                if fmt == "tex":
-                    vocabulary |= set(CONTROL_SEQUENCE.findall(text))
-                    continue
-                if fmt == "md":
-                    text = MarkdownIt("commonmark").enable("table").render(text)
-                for tag, attrs in html_elements(text):
-                    pairs[fmt].add((tag, ""))
-                    pairs[fmt] |= {(tag, name) for name, _ in attrs}
-    finally:
-        os.chdir(here)
+    parser, _ = _build_parser(io.StringIO())
+    for k, (spec, extra) in enumerate(runs):
+        path = str(ROOT / "specs" / spec)
+        args = parser.parse_args(["report", path, *VERIFY_OPTIONS, *extra])
+        source = read(path)
+        result = verify(select(resolve_source(source), None, path), proof_options(args), source=source)
+        if args.confirm and result.status == Status.REFUTED:
+            result = replace(result, confirmation=confirm(result, args.confirm_samples))
+        for fmt in ("html", "md", "tex"):
+            text, _ = render(result, fmt, source, path, figure_stem=f"base{k}")
+            if fmt == "tex":
+                vocabulary |= set(CONTROL_SEQUENCE.findall(text))
+                continue
+            if fmt == "md":
+                text = MarkdownIt("commonmark").enable("table").render(text)
+            for tag, attrs in html_elements(text):
+                pairs[fmt].add((tag, ""))
+                pairs[fmt] |= {(tag, name) for name, _ in attrs}
     return {"html": sorted(pairs["html"]), "md": sorted(pairs["md"]), "tex": sorted(vocabulary)}
 
 
@@ -1836,7 +1841,7 @@ def run_cases(cases: list[Case], jobs: int, scratch: Path, progress: bool = Fals
     baseline = ""
     if any(c.command == "report" for c in cases):
         baseline = str(scratch / "baseline.json")
-        Path(baseline).write_text(json.dumps(_baseline(scratch)))
+        Path(baseline).write_text(json.dumps(_baseline()))
     results: list[Outcome | None] = [None] * len(cases)
 
     def start(k: int) -> _Slot:
