@@ -120,6 +120,13 @@ def _list_hazards(line: str, adjacent: str = REPLACE) -> list[str]:
     # a fill loop that also writes past its bound: not k entries
     ("for i in 0 .. k { L[i] = 1\n  L[i + 1] = 2 }\n  j = q[0] > 0 ? k : 0\n  y = L[j]", REPLACE),
     ("L = [1, 2, 3]\n  for i in 0 .. len(L) { if q[0] > 0 { L = [1] }\n  y = L[i] }", REPLACE),  # made shorter
+    # a branch's condition is a fact only where it holds, and only while what it reads keeps its value
+    ("for i in 0 .. len(q) { if i >= 1 { y = 0 } else { y = q[i - 1] } }", RECORDS),
+    ("for i in 0 .. len(q) { b = i >= 1 or q[i - 1] > 0 }", RECORDS),
+    ("for i in 0 .. len(q) { if q[0] > 0 or i >= 2 { y = q[i - 2] } }", RECORDS),
+    ("if len(q) > 3 or k > 2 { y = q[2] }", RECORDS),
+    ("L = [1]\n  if q[0] > 0 { if len(L) >= 1 { L = [0]\n  y = L[1] } }", REPLACE),
+    ("j = 1\n  if q[0] > 0 { if j >= 1 { j = 0 - 5\n  y = q[j] } }", REPLACE),
 ])
 def test_a_read_past_the_end_that_private_data_or_noise_decides_is_found(line: str, adjacent: str):
     found = _list_hazards(line, adjacent)  # (a write that may leave a gap before it stops first)
@@ -153,6 +160,15 @@ def test_a_write_that_may_leave_a_gap_on_one_neighbour_is_a_stop(line: str, foun
     ("for i in 1 .. len(q) + 1 { L[i - 1] = q[i - 1] + eta }\n  for j in 1 .. len(q) + 1 { if L[j - 1] > 0 { break } }",
      REPLACE),
     ("L = [1, 2, 3]\n  j = min(argmax(q), 2)\n  y = L[j]", REPLACE),
+    # the branch's condition holds where the read runs (a difference of consecutive entries)
+    ("for i in 0 .. len(q) { if i >= 1 { y = q[i] - q[i - 1] } }", RECORDS),
+    ("for i in 0 .. len(q) { if i < 1 { y = 0 } else { y = q[i - 1] } }", RECORDS),
+    ("for i in 0 .. len(q) { y = i >= 1 ? q[i - 1] : 0 }", RECORDS),
+    ("for i in 0 .. len(q) { b = i >= 1 and q[i - 1] > 0 }", RECORDS),
+    ("for i in 0 .. len(q) { b = i < 1 or q[i - 1] > 0 }", RECORDS),
+    ("for i in 0 .. len(q) { if q[i] + eta > 0 and i >= 2 { y = q[i - 2] } }", RECORDS),
+    ("for i in 0 .. len(q) { if not (q[i] > 0 or i < 2) { y = q[i - 2] } }", RECORDS),
+    ("if len(q) >= 3 { y = q[2] }", RECORDS),
 ])
 def test_a_read_that_cannot_fail_on_one_neighbour_alone_is_not_a_stop(line: str, adjacent: str):
     assert _list_hazards(line, adjacent) == []

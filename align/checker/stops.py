@@ -21,6 +21,8 @@ be defined for every value `requires` allows (`_Public`, a z3 query over the pub
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -117,6 +119,10 @@ class _Walk:
         """The enclosing loops, each with the names written before it (but the lists known to be empty)."""
         self.answers: dict[tuple, bool] = {}
         """z3's answers so far (`ask`)."""
+        self.facts: list[tuple[n.Expr, bool]] = []
+        """The conditions that hold where the walk is (innermost last), each with whether it holds or its negation:
+        an `if`'s in its branches, a `?:`'s in its values, the left operand's of `and` (`or`) in the right one,
+        where the branch assigns nothing the condition reads (`_holds`)."""
         self.just: dict[tuple[str, str], frozenset[str]] = {}
         """The entries `(list, index text)` written on every path to here, with the variables their index reads, since
         none of those nor the list was assigned again: a read of one is inside the list (the write made it)."""
@@ -175,14 +181,16 @@ class _Walk:
                 self.balanced.append(_entries(s.then) & _entries(s.orelse) if not here else set())
                 before, written, just = dict(self.assigned), set(self.written), dict(self.just)
                 sizes = dict(self.sizes)
-                broke_then = self.block(s.then, inner)
+                with self.holding(s.condition, True, s.then):
+                    broke_then = self.block(s.then, inner)
                 just, self.just = self.just, just
                 sizes, self.sizes = self.sizes, sizes
                 after_then, self.assigned = self.assigned, dict(before)
                 # the other branch runs instead: what the first wrote is not written before it (`L[0] = 1` in both
                 # makes a list L on both paths)
                 written, self.written = self.written, written
-                broke_else = self.block(s.orelse, inner)
+                with self.holding(s.condition, False, s.orelse):
+                    broke_else = self.block(s.orelse, inner)
                 self.written |= written
                 self.just = {k: v for k, v in self.just.items() if k in just}
                 self.sizes = _same(self.sizes, sizes)  # the sizes both paths agree on
@@ -249,11 +257,14 @@ class _Walk:
         elif isinstance(e, n.Conditional):  # one branch runs, as its condition says
             self.expr(e.condition, domains, hidden)
             inner = hidden or self.tainted(e.condition)
-            self.expr(e.then, domains, inner)
-            self.expr(e.orelse, domains, inner)
+            with self.holding(e.condition, True, ()):
+                self.expr(e.then, domains, inner)
+            with self.holding(e.condition, False, ()):
+                self.expr(e.orelse, domains, inner)
         elif isinstance(e, n.BoolOp):  # the right operand runs as the left says
             self.expr(e.left, domains, hidden)
-            self.expr(e.right, domains, hidden or self.tainted(e.left))
+            with self.holding(e.left, e.op == "and", ()):
+                self.expr(e.right, domains, hidden or self.tainted(e.left))
         else:
             for c in children(e):
                 self.expr(c, domains, hidden)
@@ -297,6 +308,22 @@ class _Walk:
             elif e.func == "clamp":
                 self.operands(e, list(e.args[1:]), "may have lo > hi")
                 self.public(e, hidden, "may have lo > hi", lambda t: t(e.args[1]) <= t(e.args[2]))
+
+    @contextmanager
+    def holding(self, condition: n.Expr, holds: bool, branch: tuple[n.Stmt, ...]) -> Iterator[None]:
+        """Walk what runs where `condition` holds (or, `holds` False, where it does not) with it among the facts of
+        the range proofs, unless `branch` assigns a name it reads: the condition is evaluated before the branch,
+        and a name assigned in it may no longer have the value it had then (a list appended to is longer)."""
+        assigned = {x.target for x in walk_statements(branch) if isinstance(x, n.Assign)} | \
+            {x.var for x in walk_statements(branch) if isinstance(x, (n.Sample, n.For))}
+        kept = not (_names(condition) & assigned)
+        if kept:
+            self.facts.append((condition, holds))
+        try:
+            yield
+        finally:
+            if kept:
+                self.facts.pop()
 
     def empty(self, e: n.Expr) -> bool:
         """Whether `e` is a `max`, `min`, `argmax` or `argmin` (of a list or a comprehension) whose number of entries
@@ -442,9 +469,10 @@ class _Walk:
         """z3's proof that `0 <= index < size` ("below") or `index == size` ("end") under the ranges and the known
         sizes, each asked once (a loop's body is walked twice)."""
         key = (kind, unparse(index), _text(size), tuple((v, unparse(lo), unparse(hi)) for v, lo, hi in ranges),
-               tuple(sorted((k, _text(v)) for k, v in self.sizes.items())))
+               tuple(sorted((k, _text(v)) for k, v in self.sizes.items())),
+               tuple((unparse(c), holds) for c, holds in self.facts))
         if key not in self.answers:
-            public = _Public(self.mech, ranges, self.sizes)
+            public = _Public(self.mech, ranges, self.sizes, self.facts)
             self.answers[key] = public.proves(lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size))) \
                 if kind == "below" else public.proves(lambda t: t(index) == _size(t, size))
         return self.answers[key]
@@ -774,10 +802,12 @@ class _Public:
     conditions it can read). Anything else has no term, and nothing is proved of it."""
 
     def __init__(self, mech: ResolvedMechanism, ranges: list[tuple[str, n.Expr, n.Expr]],
-                 sizes: dict[str, n.Expr | int] | None = None):
+                 sizes: dict[str, n.Expr | int] | None = None, conditions: Sequence[tuple[n.Expr, bool]] = ()):
         self.mech = mech
         self.ranges = ranges
         self.sizes = sizes
+        self.conditions = list(conditions)
+        """The branch conditions that hold here (`_Walk.facts`), assumed where they have a term."""
         """Given (`_Walk.within`): the length of every list parameter is a symbol, private or not (a proof for every
         length is a proof for both neighbours'), and a list made in the body has its known size."""
         self.facts: list[z3.BoolRef] = []
@@ -805,6 +835,12 @@ class _Public:
                     assumptions += [self.term(lo) <= i, i < self.term(hi)]
                 except _NoTerm:
                     continue
+            for condition, holds in (atom for c in self.conditions for atom in _atoms(*c)):
+                try:
+                    fact = self.term(condition)
+                except _NoTerm:
+                    continue  # (`q[0] > 0`: private, no term; assuming less proves less)
+                assumptions.append(fact if holds else z3.Not(fact))
             # the facts of every term built above (lengths >= 0, what exp is), requires' and the loops' included
             answer = check_valid([*self.facts, *assumptions], claim, _LIMITS, vacuity=False)
             return answer.status == Validity.PROVED
@@ -886,6 +922,18 @@ class _Public:
             a, b = self.term(e.left), self.term(e.right)
             return zt.And(a, b) if e.op == "and" else zt.Or(a, b)
         raise _NoTerm
+
+
+def _atoms(condition: n.Expr, holds: bool) -> Iterator[tuple[n.Expr, bool]]:
+    """The parts of a condition that hold (or not) on their own where it holds (or not): both operands of an `and`
+    that holds or of an `or` that does not, through `not`; each part is assumed where it has a term."""
+    if isinstance(condition, n.Unary) and condition.op == "not":
+        yield from _atoms(condition.operand, not holds)
+    elif isinstance(condition, n.BoolOp) and (condition.op == "and") == holds:
+        yield from _atoms(condition.left, holds)
+        yield from _atoms(condition.right, holds)
+    else:
+        yield condition, holds
 
 
 class _NoTerm(Exception):
