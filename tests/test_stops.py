@@ -78,6 +78,7 @@ def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str
     "y = ln(1 + exp(x))",
     "y = sqrt(abs(x) + 1.5)",
     "y = (x + 1) ^ 2",
+    "if x > 0 { if k > 1 { y = 1 / (k - 1) } }",   # public, under a private branch, where the public one holds
     "g ~ Geo(0.5)\n  y = 1 / (g + 1)",
     "for i in 0 .. k { L[i] = 1 }\n  if x > 0 { L[0] = 2 }\n  y = len(L)",  # L exists wherever the loop ran
     "if x > 0 { y = 1 / k }",          # requires k >= 1

@@ -536,7 +536,7 @@ class _Walk:
         (proved by z3 over the public parameters: `_Public`)."""
         if not self.recording or not hidden or any(self.tainted(c) for c in children(e)):
             return  # not hidden, or a tainted operand, which `operands` judges
-        if not _Public(self.mech, [(r[0], r[1], r[2]) for r in self.ranges]).proves(defined):
+        if not _Public(self.mech, [(r[0], r[1], r[2]) for r in self.ranges], conditions=self.facts).proves(defined):
             self.found.append(Hazard(e.span, f"`{unparse(e)}` {what}, on one neighbour only: it runs under a "
                                              "condition that private data or noise decides, and `requires` does "
                                              "not rule the failure out"))
