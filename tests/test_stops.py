@@ -176,6 +176,21 @@ def test_a_read_that_cannot_fail_on_one_neighbour_alone_is_not_a_stop(line: str,
 
 
 @pytest.mark.parametrize("line,adjacent,found", [
+    ("t = top_k(q, k)", RECORDS, True),                             # q has k - 1 entries on one neighbour
+    ("if q[0] > 0 { t = top_k(q, 2) }", REPLACE, True),             # it runs on one neighbour only
+    ("j = q[0] > 0 ? 5 : 1\n  t = top_k(q, j)", REPLACE, True),     # private data decides k
+    ("if len(q) >= k { t = top_k_with_gaps(q, k) }", RECORDS, True),  # the gaps need k + 1 entries
+    ("t = top_k(q, k)", REPLACE, False),                            # public: both stop alike, or neither
+    ("if len(q) >= k { t = top_k(q, k) }", RECORDS, False),
+    ("if len(q) > k { t = top_k_with_gaps(q, k) }", RECORDS, False),
+    ("j = q[0] > 0 ? 2 : 1\n  t = top_k([1, 2, 3], j)", REPLACE, False),
+    ("t = top_k(q, 0)", RECORDS, False),
+])
+def test_a_top_k_over_too_few_entries_on_one_neighbour_is_a_stop(line: str, adjacent: str, found: bool):
+    assert any("may have too few entries to rank" in h for h in _list_hazards(line, adjacent)) == found
+
+
+@pytest.mark.parametrize("line,adjacent,found", [
     ("y = max(q)", RECORDS, True),                                  # q = [] on one neighbour
     ("y = argmax(l in 0 .. len(q): q[l])", RECORDS, True),
     ("y = min(l in 0 .. len(q) - 1: q[l])", RECORDS, True),

@@ -276,6 +276,12 @@ class _Walk:
             self.found.append(Hazard(e.span, f"`{unparse(e)}` may read past the end of `{unparse(e.base)}`, on one "
                                              "neighbour only: private data or noise decides the index, the list's "
                                              "length or whether the read runs"))
+        if isinstance(e, n.Call) and e.func in ("top_k", "top_k_with_gaps") and self.recording and \
+                (hidden or self.tainted(e.args[1]) or self.length_tainted(e.args[0])) and not self.ranks(e):
+            need = "k < len" if e.func == "top_k_with_gaps" else "k <= len"
+            self.found.append(Hazard(e.span, f"`{unparse(e)}` may have too few entries to rank ({need} and k >= 0 "
+                                             "are not proved), on one neighbour only: private data or noise decides "
+                                             "k, the list's length or whether it runs"))
         if isinstance(e, (n.VarRef, n.NoiseRef)) and self.assigned.get(e.id):
             self.found.append(Hazard(e.span, f"`{unparse(e)}` may have no value here, on one neighbour only (a "
                                              "branch that private data or noise decides may have skipped its "
@@ -462,19 +468,37 @@ class _Walk:
             size = base.args[1]
         return size is not None and self.proves_below(e.index, size, [r[:3] for r in self.ranges])
 
+    def ranks(self, e: n.Call) -> bool:
+        """z3 proves the `top_k(L, k)` call defined: 0 <= k <= len(L) (`top_k_with_gaps`: k < len(L), the k best and
+        the next one), L a list in a variable or parameter, or a literal."""
+        values, k = e.args
+        size: n.Expr | int
+        if isinstance(values, (n.VarRef, n.ParamRef)):
+            size = n.Call("len", (values,), e.span, e.span)  # (`_Public`: a list made in the body has its known size)
+        elif isinstance(values, n.ListLit):
+            size = len(values.items)
+        else:
+            return False
+        ranges = [r[:3] for r in self.ranges]
+        return self.ask("below" if e.func == "top_k_with_gaps" else "fits", k, size, ranges)
+
     def proves_below(self, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]]) -> bool:
         return self.ask("below", index, size, ranges)
 
     def ask(self, kind: str, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]]) -> bool:
-        """z3's proof that `0 <= index < size` ("below") or `index == size` ("end") under the ranges and the known
-        sizes, each asked once (a loop's body is walked twice)."""
+        """z3's proof that `0 <= index < size` ("below"), `0 <= index <= size` ("fits") or `index == size` ("end")
+        under the ranges, the known sizes and the branch facts, each asked once (a loop's body is walked twice)."""
         key = (kind, unparse(index), _text(size), tuple((v, unparse(lo), unparse(hi)) for v, lo, hi in ranges),
                tuple(sorted((k, _text(v)) for k, v in self.sizes.items())),
                tuple((unparse(c), holds) for c, holds in self.facts))
         if key not in self.answers:
             public = _Public(self.mech, ranges, self.sizes, self.facts)
-            self.answers[key] = public.proves(lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size))) \
-                if kind == "below" else public.proves(lambda t: t(index) == _size(t, size))
+            if kind == "below":
+                self.answers[key] = public.proves(lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size)))
+            elif kind == "fits":
+                self.answers[key] = public.proves(lambda t: zt.And(t(index) >= 0, t(index) <= _size(t, size)))
+            else:
+                self.answers[key] = public.proves(lambda t: t(index) == _size(t, size))
         return self.answers[key]
 
     def writable(self, s: n.Assign) -> bool:
