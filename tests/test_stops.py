@@ -170,6 +170,7 @@ def test_a_write_that_may_leave_a_gap_on_one_neighbour_is_a_stop(line: str, foun
     ("for i in 0 .. len(q) { if q[i] + eta > 0 and i >= 2 { y = q[i - 2] } }", RECORDS),
     ("for i in 0 .. len(q) { if not (q[i] > 0 or i < 2) { y = q[i - 2] } }", RECORDS),
     ("if len(q) >= 3 { y = q[2] }", RECORDS),
+    ("y = sum(j in 0 .. len(q) if j >= 1: q[j - 1])", RECORDS),       # a comprehension's filter
 ])
 def test_a_read_that_cannot_fail_on_one_neighbour_alone_is_not_a_stop(line: str, adjacent: str):
     assert _list_hazards(line, adjacent) == []

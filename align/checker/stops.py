@@ -250,7 +250,11 @@ class _Walk:
             if isinstance(e.domain, n.Range):
                 self.ranges.append((e.var, e.domain.lo, e.domain.hi, ()))
             for c in children(e):  # the body runs where the filter holds
-                self.expr(c, domains, hidden or (filtered and c is e.body))
+                if c is e.body and e.condition is not None:
+                    with self.holding(e.condition, True, ()):
+                        self.expr(c, domains, hidden or filtered)
+                else:
+                    self.expr(c, domains, hidden)
             if ranged:
                 self.ranges.pop()
             self.indices.pop()
