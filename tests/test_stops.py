@@ -128,6 +128,14 @@ def _list_hazards(line: str, adjacent: str = REPLACE) -> list[str]:
     ("if len(q) > 3 or k > 2 { y = q[2] }", RECORDS),
     ("L = [1]\n  if q[0] > 0 { if len(L) >= 1 { L = [0]\n  y = L[1] } }", REPLACE),
     ("j = 1\n  if q[0] > 0 { if j >= 1 { j = 0 - 5\n  y = q[j] } }", REPLACE),
+    # found by a third adversarial search (2026-12-07): sizes and ranges that a loop's body makes stale
+    ("L = [0, 0]\n  for i in len(L) .. len(q) { L[len(L)] = 0\n  if q[0] > 0 { y = q[i - 3] } }", REPLACE),
+    ("L = [0, 0, 0, 0, 0]\n  for i in 0 .. len(L) { L = [0]\n  if q[0] > 0 { y = q[i] } }", REPLACE),
+    ("L = [0]\n  for i in 0 .. k { if q[0] > 0 { y = q[len(L)] }\n  L[len(L)] = 0 }", REPLACE),
+    ("A = [0, 0, 0]\n  B = [0, 0]\n  C = [0]\n  for i in 0 .. k { if q[0] > 0 { y = A[1] }\n  T = A\n  A = B\n  B = C\n"
+     "  C = T }", REPLACE),
+    ("A = [0, 0, 0]\n  B = [0]\n  for i in 0 .. k { T = A\n  A = B\n  B = T }\n  if q[0] > 0 { y = A[2] }", REPLACE),
+    ("L = [0]\n  for i in 0 .. k { if len(L) == 3 and q[0] > 0 { y = q[i + 1] }\n  L[len(L)] = 0 }", REPLACE),
 ])
 def test_a_read_past_the_end_that_private_data_or_noise_decides_is_found(line: str, adjacent: str):
     found = _list_hazards(line, adjacent)  # (a write that may leave a gap before it stops first)

@@ -33,7 +33,7 @@ import z3
 from .. import nodes as n
 from ..distributions import Operand, Param
 from ..operators import COMPARISONS, RING_OPERATIONS
-from ..resolve import NoiseSite, ResolvedMechanism, children, walk, walk_statements
+from ..resolve import NoiseSite, ResolvedMechanism, children, rewrite, walk, walk_statements
 from ..smt import terms as zt
 from ..smt.solver import Limits, Validity, check_valid
 from ..span import Span
@@ -204,12 +204,18 @@ class _Walk:
                 fills = self.fills(s) if not inner else []
                 self.loops.append((s, frozenset(name for name in self.written if self.sizes.get(name) != 0)))
                 sizes = dict(self.sizes)
+                # The bounds are read once, at the loop's entry, with the sizes then; a list the body writes (whole
+                # or at an index: an append) may have another size at each iteration, and has no known one inside
+                # (two walks of the body see two iterations, not the third: appends, lists swapped in turn)
+                resized = self.resized(s)
+                bounds = (_at_entry(s.lo, resized, sizes), _at_entry(s.hi, resized, sizes))
+                self.sizes = {name: size for name, size in self.sizes.items() if name not in resized}
                 changed = {x.target for x in walk_statements(s.body) if isinstance(x, n.Assign) and x.index is None}
                 changed |= {x.var for x in walk_statements(s.body) if isinstance(x, n.Sample)} | {s.var}
                 self.just = {k: v for k, v in self.just.items() if not (v & changed) and k[0] not in changed}
                 kept = dict(self.just)
                 self.indices.append({s.var} if inner else set())
-                self.ranges.append((s.var, s.lo, s.hi, s.body))
+                self.ranges.append((s.var, *bounds, s.body))
                 before = dict(self.assigned)
                 if self.block(s.body, inner):  # a tainted break: later iterations may run on one side only
                     inner = True
@@ -471,6 +477,31 @@ class _Walk:
         elif isinstance(base, n.Call) and base.func in ("top_k", "top_k_with_gaps"):
             size = base.args[1]
         return size is not None and self.proves_below(e.index, size, [r[:3] for r in self.ranges])
+
+    def resized(self, loop: n.For) -> set[str]:
+        """The lists whose length the loop's body may change: assigned whole, or written at an index that z3 does
+        not prove inside the size they have at the loop's entry (over the enclosing ranges and this loop's; an
+        overwrite keeps the length, an append does not)."""
+        writes = [x for x in walk_statements(loop.body) if isinstance(x, n.Assign)]
+        whole = {x.target for x in writes if x.index is None}
+        written = {x.target for x in writes}
+        entry = {name: size for name, size in self.sizes.items() if name not in whole}
+        outer = [r[:3] for r in self.ranges]
+        ranges = [*outer, (loop.var, _at_entry(loop.lo, whole, self.sizes), _at_entry(loop.hi, whole, self.sizes))]
+
+        def overwrites(x: n.Assign) -> bool:
+            # a length the index or the size reads, of a list the body writes, is not known where the write runs
+            size = entry.get(x.target)
+            if x.index is None or size is None:
+                return False
+            size = size if isinstance(size, int) else _at_entry(size, written, {})
+            return self.proves_below(_at_entry(x.index, written, {}), size, ranges)
+
+        saved, self.sizes = self.sizes, entry
+        try:
+            return whole | {x.target for x in writes if not overwrites(x)}
+        finally:
+            self.sizes = saved
 
     def ranks(self, e: n.Call) -> bool:
         """z3 proves the `top_k(L, k)` call defined: 0 <= k <= len(L) (`top_k_with_gaps`: k < len(L), the k best and
@@ -950,6 +981,20 @@ class _Public:
             a, b = self.term(e.left), self.term(e.right)
             return zt.And(a, b) if e.op == "and" else zt.Or(a, b)
         raise _NoTerm
+
+
+def _at_entry(bound: n.Expr, resized: set[str], sizes: dict[str, n.Expr | int]) -> n.Expr:
+    """A loop's bound as it was read at the loop's entry: `len(L)` of a list the body writes is the size L had then
+    where it was known, else a name that no proof can read (the range is then not a fact)."""
+    def entry(e: n.Expr) -> n.Expr | None:
+        if not (isinstance(e, n.Call) and e.func == "len" and isinstance(e.args[0], n.VarRef)
+                and e.args[0].id in resized):
+            return None
+        size = sizes.get(e.args[0].id)
+        if size is None:
+            return n.VarRef(f"%len({e.args[0].id}) at the loop's entry", False, e.span)
+        return n.Number(Fraction(size), True, e.span) if isinstance(size, int) else size
+    return rewrite(bound, entry)
 
 
 def _atoms(condition: n.Expr, holds: bool) -> Iterator[tuple[n.Expr, bool]]:
