@@ -136,6 +136,10 @@ def _list_hazards(line: str, adjacent: str = REPLACE) -> list[str]:
      "  C = T }", REPLACE),
     ("A = [0, 0, 0]\n  B = [0]\n  for i in 0 .. k { T = A\n  A = B\n  B = T }\n  if q[0] > 0 { y = A[2] }", REPLACE),
     ("L = [0]\n  for i in 0 .. k { if len(L) == 3 and q[0] > 0 { y = q[i + 1] }\n  L[len(L)] = 0 }", REPLACE),
+    # a clamp or a remainder that may still reach past the end
+    ("j = q[0] > 0 ? 5 : 0 - 3\n  y = q[clamp(j, 0, len(q))]", REPLACE),
+    ("j = q[0] > 0 ? 5 : 0 - 3\n  y = q[j % (len(q) + 1)]", REPLACE),
+    ("j = q[0] > 0 ? 5 : 0 - 3\n  y = q[j % (0 - len(q))]", REPLACE),       # the divisor's sign: at most 0
 ])
 def test_a_read_past_the_end_that_private_data_or_noise_decides_is_found(line: str, adjacent: str):
     found = _list_hazards(line, adjacent)  # (a write that may leave a gap before it stops first)
@@ -179,6 +183,8 @@ def test_a_write_that_may_leave_a_gap_on_one_neighbour_is_a_stop(line: str, foun
     ("for i in 0 .. len(q) { if not (q[i] > 0 or i < 2) { y = q[i - 2] } }", RECORDS),
     ("if len(q) >= 3 { y = q[2] }", RECORDS),
     ("y = sum(j in 0 .. len(q) if j >= 1: q[j - 1])", RECORDS),       # a comprehension's filter
+    ("j = q[0] > 0 ? 5 : 0 - 3\n  y = q[clamp(j, 0, len(q) - 1)]", REPLACE),  # clamped into the list
+    ("j = q[0] > 0 ? 5 : 0 - 3\n  y = q[j % len(q)]", REPLACE),               # a remainder of its length
 ])
 def test_a_read_that_cannot_fail_on_one_neighbour_alone_is_not_a_stop(line: str, adjacent: str):
     assert _list_hazards(line, adjacent) == []

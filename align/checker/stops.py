@@ -956,6 +956,28 @@ class _Public:
             length = self.term(n.Call("len", (e.args[0],), e.span, e.span))
             self.facts += [index >= 0, index < length]
             return index
+        if self.sizes is not None and isinstance(e, n.Call) and e.func == "clamp" and len(e.args) == 3:
+            # between its bounds, whatever its value (a private one too): where lo > hi the run stops at the clamp,
+            # before whatever reads its value (that stop is `hazards`' own finding), so lo <= hi here
+            lo, hi = self.term(e.args[1]), self.term(e.args[2])
+            self.fresh += 1
+            value = zt.Real(f"%clamped{self.fresh}") if e.type == REAL else zt.Int(f"%clamped{self.fresh}")
+            self.facts += [lo <= hi, lo <= value, value <= hi]
+            try:
+                x = self.term(e.args[0])
+                self.facts.append(value == z3.If(x < lo, lo, z3.If(x > hi, hi, x)))
+            except _NoTerm:
+                pass
+            return value
+        if self.sizes is not None and isinstance(e, n.Binary) and e.op == "%":
+            # with the sign of the divisor, below it in size, whatever the dividend (where the divisor is 0 the run
+            # stops there first)
+            divisor = self.term(e.right)
+            self.fresh += 1
+            value = zt.Real(f"%remainder{self.fresh}") if e.type == REAL else zt.Int(f"%remainder{self.fresh}")
+            self.facts += [divisor != 0, z3.Implies(divisor > 0, zt.And(value >= 0, value < divisor)),
+                           z3.Implies(divisor < 0, zt.And(value <= 0, value > divisor))]
+            return value
         if isinstance(e, n.Call) and e.func in ("min", "max") and e.args:
             values = [self.term(a) for a in e.args]
             result = values[0]
