@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from align.checker import learner
-from align.checker.synthesis import SYNTHESISED, synthesise, templates
+from align.checker.synthesis import SYNTHESISED, templates
 from align.checker.verify import overall_scope, overall_status, verify_mechanism
 from align.cli import main
-from align.interp.values import example_arguments
 from align.parse import parse_source, read_source
 from align.resolve import resolve
 from align.span import Source
@@ -27,10 +26,8 @@ from .conftest import SPECS, SYNTHESIS, synthesised
 
 
 def _search(path: Path):
-    source = read_source(str(path))
-    mech = resolve(parse_source(source)).mechanisms[0]
-    public = example_arguments(mech.node)
-    return mech, source, synthesise(mech, source, public)
+    """A search of its own (not the shared one of `synthesised`): for tests that patch or repeat it."""
+    return synthesised.__wrapped__(path)
 
 
 pytestmark = SYNTHESIS

@@ -122,7 +122,7 @@ class _Walk:
         self.facts: list[tuple[n.Expr, bool]] = []
         """The conditions that hold where the walk is (innermost last), each with whether it holds or its negation:
         an `if`'s in its branches, a `?:`'s in its values, the left operand's of `and` (`or`) in the right one,
-        where the branch assigns nothing the condition reads (`_holds`)."""
+        where the branch assigns nothing the condition reads (`holding`)."""
         self.just: dict[tuple[str, str], frozenset[str]] = {}
         """The entries `(list, index text)` written on every path to here, with the variables their index reads, since
         none of those nor the list was assigned again: a read of one is inside the list (the write made it)."""
@@ -495,13 +495,9 @@ class _Walk:
             if x.index is None or size is None:
                 return False
             size = size if isinstance(size, int) else _at_entry(size, written, {})
-            return self.proves_below(_at_entry(x.index, written, {}), size, ranges)
+            return self.proves_below(_at_entry(x.index, written, {}), size, ranges, entry)
 
-        saved, self.sizes = self.sizes, entry
-        try:
-            return whole | {x.target for x in writes if not overwrites(x)}
-        finally:
-            self.sizes = saved
+        return whole | {x.target for x in writes if not overwrites(x)}
 
     def ranks(self, e: n.Call) -> bool:
         """z3 proves the `top_k(L, k)` call defined: 0 <= k <= len(L) (`top_k_with_gaps`: k < len(L), the k best and
@@ -517,17 +513,21 @@ class _Walk:
         ranges = [r[:3] for r in self.ranges]
         return self.ask("below" if e.func == "top_k_with_gaps" else "fits", k, size, ranges)
 
-    def proves_below(self, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]]) -> bool:
-        return self.ask("below", index, size, ranges)
+    def proves_below(self, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]],
+                     sizes: dict[str, n.Expr | int] | None = None) -> bool:
+        return self.ask("below", index, size, ranges, sizes)
 
-    def ask(self, kind: str, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]]) -> bool:
+    def ask(self, kind: str, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]],
+            sizes: dict[str, n.Expr | int] | None = None) -> bool:
         """z3's proof that `0 <= index < size` ("below"), `0 <= index <= size` ("fits") or `index == size` ("end")
-        under the ranges, the known sizes and the branch facts, each asked once (a loop's body is walked twice)."""
+        under the ranges, the known sizes (those here, or `sizes`) and the branch facts, each asked once (a loop's
+        body is walked twice)."""
+        sizes = self.sizes if sizes is None else sizes
         key = (kind, unparse(index), _text(size), tuple((v, unparse(lo), unparse(hi)) for v, lo, hi in ranges),
-               tuple(sorted((k, _text(v)) for k, v in self.sizes.items())),
+               tuple(sorted((k, _text(v)) for k, v in sizes.items())),
                tuple((unparse(c), holds) for c, holds in self.facts))
         if key not in self.answers:
-            public = _Public(self.mech, ranges, self.sizes, self.facts)
+            public = _Public(self.mech, ranges, sizes, self.facts)
             if kind == "below":
                 self.answers[key] = public.proves(lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size)))
             elif kind == "fits":
