@@ -170,6 +170,7 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/runtime_error_read_past_end.dp": [({"q": [0.0, 0.0, 0.0], "eps": 1}, {"q": [-1.0, 0.0, 0.0]})],
     "incorrect/runtime_error_empty_reduction.dp": [({"q": [0.5, 0.0, 0.0], "eps": 1}, {"q": [-0.5, 0.0, 0.0]})],
     "incorrect/runtime_error_stale_list_size.dp": [({"q": [0.0], "k": 1, "eps": 1}, {"q": [-1.0]})],
+    "incorrect/runtime_error_stale_branch_fact.dp": [({"q": [0.0], "eps": 1}, {"q": [-1.0]})],
     "incorrect/list_append_at_private_index.dp": [({"q": [1, 0], "eps": 1}, {"q": [0, 0]})],
     "incorrect/list_created_in_both_branches.dp": [({"q": [1, 0], "eps": 1}, {"q": [0, 0]})],
     "incorrect/bool_list_read_past_its_end.dp": [({"q": [1, 0], "eps": 1}, {"q": [0, 0]})],
