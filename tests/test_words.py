@@ -15,6 +15,7 @@ The corpus-wide checks share one verification per spec (tests/test_verify.py's) 
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -337,6 +338,45 @@ def latex_problems(log: str) -> list[str]:
     return errors + overfull
 
 
+OVERFULL_AT = re.compile(r"at lines? (\d+)")
+ERROR_AT = re.compile(r"^l\.(\d+) ", re.MULTILINE)
+
+
+def latex_problems_by_part(parts: list[str], folder: Path) -> list[list[str]]:
+    """The problems of each of several LaTeX reports (`latex_problems`), compiled as one document: pdflatex
+    starts in a third of a second, which for every corpus report was a minute of the suite. The reports'
+    preambles must be the same but for each one's `\\title`, which moves to the start of its part (with a
+    `\\clearpage`, so that each starts on a page of its own); a problem is the part's whose lines the log
+    names (`at lines 12--14` in an overfull line's message, `l.12` after an error), and one the log gives no
+    line for is every part's."""
+    head = None
+    lines = []
+    starts = []
+    for tex in parts:
+        preamble, _, rest = tex.partition("\\begin{document}\n")
+        title = re.search(r"^\\title\{.*\}$", preamble, re.MULTILINE)
+        assert title is not None and rest.endswith("\\end{document}\n"), tex[:500]
+        preamble = preamble.replace(title.group(0) + "\n", "")
+        assert head is None or preamble == head, "the reports' preambles differ"
+        head = preamble
+        starts.append(len(lines))
+        lines += ["\\clearpage", title.group(0), *rest.removesuffix("\\end{document}\n").splitlines()]
+    offset = (head or "").count("\n") + 1  # the preamble's lines and `\\begin{document}`
+    log = _compiled((head or "") + "\\begin{document}\n" + "\n".join(lines) + "\n\\end{document}\n", folder)
+    found: list[list[str]] = [[] for _ in parts]
+    for chunk in re.split(r"(?=^! |^Overfull \\hbox)", log, flags=re.MULTILINE)[1:]:
+        first = chunk.split("\n", 1)[0]
+        problems = latex_problems(first)
+        if not problems:
+            continue
+        where = (ERROR_AT.search(chunk) if first.startswith("! ") else OVERFULL_AT.search(first))
+        line = None if where is None else int(where.group(1)) - offset - 1
+        owner = None if line is None or line < 0 else max(k for k, s in enumerate(starts) if s <= line)
+        for k in range(len(parts)) if owner is None else [owner]:
+            found[k] += problems
+    return found
+
+
 def _compiled(tex: str, folder: Path) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "report.tex"
@@ -353,6 +393,25 @@ def test_the_overfull_check_finds_a_table_too_wide(tmp_path: Path):
             "\\end{tabular}\\end{document}\n")
     (problem,) = latex_problems(_compiled(wide, tmp_path))
     assert problem.startswith("Overfull \\hbox (")
+
+
+@needs_pdflatex
+def test_reports_compiled_together_each_get_their_own_problems(tmp_path: Path):
+    """The corpus reports are compiled as one document: an overfull line and an error are found in the report
+    they are in, and not in the others; a preamble that differs is refused."""
+    def report(title: str, body: str, preamble: str = "\\usepackage{amsmath}\n") -> str:
+        return (f"\\documentclass{{article}}\n{preamble}\\title{{{title}}}\n\\begin{{document}}\n"
+                f"\\raggedright\n{body}\n\\end{{document}}\n")
+    clean = report("a", "Some words.\n\nMore words.")
+    wide = report("b", "First line.\n\n\\begin{tabular}{|l|l|}" + "x" * 400 + " & y\\\\\\end{tabular}")
+    broken = report("c", "Words.\n\n\\undefinedcommand")
+    found = latex_problems_by_part([clean, wide, clean, broken, clean], tmp_path)
+    assert found[0] == found[2] == found[4] == []
+    (problem,) = found[1]
+    assert problem.startswith("Overfull \\hbox (")
+    assert found[3] == ["! Undefined control sequence."]
+    with pytest.raises(AssertionError, match="preambles differ"):
+        latex_problems_by_part([clean, report("d", "x", preamble="")], tmp_path / "other")
 
 
 @pytest.mark.slow
@@ -378,6 +437,7 @@ def test_a_long_listing_line_is_cut_into_continuation_rows(tmp_path: Path):
 # ------------------------------------------------------------------------------------------ the corpus
 
 
+@functools.cache
 def _formats(path: Path) -> tuple[MechanismVerdict, Document, dict[str, str]]:
     """One verification (shared with tests/test_verify.py), every renderer of `align verify` and every report
     format, from it."""
@@ -398,9 +458,20 @@ def _formats(path: Path) -> tuple[MechanismVerdict, Document, dict[str, str]]:
     return result, doc, texts
 
 
+@pytest.fixture(scope="session")
+def corpus_latex(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[Path, list[str]]:
+    """The LaTeX problems of the corpus reports that this session checks (`latex_problems_by_part`: one compile
+    for all of them), by spec."""
+    paths = [item.callspec.params["path"] for item in request.session.items
+             if getattr(item, "originalname", None) == test_every_corpus_output_says_only_what_its_verdicts_are.__name__
+             and item.path == Path(__file__)]
+    found = latex_problems_by_part([_formats(path)[2]["tex"] for path in paths], tmp_path_factory.mktemp("latex"))
+    return dict(zip(paths, found, strict=True))
+
+
 @VERIFIED
 @pytest.mark.parametrize("path", corpus_params(FILES))
-def test_every_corpus_output_says_only_what_its_verdicts_are(path: Path, tmp_path: Path):
+def test_every_corpus_output_says_only_what_its_verdicts_are(path: Path, request: pytest.FixtureRequest):
     result, doc, texts = _formats(path)
     assert false_claims(result, doc) == []
     assert [(v.obligation.name, note_contradictions(v)) for v in result.verdicts if note_contradictions(v)] == []
@@ -409,7 +480,7 @@ def test_every_corpus_output_says_only_what_its_verdicts_are(path: Path, tmp_pat
         assert found is None, (name, text[max(0, found.start() - 200):found.end() + 100])
     json.loads(texts["json"])
     if LATEX_REQUIRED or shutil.which("pdflatex") is not None:  # CI requires it (ALIGN_REQUIRE_LATEX)
-        assert latex_problems(_compiled(texts["tex"], tmp_path)) == []
+        assert request.getfixturevalue("corpus_latex")[path] == []
 
 
 @pytest.mark.parametrize("role", ["adopted", "replaces", "suggested"])
