@@ -75,3 +75,25 @@ def test_the_lowest_integer_divided_by_minus_one_is_an_overflow():
     mech = mechanism("output a // b", "a: int, b: int")
     code, _, _ = error_of(mech, {"a": -2 ** 63, "b": -1})
     assert code == "integer-overflow"
+
+
+def test_abs_of_the_lowest_integer_is_an_overflow():
+    """|-2^63| = 2^63 is outside the 64 bits: numpy's abs wrapped it back to -2^63 in the vectorised interpreter
+    while the scalar one returned 2^63; both stop now, and agree below it."""
+    mech = mechanism("output abs(a)", "a: int")
+    code, _, _ = error_of(mech, {"a": -2 ** 63})
+    assert code == "integer-overflow"
+    assert both(mech, {"a": -2 ** 63 + 1}) == [2 ** 63 - 1]
+
+
+def test_an_integer_sum_is_a_fold_of_plus_within_64_bits():
+    """`sum` of integers stops where a partial sum leaves the 64 bits, as `a + b` does: the vectorised interpreter
+    wrapped 2 * (-2^63) to 0 and the scalar one went past the range; a sum that comes back within it but left it on
+    the way stops too (each `+` of the fold is checked)."""
+    mech = mechanism("output sum(l in 0 .. 2: a)", "a: int")
+    assert error_of(mech, {"a": -2 ** 63})[0] == "integer-overflow"
+    assert error_of(mech, {"a": 2 ** 62})[0] == "integer-overflow"
+    assert both(mech, {"a": -2 ** 62}) == [-2 ** 63]
+    mech = mechanism("output sum(l in 0 .. 3: l == 1 ? a : b)", "a: int, b: int")
+    assert error_of(mech, {"a": 2 ** 63 - 1, "b": 1})[0] == "integer-overflow"  # 1 + (2^63 - 1) then + 1
+    assert both(mech, {"a": 2 ** 62, "b": -1}) == [2 ** 62 - 2]

@@ -60,6 +60,14 @@ def _hazards(line: str) -> list[str]:
     ("y = sum(l in 0 .. k if l < x: 1 / (l - 1))", "`1 / (l - 1)` may divide by zero"),
     ("for i in 0 .. 3 { if x > i { y = sqrt(k - 2) } }", "`sqrt(k - 2)` may be outside the domain of `sqrt`"),
     ("if x > 0 { y = 1 / (1 - exp(eps - eps)) }", "`1 / (1 - exp(eps - eps))` may divide by zero"),
+    # integers past 64 bits by `+`, `-`, `abs` and `sum`, which the interpreter stops on as on `*`
+    ("y = x + 1", "`x + 1` may leave the 64-bit range"),
+    ("y = 0 - x", "`0 - x` may leave the 64-bit range"),
+    ("y = abs(x)", "`abs(x)` may leave the 64-bit range"),       # |-2^63|
+    ("y = sum(l in 0 .. 2: x)", "may leave the 64-bit range of integers (a partial sum)"),
+    ("c = 0\n  for i in 0 .. 3 { c = c + x }\n  y = c", "`c + x` may leave the 64-bit range"),
+    ("c = x\n  for i in 0 .. 3 { c = c + 1 }", "`c + 1` may leave the 64-bit range"),  # a count from x
+    ("y = (x + 1) + eta", "`x + 1` may leave the 64-bit range"),   # before the noise is added
 ])
 def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str):
     found = _hazards(line)
@@ -74,10 +82,10 @@ def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str
     "if x > 0 { z = 1 } else { z = 2 }\n  y = z",
     "if k > 1 { z = 1 }\n  y = z",    # a public branch
     "u ~ Uniform(0, 1)\n  y = ln(u)",   # its support is [0, 1], and 0 has probability 0
-    "y = 1 / (1 + abs(x))",
+    "y = 1 / (1 + abs(x / 2))",      # (x / 2: a double; abs of an int may overflow)
     "y = ln(1 + exp(x))",
-    "y = sqrt(abs(x) + 1.5)",
-    "y = (x + 1) ^ 2",
+    "y = sqrt(abs(x / 2) + 1.5)",
+    "y = (x / 2 + 1) ^ 2",
     "if x > 0 { if k > 1 { y = 1 / (k - 1) } }",   # public, under a private branch, where the public one holds
     "g ~ Geo(0.5)\n  y = 1 / (g + 1)",
     "for i in 0 .. k { L[i] = 1 }\n  if x > 0 { L[0] = 2 }\n  y = len(L)",  # L exists wherever the loop ran
@@ -86,6 +94,15 @@ def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str
     "for i in 0 .. k { if x > i { y = 1 / (i + 1) } }",  # i >= 0 in its loop
     # a constant of Free Gap Algorithm 3 (geometric), inlined in its loop by bench/rewrites.py: exp(-eps) < 1
     "if x > 0 { y = 1 / (1 - exp(-(eps / k))) }",
+    # integers that stay within 64 bits whatever the inputs: counts and lengths (at most 10^5 loop iterations in
+    # all, and fewer than 2^40 entries in a list), a clamp between numbers, loop indices
+    "c = 0\n  for i in 0 .. k { if x > i { c = c + 1 } }\n  y = c * 2 - 7",
+    "h = [0, 0, 0]\n  for i in 0 .. k { h[clamp(x, 0, 2)] = h[clamp(x, 0, 2)] + 1 }\n  y = h[0] + h[1]",
+    "y = clamp(x, -5, 5) + 3 * clamp(x, 0, 9)",
+    "y = count(l in 0 .. 5: l < x) + 1",
+    "for i in 0 .. k { if x > i { y = i + 1 } }",
+    "y = x + 0.5",                     # a double: no integer overflow
+    "g ~ Geo(0.5)\n  y = x + g",       # noise flows into the sum (docs/checker.md: not found yet)
 ])
 def test_what_cannot_stop_on_one_neighbour_alone_is_not(line: str):
     assert _hazards(line) == []

@@ -32,6 +32,7 @@ import z3
 
 from .. import nodes as n
 from ..distributions import Operand, Param
+from ..limits import MAX_LOOP_ITERATIONS
 from ..operators import COMPARISONS, RING_OPERATIONS
 from ..resolve import NoiseSite, ResolvedMechanism, children, rewrite, walk, walk_statements
 from ..smt import terms as zt
@@ -134,6 +135,8 @@ class _Walk:
         list literal its items, a list filled by `for i in 0 .. n { L[i] = ... }` (no `break`, L new) n, an append
         one more."""
         self.integers = _integer_variables(mech)
+        self.magnitudes = _magnitudes(mech)
+        """Bounds of integer values whatever the inputs (`_Magnitudes`): an addition of bounded values is no hazard."""
         """The variables that may hold an integer at run time (a real variable assigned `2` on some path does)."""
         self.written: set[str] = set()
         """The names some statement before this one (in the program's order) assigns."""
@@ -298,7 +301,8 @@ class _Walk:
                                              "assignment)"))
         overflow = "may leave the 64-bit range of integers"
         if isinstance(e, n.Binary):
-            if e.op == "*" and self.integer(e.left) and self.integer(e.right):
+            if e.op in ("+", "-", "*") and self.integer(e.left) and self.integer(e.right) and \
+                    not self.magnitudes.within(e) and (e.op == "*" or not self.reads_noise(e)):
                 self.operands(e, [e.left, e.right], overflow, bounded=True)
             elif e.op == "//" and self.integer(e.left) and not _positive_number(e.right):
                 self.operands(e, [e.left], overflow + " (`//` by -1)", bounded=True)
@@ -310,8 +314,13 @@ class _Walk:
             elif e.op == "^" and not _whole_nonnegative(e.right):
                 self.operands(e, [e.left, e.right], "may be outside the domain of `^`")
                 self.public(e, hidden, "may be outside the domain of `^`", lambda t: t(e.left) > 0)
-        elif isinstance(e, n.Unary) and e.op == "-" and self.integer(e.operand):
+        elif isinstance(e, n.Unary) and e.op == "-" and self.integer(e.operand) and not self.magnitudes.within(e):
             self.operands(e, [e.operand], overflow, bounded=True)
+        elif isinstance(e, n.Call) and e.func == "abs" and self.integer(e.args[0]) and not self.magnitudes.within(e):
+            self.operands(e, [e.args[0]], overflow, bounded=True)
+        elif isinstance(e, n.Comprehension) and e.func == "sum" and self.integer(e.body) and \
+                not self.magnitudes.within(e):
+            self.operands(e, [e.body], overflow + " (a partial sum)", bounded=True)
         elif isinstance(e, n.Call) and e.func in ("floor", "ceil", "round"):
             self.operands(e, [e.args[0]], overflow, bounded=True)
         elif isinstance(e, n.Call) and domains:
@@ -852,6 +861,169 @@ def _positive_number(e: n.Expr) -> bool:
 def _whole_nonnegative(e: n.Expr) -> bool:
     value = n.literal_number(e)
     return value is not None and value >= 0 and value.denominator == 1
+
+
+LONGEST_LIST = 2 ** 40
+"""More entries than any list has (`_Magnitudes`): 8 TiB of doubles. A count or a length is below it."""
+
+INT64_BOUND = 2 ** 63
+"""The interpreter's integers are those of magnitude below this (and -2^63): `_Magnitudes` proves a result below it."""
+
+
+class _Magnitudes:
+    """An upper bound of |e| for integer expressions, whatever the inputs (None where there is none): numbers,
+    lengths (below LONGEST_LIST), counts, loop and comprehension indices within bounded ranges, `+ - * // %`, `abs`,
+    `min`, `max`, `clamp`, `?:`, and the variables and list entries every assignment of which is bounded or adds a
+    bounded value to itself (`c = c + 1`, `h[j] = h[j] + 1`): such an assignment runs at most MAX_LOOP_ITERATIONS
+    times in a loop (the interpreter's limit for all loops together), once outside. Flow-insensitive: a name's bound
+    covers each of its assignments of a value that may be an integer (a real one makes the arithmetic on it a
+    double's), a loop variable's each loop over it. Parameters, private or public, have none.
+    With it, `c + 1` for a count is not an overflow hazard (`_Walk.expr`), while `x + 1` with x a private int is."""
+
+    def __init__(self, mech: ResolvedMechanism):
+        self.integers = _integer_variables(mech)
+        self.ranges: dict[str, list[n.Expr | None]] = {}
+        """The ranges' bounds of each loop and comprehension variable (None: a list's indices)."""
+        for s in walk_statements(mech.body):
+            if isinstance(s, n.For):
+                self.ranges.setdefault(s.var, []).extend((s.lo, s.hi))
+        for e in _expressions(mech.body):
+            if isinstance(e, n.Comprehension):
+                domain = e.domain
+                self.ranges.setdefault(e.var, []).extend(
+                    (domain.lo, domain.hi) if isinstance(domain, n.Range) else (None,))
+        self.assignments: dict[str, list[tuple[n.Expr, bool, bool]]] = {}
+        """Each assignment's value, whether it is to an entry, and whether it runs in a loop."""
+        self._collect(mech.body, False)
+        self.bounds: dict[str, int | None] = {}
+        self._solving: set[str] = set()
+
+    def _collect(self, body: tuple[n.Stmt, ...], looped: bool) -> None:
+        for s in body:
+            if isinstance(s, n.Assign):
+                self.assignments.setdefault(s.target, []).append((s.value, s.index is not None, looped))
+            elif isinstance(s, n.Sample):
+                self.assignments.setdefault(s.var, []).append((s, False, looped))  # type: ignore[arg-type]
+            elif isinstance(s, n.If):
+                self._collect(s.then, looped)
+                self._collect(s.orelse, looped)
+            elif isinstance(s, n.For):
+                self._collect(s.body, True)
+
+    def name(self, name: str) -> int | None:
+        """The bound of a variable (or of a list variable's entries)."""
+        if name in self.bounds:
+            return self.bounds[name]
+        if name in self._solving or name not in self.assignments:
+            return None  # a cycle other than adding to itself, or a name no statement assigns (a parameter)
+        self._solving.add(name)
+        self.bounds[name] = self._assigned(name)
+        self._solving.discard(name)
+        return self.bounds[name]
+
+    def _assigned(self, name: str) -> int | None:
+        """The bound of the integers that `name`'s assignments give it (`name`)."""
+        start, step = 0, 0
+        for value, entry, looped in self.assignments[name]:
+            if isinstance(value, n.Sample):
+                return None
+            if not _may_be_integer(value, self.integers) and not isinstance(value, n.ListLit):
+                continue  # a real value: arithmetic on it is in doubles, which do not overflow
+            added = self._increment(value, name)
+            if added is not None:
+                b = self.bound(added)
+                if b is None:
+                    return None
+                step += b * (MAX_LOOP_ITERATIONS if looped else 1)
+                continue
+            if isinstance(value, n.ListLit) and not entry:
+                b = self._max(list(value.items))
+            else:
+                b = self.bound(value)
+            if b is None:
+                return None
+            start = max(start, b)
+        return start + step
+
+    @staticmethod
+    def _increment(value: n.Expr, name: str) -> n.Expr | None:
+        """x in `name + x`, `x + name` or `name - x` (an entry `name[j]` for a list), else None."""
+        def own(e: n.Expr) -> bool:
+            return (isinstance(e, n.VarRef) and e.id == name) or \
+                (isinstance(e, n.Index) and isinstance(e.base, n.VarRef) and e.base.id == name)
+        if isinstance(value, n.Binary) and value.op in ("+", "-"):
+            if own(value.left) and not _reads(value.right, name):
+                return value.right
+            if value.op == "+" and own(value.right) and not _reads(value.left, name):
+                return value.left
+        return None
+
+    def bound(self, e: n.Expr) -> int | None:
+        if isinstance(e, n.Number):
+            return int(abs(e.value)) + 1
+        if isinstance(e, n.VarRef):
+            return self.name(e.id)
+        if isinstance(e, n.LocalRef):
+            bounds = [LONGEST_LIST if x is None else self.bound(x) for x in self.ranges.get(e.id, [None])]
+            return None if None in bounds else max(bounds)  # type: ignore[type-var]
+        if isinstance(e, n.Index) and isinstance(e.base, n.VarRef):
+            return self.name(e.base.id)
+        if isinstance(e, n.Unary) and e.op == "-":
+            return self.bound(e.operand)
+        if isinstance(e, n.Conditional):
+            return self._max([e.then, e.orelse])
+        if isinstance(e, n.Binary) and e.op in ("+", "-", "*", "//", "%"):
+            a, b = self.bound(e.left), self.bound(e.right)
+            if e.op == "//":
+                return a
+            if e.op == "%":
+                return b
+            if a is None or b is None:
+                return None
+            return a + b if e.op in ("+", "-") else a * b
+        if isinstance(e, n.Call):
+            if e.func in ("len", "argmax", "argmin"):  # a length, an index
+                return LONGEST_LIST
+            if e.func in ("abs", "min", "max"):
+                return self._max(list(e.args))
+            if e.func == "clamp":
+                return self._max(list(e.args[1:]))
+            return None
+        if isinstance(e, n.Comprehension):
+            domain = e.domain
+            if isinstance(domain, n.Range):
+                lo, hi = self.bound(domain.lo), self.bound(domain.hi)
+                count = None if lo is None or hi is None else lo + hi
+            else:
+                count = LONGEST_LIST
+            if e.func == "count":
+                return count
+            if e.func == "sum":
+                body = self.bound(e.body)
+                return None if body is None or count is None else body * count
+            if e.func in ("max", "min"):
+                return self.bound(e.body)
+            if e.func in ("argmax", "argmin"):
+                return self.bound(n.LocalRef(e.var, e.var_span))
+        return None
+
+    def _max(self, items: list[n.Expr]) -> int | None:
+        bounds = [self.bound(x) for x in items]
+        return None if None in bounds else max(bounds, default=0)  # type: ignore[type-var]
+
+    def within(self, e: n.Expr) -> bool:
+        """Whether e surely stays within the interpreter's integers (and each of its partial sums, for `sum`)."""
+        b = self.bound(e)
+        return b is not None and b < INT64_BOUND
+
+
+def _reads(e: n.Expr, name: str) -> bool:
+    return any(isinstance(x, n.VarRef) and x.id == name for x in walk(e))  # (a list's entry: its base)
+
+
+@lru_cache(maxsize=64)
+def _magnitudes(mech: ResolvedMechanism) -> _Magnitudes:
+    return _Magnitudes(mech)
 
 
 class _Public:

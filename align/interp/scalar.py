@@ -395,7 +395,8 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
         return len(self.ev(e.args[0]))
 
     def _b_abs(self, e):
-        return abs(self.ev(e.args[0]))
+        x = self.ev(e.args[0])
+        return self._integer(abs(int(x)), e, f"`{unparse(e)}` of {x}") if _is_int(x) else abs(x)
 
     def _extreme(self, e, kind: str):
         if len(e.args) > 1:
@@ -536,8 +537,12 @@ class Interpreter(IRVisitor[Any, None], StmtVisitor[None, None]):
                 if e.condition is not None and not self.ev(e.condition):
                     continue
                 body = self.ev(e.body)
-                if f == "sum":
-                    acc = body if acc is None else acc + body
+                if f == "sum":  # a fold of `+`: each partial sum of integers within 64 bits, as `+` is
+                    if acc is not None and _is_int(acc) and _is_int(body):
+                        acc = self._integer(int(acc) + int(body), e, f"the `sum` of `{unparse(e)}` reaching "
+                                                                        f"{acc} + {body}")
+                    else:
+                        acc = body if acc is None else acc + body
                 elif f == "count":
                     acc = (acc or 0) + (1 if body else 0)
                 elif f == "all":

@@ -59,6 +59,12 @@ from .trees import (
 INT64 = np.int64
 
 
+def _partial_sum(e: n.Comprehension, a: np.ndarray, b: np.ndarray) -> Callable[[int], dict[str, str]]:
+    """The detail of an integer `sum` whose partial sum a + b leaves the 64 bits, at lane k."""
+    return lambda k: dict(detail=f"the `sum` of `{unparse(e)}` reaching {_fmt(_at(a, k))} + {_fmt(_at(b, k))} is "
+                                 "outside the 64-bit range")
+
+
 def integer_ring(op: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """a op b for 64-bit integer arrays (op in + - *), and where the exact result leaves the 64-bit range.
     The language's integers are exact (the checker's are), so a wrapped result must never be used."""
@@ -749,7 +755,11 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
         return Num(self.borrow(e.args[0], m).length)
 
     def _b_abs(self, e: n.Call, m) -> Tree:
-        return Num(np.abs(self.num(e.args[0], m)))
+        x = self.num(e.args[0], m)
+        if x.dtype.kind in "iu":  # |lowest int64| is outside the range (numpy would wrap it)
+            self.check(x == np.iinfo(np.int64).min, m, "integer-overflow", e.span, lambda k: dict(
+                detail=f"`{unparse(e)}` of {_fmt(_at(x, k))} is outside the 64-bit range"))
+        return Num(np.abs(x))
 
     def _reduce_list(self, e: n.Call, m, kind: str) -> Tree:
         lst = self.borrow(e.args[0], m)
@@ -961,9 +971,14 @@ class Machine(IRVisitor[Tree, 'np.ndarray | None'], StmtVisitor[None, 'np.ndarra
                     continue
                 body = self.num(e.body, _and(m, sel) if sel is not None else m)
                 on = np.ones(1, dtype=bool) if sel is None else sel
-                if f == "sum":
+                if f == "sum":  # a fold of `+`: each partial sum of integers within 64 bits, as `+` is
                     term = np.where(on, body, np.zeros(1, dtype=body.dtype))
-                    acc = term if acc is None else acc + term
+                    if acc is not None and acc.dtype.kind in "iu" and term.dtype.kind in "iu":
+                        total, overflow = integer_ring("+", acc, term)
+                        self.check(overflow, m, "integer-overflow", e.span, _partial_sum(e, acc, term))
+                        acc = total
+                    else:
+                        acc = term if acc is None else acc + term
                 elif f == "count":
                     term = (on & body).astype(INT64)
                     acc = term if acc is None else acc + term
