@@ -235,6 +235,22 @@ def test_an_extremum_over_entries_that_private_data_counts_is_a_stop(line: str, 
     assert any("may be over no entries" in h for h in _list_hazards(line, adjacent)) == found
 
 
+@pytest.mark.parametrize("line,found", [
+    # a private length as the operand: in its domain where the enclosing loops and branches say so
+    ("for i in 0 .. len(q) { y = q[i] / len(q) }", False),     # len(q) >= 1 in a loop over it
+    ("for i in 1 .. len(q) { y = 1 / (len(q) - 1) }", False),
+    ("if len(q) > 2 { y = sqrt(len(q) - 3) + ln(len(q) - 2) }", False),
+    ("y = len(q) >= 1 ? 7 % len(q) : 0", False),
+    ("y = 1 / len(q)", True),                                   # q = [] on one neighbour
+    ("for i in 0 .. len(q) { y = 1 / (len(q) - 1) }", True),     # one entry
+    ("if len(q) > 2 { y = sqrt(len(q) - 4) }", True),
+    ("for i in 0 .. len(q) { y = ln(len(q) - i - 1) }", True),   # 0 at the last i
+    ("n = len(q)\n  for i in 0 .. n { if i == 0 { n = 0 } }\n  y = 1 / n", True),
+])
+def test_an_operand_that_private_data_decides_is_in_its_domain_where_the_facts_prove_it(line: str, found: bool):
+    assert bool(_list_hazards(line, RECORDS)) == found, _list_hazards(line, RECORDS)
+
+
 def test_the_verdict_is_unknown_with_the_place(tmp_path: Path):
     path = tmp_path / "m.dp"
     path.write_text(BODY.format(line="y = sqrt(x)"))

@@ -309,7 +309,8 @@ class _Walk:
             if not domains:
                 return
             if e.op in ("/", "//", "%") and _sign(e.right, self.mech) != "positive":
-                self.operands(e, [e.right], "may divide by zero", nonzero=True)
+                if not self.in_domain(e.right, "nonzero"):
+                    self.operands(e, [e.right], "may divide by zero", nonzero=True)
                 self.public(e, hidden, "may divide by zero", lambda t: t(e.right) != 0)
             elif e.op == "^" and not _whole_nonnegative(e.right):
                 self.operands(e, [e.left, e.right], "may be outside the domain of `^`")
@@ -325,10 +326,12 @@ class _Walk:
             self.operands(e, [e.args[0]], overflow, bounded=True)
         elif isinstance(e, n.Call) and domains:
             if e.func == "sqrt" and _sign(e.args[0], self.mech) is None:
-                self.operands(e, [e.args[0]], "may be outside the domain of `sqrt`", nonnegative=True)
+                if not self.in_domain(e.args[0], "nonnegative"):
+                    self.operands(e, [e.args[0]], "may be outside the domain of `sqrt`", nonnegative=True)
                 self.public(e, hidden, "may be outside the domain of `sqrt`", lambda t: t(e.args[0]) >= 0)
             elif e.func == "ln" and _sign(e.args[0], self.mech) != "positive":
-                self.operands(e, [e.args[0]], "may be outside the domain of `ln`", positive=True)
+                if not self.in_domain(e.args[0], "positive"):
+                    self.operands(e, [e.args[0]], "may be outside the domain of `ln`", positive=True)
                 self.public(e, hidden, "may be outside the domain of `ln`", lambda t: t(e.args[0]) > 0)
             elif e.func == "clamp":
                 self.operands(e, list(e.args[1:]), "may have lo > hi")
@@ -528,7 +531,8 @@ class _Walk:
 
     def ask(self, kind: str, index: n.Expr, size: n.Expr | int, ranges: list[tuple[str, n.Expr, n.Expr]],
             sizes: dict[str, n.Expr | int] | None = None) -> bool:
-        """z3's proof that `0 <= index < size` ("below"), `0 <= index <= size` ("fits") or `index == size` ("end")
+        """z3's proof that `0 <= index < size` ("below"), `0 <= index <= size` ("fits"), `index == size` ("end"),
+        or that `index` is in the domain of an operation ("nonzero", "nonnegative", "positive"; `size` unread)
         under the ranges, the known sizes (those here, or `sizes`) and the branch facts, each asked once (a loop's
         body is walked twice)."""
         sizes = self.sizes if sizes is None else sizes
@@ -541,9 +545,17 @@ class _Walk:
                 self.answers[key] = public.proves(lambda t: zt.And(t(index) >= 0, t(index) < _size(t, size)))
             elif kind == "fits":
                 self.answers[key] = public.proves(lambda t: zt.And(t(index) >= 0, t(index) <= _size(t, size)))
+            elif kind in _DOMAINS:
+                self.answers[key] = public.proves(lambda t: _DOMAINS[kind](t(index)))
             else:
                 self.answers[key] = public.proves(lambda t: t(index) == _size(t, size))
         return self.answers[key]
+
+    def in_domain(self, x: n.Expr, kind: str) -> bool:
+        """z3 proves the operand `x`, which private data decides, nonzero (nonnegative, positive) wherever it is
+        evaluated, from the same facts as a read's range (`ask`): a divisor `len(q)` inside a loop over `len(q)`."""
+        return self.recording and self.tainted(x) and not self.reads_noise(x) and \
+            self.ask(kind, x, 0, [r[:3] for r in self.ranges])
 
     def writable(self, s: n.Assign) -> bool:
         """The entry write `L[e] = v` cannot leave a gap: it overwrites an entry (`within`), appends one at the known
@@ -862,6 +874,9 @@ def _whole_nonnegative(e: n.Expr) -> bool:
     value = n.literal_number(e)
     return value is not None and value >= 0 and value.denominator == 1
 
+
+_DOMAINS: dict[str, Any] = {"nonzero": lambda x: x != 0, "nonnegative": lambda x: x >= 0, "positive": lambda x: x > 0}
+"""The domains `_Walk.ask` proves an operand in."""
 
 LONGEST_LIST = 2 ** 40
 """More entries than any list has (`_Magnitudes`): 8 TiB of doubles. A count or a length is below it."""
