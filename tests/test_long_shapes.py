@@ -339,3 +339,18 @@ def test_what_counts_as_nonlinear():
         for term, expected in cases:
             assert _nonlinear([term]) is expected, term
         assert _nonlinear([x > 0, x * y > 1]) and not _nonlinear([]) and not _nonlinear([x > 0, y < 2 * x])
+
+
+def test_a_clamped_index_is_bounded_by_the_conditions_of_its_ifs():
+    """`int_bounds` reads an If's condition in its branches: clamp(x, 0, 2) is between 0 and 2 whatever x is (the
+    encoder then writes a list at that index in place); a bound the conditions do not give stays unknown."""
+    with zt.fresh_context():
+        x = zt.Int("x")
+        clamp = z3.If(x < 0, 0, z3.If(x > 2, 2, x))
+        assert encode.int_bounds(clamp) == (0, 2)
+        assert encode.int_bounds(z3.simplify(clamp)) == (0, 2)  # as the encoder sees it: If(0 <= x, ...)
+        assert encode.int_bounds(clamp + 1) == (1, 3)
+        assert encode.int_bounds(z3.If(x <= 5, z3.If(x >= 3, x - 3, 0), 2)) == (0, 2)
+        assert encode.int_bounds(z3.If(x < 0, 0, x)) is None          # no upper bound
+        assert encode.int_bounds(z3.If(x < 0, x, 0)) is None          # no lower bound
+        assert encode.int_bounds(z3.If(zt.Int("y") < 0, 0, z3.If(x > 2, 2, x))) is None  # another term's bound

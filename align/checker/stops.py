@@ -507,7 +507,17 @@ class _Walk:
             if x.index is None or size is None:
                 return False
             size = size if isinstance(size, int) else _at_entry(size, written, {})
-            return self.proves_below(_at_entry(x.index, written, {}), size, ranges, entry)
+            index = x.index
+            if isinstance(index, n.VarRef) and index.id in written:
+                # an index variable the body assigns (`j = clamp(q[i], 0, 2)`, then `h[j] = h[j] + 1`): an index of
+                # the list wherever the write runs if it is one at the loop's entry (or has no value there yet) and
+                # every assignment of it in the body gives one
+                values = [y.value for y in writes if y.target == index.id and y.index is None]
+                bound = {y.var for y in walk_statements(loop.body) if isinstance(y, (n.Sample, n.For))}
+                return index.id not in bound and bool(values) and \
+                    (index.id not in self.assigned or self.within(index, x.target)) and \
+                    all(self.proves_below(_at_entry(v, written, {}), size, ranges, entry) for v in values)
+            return self.proves_below(_at_entry(index, written, {}), size, ranges, entry)
 
         return whole | {x.target for x in writes if not overwrites(x)}
 

@@ -97,16 +97,25 @@ def list_length(v: ListV | PathList) -> z3.ArithRef:
     return v.length if isinstance(v, PathList) else zt.IntVal(len(v.items))
 
 
-def int_bounds(term: z3.ArithRef) -> tuple[int, int] | None:
+def int_bounds(term: z3.ArithRef, facts: dict[int, tuple[int | None, int | None]] | None = None
+               ) -> tuple[int, int] | None:
     """The least and the greatest value of an integer term built from numbers by If, + and - (a `PathList`'s
-    length, `len(out)`), or None for any other term."""
+    length, `len(out)`), or None for any other term. In the branches of an If, its condition bounds the term it
+    compares with a number (`facts`, by term id): `clamp(q[i], 0, 2)`, If(q[i] < 0, 0, If(q[i] > 2, 2, q[i])), is
+    between 0 and 2 whatever q[i] is."""
+    facts = facts or {}
+    known = facts.get(term.get_id())
+    if known is not None and known[0] is not None and known[1] is not None:
+        return known[0], known[1]
     if z3.is_int_value(term):
         return term.as_long(), term.as_long()
     if z3.is_app_of(term, z3.Z3_OP_ITE):
-        a, b = int_bounds(term.arg(1)), int_bounds(term.arg(2))
+        condition = term.arg(0)
+        a = int_bounds(term.arg(1), _narrowed(facts, condition, True))
+        b = int_bounds(term.arg(2), _narrowed(facts, condition, False))
         return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
     if z3.is_add(term) or z3.is_sub(term):
-        parts = [int_bounds(term.arg(k)) for k in range(term.num_args())]
+        parts = [int_bounds(term.arg(k), facts) for k in range(term.num_args())]
         if any(p is None for p in parts):
             return None
         lo, hi = parts[0][0], parts[0][1]  # type: ignore[index]
@@ -115,6 +124,40 @@ def int_bounds(term: z3.ArithRef) -> tuple[int, int] | None:
             lo, hi = (lo + part[0], hi + part[1]) if z3.is_add(term) else (lo - part[1], hi - part[0])
         return lo, hi
     return None
+
+
+_FLIPPED = {z3.Z3_OP_LE: z3.Z3_OP_GE, z3.Z3_OP_LT: z3.Z3_OP_GT, z3.Z3_OP_GE: z3.Z3_OP_LE, z3.Z3_OP_GT: z3.Z3_OP_LT}
+_NEGATED = {z3.Z3_OP_LE: z3.Z3_OP_GT, z3.Z3_OP_LT: z3.Z3_OP_GE, z3.Z3_OP_GE: z3.Z3_OP_LT, z3.Z3_OP_GT: z3.Z3_OP_LE}
+
+
+def _narrowed(facts: dict[int, tuple[int | None, int | None]], condition: z3.BoolRef,
+              holds: bool) -> dict[int, tuple[int | None, int | None]]:
+    """`facts` where `condition` holds (or fails): an integer term compared with a number gets that bound."""
+    while z3.is_not(condition):
+        condition, holds = condition.arg(0), not holds
+    if not z3.is_app(condition) or condition.num_args() != 2:
+        return facts
+    kind = condition.decl().kind()
+    if kind not in _FLIPPED:
+        return facts
+    left, right = condition.arg(0), condition.arg(1)
+    if z3.is_int_value(left) and not z3.is_int_value(right):
+        left, right, kind = right, left, _FLIPPED[kind]
+    if not (z3.is_int_value(right) and z3.is_int(left)):
+        return facts
+    if not holds:
+        kind = _NEGATED[kind]
+    k = right.as_long()
+    lo, hi = facts.get(left.get_id(), (None, None))
+    if kind == z3.Z3_OP_LE:
+        hi = k if hi is None else min(hi, k)
+    elif kind == z3.Z3_OP_LT:
+        hi = k - 1 if hi is None else min(hi, k - 1)
+    elif kind == z3.Z3_OP_GE:
+        lo = k if lo is None else max(lo, k)
+    else:
+        lo = k + 1 if lo is None else max(lo, k + 1)
+    return {**facts, left.get_id(): (lo, hi)}
 
 
 @dataclass(frozen=True)
