@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import z3
+from z3 import z3core
 
 from . import terms as zt
 from .solver import SEED, Limits
@@ -33,19 +34,32 @@ __all__ = ["cast_like", "constants_of", "find_invariant"]
 
 
 def constants_of(terms: Iterable[z3.ExprRef]) -> list[z3.ExprRef]:
-    """The uninterpreted constants of `terms`, each once, in the order first met (by name and sort)."""
+    """The uninterpreted constants of `terms`, each once, sorted by name and sort. Walked through z3's C interface,
+    each shared subterm once: the Python objects of a walk with `children()` were a quarter of the proof for every
+    length of CheckDP's broken adaptive SVT (0.9 s of 3.7)."""
+    terms = [t for t in terms if z3.is_expr(t)]
+    if not terms:
+        return []
+    context = terms[0].ctx
+    ref = context.ref()
     found: dict[tuple[str, str], z3.ExprRef] = {}
     seen: set[int] = set()
-    todo = [t for t in terms if z3.is_expr(t)]
+    todo = [t.as_ast() for t in terms]
     while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
+        a = todo.pop()
+        key = z3core.Z3_get_ast_id(ref, a)
+        if key in seen or z3core.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
             continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found.setdefault((t.decl().name(), t.sort().name()), t)
-        elif z3.is_app(t):
-            todo.extend(t.children())
+        seen.add(key)
+        app = z3core.Z3_to_app(ref, a)
+        count = z3core.Z3_get_app_num_args(ref, app)
+        if count == 0:
+            decl = z3core.Z3_get_app_decl(ref, app)
+            if z3core.Z3_get_decl_kind(ref, decl) == z3.Z3_OP_UNINTERPRETED:
+                t = z3.z3._to_expr_ref(a, context)
+                found.setdefault((t.decl().name(), t.sort().name()), t)
+            continue
+        todo.extend(z3core.Z3_get_app_arg(ref, app, k) for k in range(count))
     return [found[k] for k in sorted(found)]
 
 
