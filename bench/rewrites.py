@@ -68,7 +68,7 @@ from align.resolve import ResolvedMechanism
 from align.resolve.program import free_names, walk
 from align.resolve.program import rewrite as outermost
 from align.span import Source, Span
-from align.types import Scalar, TagType, Type
+from align.types import REAL, Scalar, TagType, Type
 from align.unparse import unparse, unparse_spec
 
 QUICK = (
@@ -1105,15 +1105,23 @@ def sub_to_add_neg(s: Subject) -> Rewritten | None:
 
 @rewrite("normalise-compare")
 def normalise_compare(s: Subject) -> Rewritten | None:
-    """`a >= b` <-> `a - b >= 0` for the ordering comparisons of the body and the alignment (the sign of a
-    difference of doubles is exact)."""
+    """`a >= b` <-> `a - b >= 0` for the ordering comparisons of the body and the alignment, where a and b are
+    doubles (the sign of a difference of doubles is exact). Not for integers: `q[l] - t[i]` may leave the 64 bits
+    where `q[l] >= t[i]` cannot (the interpreter stops there, and checker/stops.py says so), nor an integer beside a
+    double (`2^53 + 1 - 2^53.0` rounds to 0)."""
+    resolved = resolved_nodes(s.mech)
+
+    def doubles(*xs: n.Expr) -> bool:
+        types = [[t for r in resolved.get(x.span, []) if (t := getattr(r, "type", None)) is not None] for x in xs]
+        return all(found and all(t == REAL for t in found) for found in types)
+
     def f(x: n.Expr) -> n.Expr:
         if not (isinstance(x, n.Compare) and len(x.ops) == 1 and x.ops[0] in ("<", "<=", ">", ">=")):
             return x
         left, right = x.operands
         if is_zero(right) and isinstance(left, n.Binary) and left.op == "-":
-            return replace(x, operands=(left.left, left.right))
-        if is_zero(right):
+            return replace(x, operands=(left.left, left.right)) if doubles(left.left, left.right) else x
+        if is_zero(right) or not doubles(left, right):
             return x
         return replace(x, operands=(binary("-", left, right, left.span), num(0)))
     return _everywhere(s, f)

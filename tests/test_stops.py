@@ -70,6 +70,7 @@ def _hazards(line: str) -> list[str]:
     ("c = 0\n  for i in 0 .. 3 { c = c + x }\n  y = c", "`c + x` may leave the 64-bit range"),
     ("c = x\n  for i in 0 .. 3 { c = c + 1 }", "`c + 1` may leave the 64-bit range"),  # a count from x
     ("y = (x + 1) + eta", "`x + 1` may leave the 64-bit range"),   # before the noise is added
+    ("y = sum(l in 0 .. 3: l < x ? x : 0)", "(a partial sum)"),
 ])
 def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str):
     found = _hazards(line)
@@ -105,6 +106,7 @@ def test_a_stop_that_private_data_or_noise_decides_is_found(line: str, what: str
     "for i in 0 .. k { if x > i { y = i + 1 } }",
     "y = x + 0.5",                     # a double: no integer overflow
     "g ~ Geo(0.5)\n  y = x + g",       # noise flows into the sum (docs/checker.md: not found yet)
+    "y = sum(l in 0 .. 3: l < x ? x / 2 : 0)",   # an integer only where it is 0 (bench/rewrites.py's clipped sum)
 ])
 def test_what_cannot_stop_on_one_neighbour_alone_is_not(line: str):
     assert _hazards(line) == []

@@ -984,6 +984,12 @@ class _Magnitudes:
         return None
 
     def bound(self, e: n.Expr) -> int | None:
+        """The bound of the values of e that are integers at run time (0 where none is: a double does not overflow,
+        and `q[l] >= 0 ? q[l] : 0` over a real q is an integer only where it is 0)."""
+        if not _may_be_integer(e, self.integers):
+            return 0
+        if isinstance(e, n.Conditional):
+            return self._max([x for x in (e.then, e.orelse) if _may_be_integer(x, self.integers)])
         if isinstance(e, n.Number):
             return int(abs(e.value)) + 1
         if isinstance(e, n.VarRef):
