@@ -351,6 +351,41 @@ def test_a_histogram_of_records_over_public_bins_is_proved_for_every_length():
     assert next(v for v in cumulative if v.obligation.id == "C4c").status == Status.REFUTED
 
 
+def test_a_histogram_of_records_clamped_into_bins_is_proved_for_every_length():
+    """The records clamped into three bins, `count(l in 0 .. len(q): clamp(q[l], 0, 2) == b)`: one fold per bin
+    on every evaluation (a clamp between numbers has no value outside its domain, so no fresh symbol per
+    evaluation: each made the body's fold and the alignment's two folds, and the records strategy said "not shown
+    with the records summarised"). Clamped into 0 .. 3 over three bins, a record may count in none: still proved;
+    the cumulative bins (`<= b`) are refuted."""
+    from align.checker.verify import overall_status, verify_mechanism
+    from align.status import Status
+
+    def histogram(test: str) -> str:
+        here, there = test.format(x="q[l]"), test.format(x="q'[l]")
+        return f"""
+mechanism clamped_histogram(q: int[], eps: real)
+  adjacent len(q') = len(q) \u00b1 1
+  requires eps > 0
+  privacy eps
+{{
+  for b in 0 .. 3 {{
+    eta ~ Lap(1 / eps)
+    output count(l in 0 .. len(q): {here}) + eta
+  }}
+}}
+
+alignment clamped_histogram {{
+  eta[b]' = eta[b] + count(l in 0 .. len(q): {here}) - count(l in 0 .. len(q'): {there})
+}}
+"""
+    for test in ("clamp({x}, 0, 2) == b", "clamp({x}, 0, 3) == b"):
+        verdicts = verify_mechanism(_mechanism_text(histogram(test)))
+        assert overall_status(verdicts) == Status.PROVED, [(v.obligation.name, v.status, v.notes) for v in verdicts]
+        assert all(v.scope in ("for every input length", "by construction") for v in verdicts)
+    cumulative = verify_mechanism(_mechanism_text(histogram("clamp({x}, 0, 2) <= b")))
+    assert overall_status(cumulative) == Status.REFUTED
+
+
 def test_the_records_budget_rests_on_the_at_most_one_iteration_lemma(monkeypatch):
     """Taking the lemma for granted (every share counted once) "proves" the cumulative histogram, which is
     (B eps)-DP only: the lemma is what the proof for every length rests on."""
