@@ -386,6 +386,60 @@ alignment clamped_histogram {{
     assert overall_status(cumulative) == Status.REFUTED
 
 
+STUDENT_HISTOGRAM = """
+mechanism student_histogram(q: int[], eps: real)
+  adjacent len(q') = len(q) \u00b1 1
+  requires eps > 0
+  privacy eps
+{
+  h = [0, 0, 0]
+  for i in 0 .. len(q) {
+    j = clamp(q[i], 0, 2)
+    h[j] = h[j] + 1
+  }
+  for b in 0 .. 3 {
+    eta ~ Lap(1 / eps)
+    output h[b] + eta
+  }
+}
+
+alignment student_histogram {
+  eta[b]' = eta[b] + count(l in 0 .. len(q): clamp(q[l], 0, 2) == b) - count(l in 0 .. len(q'): clamp(q'[l], 0, 2) == b)
+}
+"""
+
+
+def test_a_histogram_counted_in_a_loop_is_proved_for_every_length_through_its_folds():
+    """The bins counted in a loop as a student writes them (a temporary bin index, `h[j] = h[j] + 1`): the loop
+    folds into one count per bin (checker/folds.py, hypotheses 4 and 5), which the records' summaries prove; it was
+    unknown at every length, then bounded."""
+    from align.checker.verify import overall_status, verify_mechanism
+    from align.status import Status
+
+    verdicts = verify_mechanism(_mechanism_text(STUDENT_HISTOGRAM))
+    assert overall_status(verdicts) == Status.PROVED
+    assert all(v.scope in ("for every input length", "by construction") for v in verdicts)
+    c4c = next(v for v in verdicts if v.obligation.id == "C4c")
+    assert any("h[2] = h[2] + count(i in 0 .. len(q): clamp(q[i], 0, 2) == 2)" in note for note in c4c.notes)
+
+
+def test_a_bin_index_that_may_leave_the_list_is_not_folded(monkeypatch):
+    """incorrect/fold_bin_past_the_end: records clamped into 0 .. 3 over three bins, a run that stops on a record of
+    3. The stops' rule makes it unknown; without that rule the folds' hypothesis 4 still keeps it from a proof, and
+    without both it is "proved" (the folds would drop the records of bin 3)."""
+    from align.checker import folds
+    from align.checker import verify as checker
+    from align.checker.verify import overall_status
+    from align.status import Status
+
+    spec = "incorrect/fold_bin_past_the_end.dp"
+    assert overall_status(_verify(spec)) == Status.UNKNOWN
+    monkeypatch.setattr(checker, "hazards", lambda mech: [])
+    assert overall_status(_verify(spec)) != Status.PROVED
+    monkeypatch.setattr(folds, "_bin_index", lambda e, m: True)
+    assert overall_status(_verify(spec)) == Status.PROVED
+
+
 def test_the_records_budget_rests_on_the_at_most_one_iteration_lemma(monkeypatch):
     """Taking the lemma for granted (every share counted once) "proves" the cumulative histogram, which is
     (B eps)-DP only: the lemma is what the proof for every length rests on."""

@@ -167,6 +167,7 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/runtime_error_sqrt_of_private.dp": [({"x": 0, "eps": 1}, {"x": -1})],
     "incorrect/runtime_error_integer_overflow.dp": [({"x": 1, "eps": 1}, {"x": 2})],
     "incorrect/runtime_error_integer_addition.dp": [({"x": 0, "eps": 1}, {"x": 1})],
+    "incorrect/fold_bin_past_the_end.dp": [({"q": [0], "eps": 1}, {"q": [0, 3]})],
     "incorrect/runtime_error_undefined_read.dp": [({"x": 1, "eps": 1}, {"x": 0})],
     "incorrect/runtime_error_read_past_end.dp": [({"q": [0.0, 0.0, 0.0], "eps": 1}, {"q": [-1.0, 0.0, 0.0]})],
     "incorrect/runtime_error_empty_reduction.dp": [({"q": [0.5, 0.0, 0.0], "eps": 1}, {"q": [-0.5, 0.0, 0.0]})],

@@ -755,6 +755,67 @@ def test_a_fold_computes_what_the_loop_computes(changes):
     assert all(np.array_equal(x, y) for x, y in zip(leaves(a.tree), leaves(b.tree), strict=True))
 
 
+BINS = """mechanism bins(q: int[], eps: real)
+  adjacent len(q') = len(q) \u00b1 1
+  requires eps > 0
+  privacy eps
+{
+  h = [0, 0, 0]
+  for i in 0 .. len(q) {
+    j = clamp(q[i], 0, 2)
+    if q[i] != 1 {
+      h[j] = h[j] + 1
+    } else {
+      h[j] = h[j] - q[i]
+    }
+  }
+  for b in 0 .. 3 {
+    eta ~ Lap(1 / eps)
+    output h[b] + eta
+  }
+}
+"""
+
+
+def test_a_fold_of_bins_computes_what_the_loop_computes():
+    """Bins counted in a loop through a temporary index (checker/folds.py, hypotheses 4 and 5), a signed update
+    in an `else`: one fold per bin, and the interpreter runs the written and the rewritten program alike."""
+    import numpy as np
+
+    from align.interp.runner import sample
+    from align.interp.trees import leaves
+
+    written = resolve(parse_source(Source("w.dp", BINS))).mechanisms[0]
+    folded = _fold(BINS)
+    assert folded is not None and "h[2] = h[2] + sum(i in 0 .. len(q): " in folded.note
+    args = {"q": [0, 3, 1, 4, -2, 2, 1, 7], "eps": 1.0}
+    a, b = sample(written, args, 500, 7), sample(folded.mechanism, args, 500, 7)
+    assert all(np.array_equal(x, y) for x, y in zip(leaves(a.tree), leaves(b.tree), strict=True))
+
+
+@pytest.mark.parametrize("change,reason", [
+    # hypothesis 4: the loop writes a list that is not bins, so it is not taken for a fold at all
+    (("clamp(q[i], 0, 2)", "clamp(q[i], 0, 3)"), None),                          # a fourth bin: past the end
+    (("clamp(q[i], 0, 2)", "q[i]"), None),                                       # any index
+    (("h = [0, 0, 0]", "h = [0, 0, 0]\n  h = [0, 0]"), None),                     # assigned whole twice
+    (("      h[j] = h[j] + 1", "      h[j] = h[j] + h[0]"), "writes the list `h` other than by"),
+    # hypothesis 5: a temporary read after the loop is a variable the loop assigns
+    (("  for b in 0 .. 3 {", "  eta0 ~ Lap(1 / eps)\n  output j + eta0\n  for b in 0 .. 3 {"),
+     "assigns `j` other than by `j = j + e`"),
+])
+def test_folds_of_bins_decline_where_a_hypothesis_fails(change, reason):
+    """Hypothesis 4 (every bin index inside the list whatever the inputs, the list assigned whole once) and 5 (a
+    temporary read nowhere after the loop): otherwise the loop is left as written."""
+    from align.checker import folds
+
+    assert change[0] in BINS
+    if reason is None:
+        assert _fold(BINS.replace(*change, 1)) is None
+        return
+    with pytest.raises(folds.NotFoldable, match=re.escape(reason)):
+        _fold(BINS.replace(*change, 1))
+
+
 @pytest.mark.parametrize("change,reason", [
     (("        c = c + 1\n", "        c = c + c + 1\n"), "reads `c` while it accumulates it"),
     (("      if q[l] >= t[i] {", "      if q[l] >= t[i] + c {"), "reads `c` while it accumulates it"),
@@ -781,7 +842,7 @@ def test_without_the_accumulator_check_a_non_private_fold_is_proved(monkeypatch:
     text = (SPECS / "incorrect" / "fold_reads_its_accumulator.dp").read_text()
     with pytest.raises(folds.NotFoldable, match="reads `c` while it accumulates it"):
         _fold(text)
-    monkeypatch.setattr(folds, "_reads_nothing_written", lambda loop, updates: None)
+    monkeypatch.setattr(folds, "_reads_nothing_written", lambda loop, updates, *bins: None)
     folded = _fold(text)
     assert folded is not None
     with fresh_context():

@@ -24,9 +24,23 @@ the loop stays as written):
    the loop does, so the rewritten program fails (an index out of range, a division by zero) exactly where the
    written one does.
 
-Without hypothesis 3, `specs/incorrect/fold_reads_its_accumulator.dp` (a loop whose term reads the running
-total: x doubles on every record, so one record more changes the count released by up to 2^len(q)) would become
-a sum of terms evaluated with the total before the loop: the sensitivity-1 count that the alignment pays for.
+Bins (a histogram counted in a loop, `j = clamp(q[i], 0, 2)` then `h[j] = h[j] + 1`): an update of a list entry
+`h[e] = h[e] + t` folds into one fold per bin, `h[b] = h[b] + sum(l in lo .. hi: e(l) == b ? t : 0)` for b = 0 ..
+m - 1, under two more hypotheses:
+
+4. h is assigned whole once in the program, a list literal of m <= MAX_BINS entries, and every write of an entry of
+   h anywhere is at an index that lies in 0 .. m - 1 whatever the inputs (a number, or `clamp(x, a, b)` between
+   numbers 0 <= a <= b < m): h has m entries wherever it exists, each update overwrites one, and the iteration's
+   update goes to exactly the bin b with e(l) == b.
+5. A temporary `j = e` at the top of the loop's body (assigned nowhere else, read nowhere outside the loop, and
+   before its first read in the body) is e wherever the body reads it: e reads nothing the loop assigns
+   (hypothesis 3), so it has the same value there.
+
+Without hypothesis 4, `specs/incorrect/fold_bin_past_the_end.dp` (`clamp(q[i], 0, 3)` into three bins, where a
+record of 3 or more stops the run, on one neighbour) would become three folds that drop those records. Without
+hypothesis 3, `specs/incorrect/fold_reads_its_accumulator.dp` (a loop whose term reads the running total: x doubles
+on every record, so one record more changes the count released by up to 2^len(q)) would become a sum of terms
+evaluated with the total before the loop: the sensitivity-1 count that the alignment pays for.
 """
 
 from __future__ import annotations
@@ -36,7 +50,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, free_names, walk_statements
+from ..resolve import ResolvedMechanism, free_names, rewrite, walk_statements
 from ..types import BOOL, INT, RANGE, REAL, Scalar, Type
 from ..unparse import unparse
 from .rewrites import NotRewritable, Rewritten
@@ -61,12 +75,13 @@ def fold(mech: ResolvedMechanism) -> Folded | None:
     rewritten into folds; None when there is no such loop. Raises NotFoldable when a nested loop is not a fold."""
     rewritten: list[str] = []
     loops: dict[int, n.For] = {}  # id of a rebuilt outer loop -> the rebuilt loop
+    sizes = _bins(mech)
 
     def block(body: tuple[n.Stmt, ...], nested: bool) -> tuple[n.Stmt, ...]:
         out: list[n.Stmt] = []
         for st in body:
-            if isinstance(st, n.For) and (nested or _candidate(st)):
-                folds = _fold_loop(st)
+            if isinstance(st, n.For) and (nested or _candidate(st, sizes)):
+                folds = _fold_loop(st, sizes, mech)
                 out += folds
                 rewritten.append(f"line {st.span.line}: " + "; ".join(unparse_assign(a) for a in folds))
             elif isinstance(st, n.For):
@@ -95,23 +110,129 @@ def fold(mech: ResolvedMechanism) -> Folded | None:
 
 
 def unparse_assign(a: n.Assign) -> str:
-    return f"{a.target} = {unparse(a.value)}"
+    target = a.target if a.index is None else f"{a.target}[{unparse(a.index)}]"
+    return f"{target} = {unparse(a.value)}"
 
 
-def _candidate(loop: n.For) -> bool:
+MAX_BINS = 64
+"""The most bins a list-entry update folds into (one fold each)."""
+
+
+def _bins(mech: ResolvedMechanism) -> dict[str, int]:
+    """Hypothesis 4: the lists of m <= MAX_BINS entries, assigned whole once (a list literal), every entry write of
+    which is at an index in 0 .. m - 1 whatever the inputs."""
+    whole: dict[str, list[n.Stmt]] = {}  # (a name a draw or a loop binds is assigned otherwise)
+    entries: dict[str, list[n.Assign]] = {}
+    for st in walk_statements(mech.body):
+        if isinstance(st, n.Assign):
+            (whole if st.index is None else entries).setdefault(st.target, []).append(st)
+        elif isinstance(st, (n.Sample, n.For)):
+            whole.setdefault(st.var, []).append(st)
+    def value(e: n.Expr) -> n.Expr:  # a variable assigned once is its value (a temporary, hypothesis 5)
+        made = whole.get(e.id, []) if isinstance(e, n.VarRef) and not e.primed else []
+        return made[0].value if len(made) == 1 and isinstance(made[0], n.Assign) else e
+
+    sizes = {}
+    for name, writes in entries.items():
+        made = whole.get(name, [])
+        if len(made) != 1 or not isinstance(made[0], n.Assign) or not isinstance(made[0].value, n.ListLit):
+            continue
+        m = len(made[0].value.items)
+        if 0 < m <= MAX_BINS and all(_bin_index(value(w.index), m) for w in writes if w.index is not None):
+            sizes[name] = m
+    return sizes
+
+
+def _bin_index(e: n.Expr, m: int) -> bool:
+    """e lies in 0 .. m - 1 whatever the inputs: a whole number there, or `clamp(x, a, b)` between such numbers."""
+    def whole(x: n.Expr) -> Fraction | None:
+        value = n.literal_number(x)
+        return value if value is not None and value.denominator == 1 and 0 <= value < m else None
+    if isinstance(e, n.Call) and e.func == "clamp" and len(e.args) == 3:
+        lo, hi = whole(e.args[1]), whole(e.args[2])
+        return lo is not None and hi is not None and lo <= hi
+    return whole(e) is not None
+
+
+def _candidate(loop: n.For, sizes: dict[str, int]) -> bool:
     """A loop of the prefix (not nested) is folded only when it looks like a fold: it draws nothing, outputs
-    nothing and writes no list (a map loop or the main loop is not one, and keeps its own proof)."""
+    nothing and writes no list but bins (a map loop or the main loop is not one, and keeps its own proof)."""
     for st in walk_statements(loop.body):
         if isinstance(st, (n.Sample, n.Output, n.Break, n.For, n.While)):
             return False
-        if isinstance(st, n.Assign) and st.index is not None:
+        if isinstance(st, n.Assign) and st.index is not None and st.target not in sizes:
             return False
     return True
 
 
-def _fold_loop(loop: n.For) -> list[n.Assign]:
+def _temporaries(loop: n.For, mech: ResolvedMechanism) -> tuple[tuple[n.Stmt, ...], set[str]]:
+    """Hypothesis 5: the loop's body with each temporary `j = e` at its top replaced by e where the body reads j,
+    and the temporaries' names."""
+    assigned: dict[str, int] = {}
+    for st in walk_statements(mech.body):
+        if isinstance(st, n.Assign):
+            assigned[st.target] = assigned.get(st.target, 0) + 1
+    inside = {id(st) for st in walk_statements(loop.body)}
+    read_outside = set()
+    for st in walk_statements(mech.body):
+        if id(st) not in inside and st is not loop:
+            for e in _expressions_of(st):
+                read_outside |= free_names(e)
+    body = list(loop.body)
+    names: set[str] = set()
+    k = 0
+    while k < len(body):
+        st = body[k]
+        if not (isinstance(st, n.Assign) and st.index is None and assigned.get(st.target) == 1
+                and st.target not in read_outside and st.target not in free_names(st.value)
+                and _increment(st) is None):
+            k += 1
+            continue
+        name, value = st.target, st.value
+        if any(name in free_names(e) for earlier in body[:k] for x in walk_statements((earlier,))
+               for e in _expressions_of(x)):
+            k += 1
+            continue
+
+        def put(e: n.Expr, name: str = name, value: n.Expr = value) -> n.Expr | None:
+            return value if isinstance(e, n.VarRef) and e.id == name and not e.primed else None
+
+        body = body[:k] + [_substituted(x, put) for x in body[k + 1:]]
+        names.add(name)
+    return tuple(body), names
+
+
+def _expressions_of(st: n.Stmt) -> list[n.Expr]:
+    if isinstance(st, n.Assign):
+        return [st.value, *([st.index] if st.index is not None else [])]
+    if isinstance(st, n.Sample):
+        return list(st.args)
+    if isinstance(st, n.Output):
+        return [st.value]
+    if isinstance(st, n.If):
+        return [st.condition]
+    if isinstance(st, n.For):
+        return [st.lo, st.hi]
+    return []
+
+
+def _substituted(st: n.Stmt, f) -> n.Stmt:
+    """The statement with `rewrite(e, f)` applied to its expressions (and to those of the statements it holds)."""
+    if isinstance(st, n.Assign):
+        return dataclasses.replace(st, value=rewrite(st.value, f),
+                                   index=None if st.index is None else rewrite(st.index, f))
+    if isinstance(st, n.If):
+        return dataclasses.replace(st, condition=rewrite(st.condition, f),
+                                   then=tuple(_substituted(x, f) for x in st.then),
+                                   orelse=tuple(_substituted(x, f) for x in st.orelse))
+    return st
+
+
+def _fold_loop(loop: n.For, sizes: dict[str, int], mech: ResolvedMechanism) -> list[n.Assign]:
     updates: dict[str, list[_Update]] = {}
+    bins: dict[str, list[tuple[_Update, n.Expr]]] = {}
     first: dict[str, n.Assign] = {}
+    body, temporaries = _temporaries(loop, mech)
 
     def visit(body: tuple[n.Stmt, ...], guards: tuple[n.Expr, ...]) -> None:
         for st in body:
@@ -120,7 +241,13 @@ def _fold_loop(loop: n.For) -> list[n.Assign]:
                 visit(st.orelse, (*guards, n.Unary("not", st.condition, st.condition.span, type=BOOL)))
             elif isinstance(st, n.Assign):
                 if st.index is not None:
-                    raise NotFoldable(f"the loop at line {loop.span.line} writes the list `{st.target}`")
+                    entry = _entry_increment(st) if st.target in sizes else None
+                    if entry is None:
+                        raise NotFoldable(f"the loop at line {loop.span.line} writes the list `{st.target}` other "
+                                          f"than by `{st.target}[e] = {st.target}[e] + t` into bins")
+                    first.setdefault(st.target, st)
+                    bins.setdefault(st.target, []).append((_Update(guards, entry[0], entry[1]), st.index))
+                    continue
                 term = _increment(st)
                 if term is None:
                     raise NotFoldable(f"the loop at line {loop.span.line} assigns `{st.target}` other than by "
@@ -132,16 +259,52 @@ def _fold_loop(loop: n.For) -> list[n.Assign]:
                         n.While: "holds a loop"}.get(type(st), "does more than accumulate")
                 raise NotFoldable(f"the nested loop at line {loop.span.line} {what} (line {st.span.line})")
 
-    visit(loop.body, ())
-    _reads_nothing_written(loop, updates)
-    return [_accumulate(loop, name, ups, first[name]) for name, ups in updates.items()]
+    visit(body, ())
+    _reads_nothing_written(loop, updates, bins, temporaries)
+    folds = [_accumulate(loop, name, ups, first[name]) for name, ups in updates.items()]
+    for name, ups in bins.items():
+        for b in range(sizes[name]):
+            span = first[name].span
+            at = n.Number(Fraction(b), True, span, type=INT)
+            binned = [_Update((*up.guards, n.Compare(("==",), (index, at), span, type=BOOL)), up.term, up.sign)
+                      for up, index in ups]
+            fold = _accumulate(loop, name, binned, first[name], entry=at)
+            folds.append(fold)
+    return folds
 
 
-def _reads_nothing_written(loop: n.For, updates: dict[str, list[_Update]]) -> None:
-    """Hypothesis 3: no condition, no term and no bound reads a variable the loop assigns (the folds are
-    assigned one after another, so a bound reading one accumulator would see another's new value)."""
-    for e in (loop.lo, loop.hi, *(x for ups in updates.values() for up in ups for x in (*up.guards, up.term))):
-        reads = free_names(e) & set(updates)
+def _entry_increment(st: n.Assign) -> tuple[n.Expr, int] | None:
+    """(t, ±1) for `h[e] = h[e] + t` or `h[e] = h[e] - t` (the same index, as written)."""
+    assert st.index is not None
+    v = st.value
+    if not isinstance(v, n.Binary) or v.op not in ("+", "-"):
+        return None
+
+    def own(x: n.Expr) -> bool:
+        return isinstance(x, n.Index) and isinstance(x.base, n.VarRef) and x.base.id == st.target and \
+            not x.base.primed and x.index == st.index
+    if own(v.left) and not _reads_list(v.right, st.target):
+        return v.right, 1 if v.op == "+" else -1
+    if v.op == "+" and own(v.right) and not _reads_list(v.left, st.target):
+        return v.left, 1
+    return None
+
+
+def _reads_list(e: n.Expr, name: str) -> bool:
+    return name in free_names(e)
+
+
+def _reads_nothing_written(loop: n.For, updates: dict[str, list[_Update]],
+                           bins: dict[str, list[tuple[_Update, n.Expr]]] | None = None,
+                           temporaries: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    """Hypothesis 3: no condition, no term, no bin's index and no bound reads a variable the loop assigns (the
+    folds are assigned one after another, so a bound reading one accumulator would see another's new value)."""
+    bins = bins or {}
+    written = set(updates) | set(bins) | set(temporaries)
+    parts = [loop.lo, loop.hi, *(x for ups in updates.values() for up in ups for x in (*up.guards, up.term)),
+             *(x for ups in bins.values() for up, index in ups for x in (*up.guards, up.term, index))]
+    for e in parts:
+        reads = free_names(e) & written
         if reads:
             raise NotFoldable(f"the loop at line {loop.span.line} reads `{sorted(reads)[0]}` while it "
                               "accumulates it: not a fold")
@@ -195,8 +358,10 @@ def _conjunction(guards: tuple[n.Expr, ...]) -> n.Expr:
     return c
 
 
-def _accumulate(loop: n.For, name: str, updates: list[_Update], at: n.Assign) -> n.Assign:
-    """`x = x + count(l in lo .. hi: c)` for one guarded `+ 1`, `x = x + sum(l in lo .. hi: d(l))` otherwise."""
+def _accumulate(loop: n.For, name: str, updates: list[_Update], at: n.Assign,
+                entry: n.Number | None = None) -> n.Assign:
+    """`x = x + count(l in lo .. hi: c)` for one guarded `+ 1`, `x = x + sum(l in lo .. hi: d(l))` otherwise (with
+    `entry`, the list entry `x[entry]`)."""
     span = loop.span
     target_type = _type(at.value)
     domain = n.Range(loop.lo, loop.hi, span, type=RANGE)
@@ -216,8 +381,15 @@ def _accumulate(loop: n.For, name: str, updates: list[_Update], at: n.Assign) ->
             body = n.Binary("+", body, t, span, type=_sum_type(body, t))
         comp = n.Comprehension("sum", loop.var, loop.var_span, domain, None, None, body, span, span,
                                type=_type(body))
-    value = n.Binary("+", n.VarRef(name, False, at.target_span, type=target_type), comp, span, type=target_type)
-    return n.Assign(name, at.target_span, None, value, span)
+    if entry is None:
+        current: n.Expr = n.VarRef(name, False, at.target_span, type=target_type)
+    else:
+        assert isinstance(at.value, n.Binary)
+        owner = at.value.left if isinstance(at.value.left, n.Index) else at.value.right
+        assert isinstance(owner, n.Index)
+        current = n.Index(owner.base, entry, span, type=target_type)
+    value = n.Binary("+", current, comp, span, type=target_type)
+    return n.Assign(name, at.target_span, entry, value, span)
 
 
 def _is_one(e: n.Expr) -> bool:
