@@ -16,6 +16,8 @@ from align.obligations import ObligationId
 from align.pipeline import load_text
 from align.status import Status
 
+from .test_adjacency import STUDENT_HISTOGRAM
+
 TEMPLATE = """mechanism m({private}, k: int, eps: real)
   adjacent {adjacent}
   requires eps > 0, k >= 1
@@ -271,29 +273,9 @@ def test_an_index_variable_the_loop_assigns_keeps_the_list_length_when_each_valu
 def test_a_histogram_written_with_a_loop_is_checked_by_the_bounded_check():
     """The bins filled by `h[clamp(q[i], 0, 2)] + 1` in a loop: the encoder bounds the clamped index by its If's
     conditions (`encode.int_bounds`), so the write is an overwrite inside the list, and the bounded check runs
-    (it said unknown: "an index that is not a number and may be past the end"); no hazard either. For every length
-    no strategy proves it yet (the alignment's counts against the loop's bins need an invariant: issue 37)."""
-    text = """mechanism hist(q: int[], eps: real)
-  adjacent len(q') = len(q) \u00b1 1
-  requires eps > 0
-  privacy eps
-{
-  h = [0, 0, 0]
-  for i in 0 .. len(q) {
-    j = clamp(q[i], 0, 2)
-    h[j] = h[j] + 1
-  }
-  for b in 0 .. 3 {
-    eta ~ Lap(1 / eps)
-    output h[b] + eta
-  }
-}
-
-alignment hist {
-  eta[b]' = eta[b] + count(l in 0 .. len(q): clamp(q[l], 0, 2) == b) - count(l in 0 .. len(q'): clamp(q'[l], 0, 2) == b)
-}
-"""
-    mech = load_text(text).mechanisms[0]
+    (it said unknown: "an index that is not a number and may be past the end"); no hazard either. (For every length
+    the loop folds into one count per bin: tests/test_adjacency.py.)"""
+    mech = load_text(STUDENT_HISTOGRAM).mechanisms[0]
     assert hazards(mech) == []
     verdicts = verify_mechanism(mech, Options(max_length=2, bounded_only=True))
     assert {v.obligation.name: v.status for v in verdicts if v.obligation.name in ("C2", "C4a", "C4c")} == \
