@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .. import nodes as n
-from ..resolve import ResolvedMechanism, free_names, rewrite, walk_statements
+from ..resolve import ResolvedMechanism, free_names, rewrite, statement_exprs, walk_statements
 from ..types import BOOL, INT, RANGE, REAL, Scalar, Type
 from ..unparse import unparse
 from .rewrites import NotRewritable, Rewritten
@@ -203,17 +203,8 @@ def _temporaries(loop: n.For, mech: ResolvedMechanism) -> tuple[tuple[n.Stmt, ..
 
 
 def _expressions_of(st: n.Stmt) -> list[n.Expr]:
-    if isinstance(st, n.Assign):
-        return [st.value, *([st.index] if st.index is not None else [])]
-    if isinstance(st, n.Sample):
-        return list(st.args)
-    if isinstance(st, n.Output):
-        return [st.value]
-    if isinstance(st, n.If):
-        return [st.condition]
-    if isinstance(st, n.For):
-        return [st.lo, st.hi]
-    return []
+    """What the statement reads itself, a loop's bounds included."""
+    return [*statement_exprs(st), *((st.lo, st.hi) if isinstance(st, n.For) else ())]
 
 
 def _substituted(st: n.Stmt, f) -> n.Stmt:
