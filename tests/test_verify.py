@@ -26,6 +26,7 @@ from align.symbolic import symbol
 from align.unparse import unparse
 
 from .conftest import ROOT, SPECS, corpus, corpus_params
+from .test_adjacency import STUDENT_HISTOGRAM
 
 FILES = corpus()
 # The corpus verification is cached per process (`verified`): with `--dist loadgroup`, every test that reads it
@@ -755,26 +756,13 @@ def test_a_fold_computes_what_the_loop_computes(changes):
     assert all(np.array_equal(x, y) for x, y in zip(leaves(a.tree), leaves(b.tree), strict=True))
 
 
-BINS = """mechanism bins(q: int[], eps: real)
-  adjacent len(q') = len(q) \u00b1 1
-  requires eps > 0
-  privacy eps
-{
-  h = [0, 0, 0]
-  for i in 0 .. len(q) {
-    j = clamp(q[i], 0, 2)
-    if q[i] != 1 {
+BINS = STUDENT_HISTOGRAM.replace("    h[j] = h[j] + 1\n", """    if q[i] != 1 {
       h[j] = h[j] + 1
     } else {
       h[j] = h[j] - q[i]
     }
-  }
-  for b in 0 .. 3 {
-    eta ~ Lap(1 / eps)
-    output h[b] + eta
-  }
-}
-"""
+""")
+"""tests/test_adjacency.py's loop histogram with a signed update in an `else`."""
 
 
 def test_a_fold_of_bins_computes_what_the_loop_computes():
@@ -786,6 +774,7 @@ def test_a_fold_of_bins_computes_what_the_loop_computes():
     from align.interp.trees import leaves
 
     written = resolve(parse_source(Source("w.dp", BINS))).mechanisms[0]
+    assert BINS != STUDENT_HISTOGRAM
     folded = _fold(BINS)
     assert folded is not None and "h[2] = h[2] + sum(i in 0 .. len(q): " in folded.note
     args = {"q": [0, 3, 1, 4, -2, 2, 1, 7], "eps": 1.0}

@@ -274,24 +274,18 @@ def _entry_increment(st: n.Assign) -> tuple[n.Expr, int] | None:
     def own(x: n.Expr) -> bool:
         return isinstance(x, n.Index) and isinstance(x.base, n.VarRef) and x.base.id == st.target and \
             not x.base.primed and x.index == st.index
-    if own(v.left) and not _reads_list(v.right, st.target):
+    if own(v.left) and st.target not in free_names(v.right):
         return v.right, 1 if v.op == "+" else -1
-    if v.op == "+" and own(v.right) and not _reads_list(v.left, st.target):
+    if v.op == "+" and own(v.right) and st.target not in free_names(v.left):
         return v.left, 1
     return None
 
 
-def _reads_list(e: n.Expr, name: str) -> bool:
-    return name in free_names(e)
-
-
 def _reads_nothing_written(loop: n.For, updates: dict[str, list[_Update]],
-                           bins: dict[str, list[tuple[_Update, n.Expr]]] | None = None,
-                           temporaries: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+                           bins: dict[str, list[tuple[_Update, n.Expr]]], temporaries: set[str]) -> None:
     """Hypothesis 3: no condition, no term, no bin's index and no bound reads a variable the loop assigns (the
     folds are assigned one after another, so a bound reading one accumulator would see another's new value)."""
-    bins = bins or {}
-    written = set(updates) | set(bins) | set(temporaries)
+    written = set(updates) | set(bins) | temporaries
     parts = [loop.lo, loop.hi, *(x for ups in updates.values() for up in ups for x in (*up.guards, up.term)),
              *(x for ups in bins.values() for up, index in ups for x in (*up.guards, up.term, index))]
     for e in parts:

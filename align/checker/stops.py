@@ -134,9 +134,9 @@ class _Walk:
         """The length of a list made in the body, where public values alone fix it: `top_k(x, k)` has k entries, a
         list literal its items, a list filled by `for i in 0 .. n { L[i] = ... }` (no `break`, L new) n, an append
         one more."""
-        self.integers = _integer_variables(mech)
         self.magnitudes = _magnitudes(mech)
         """Bounds of integer values whatever the inputs (`_Magnitudes`): an addition of bounded values is no hazard."""
+        self.integers = self.magnitudes.integers
         """The variables that may hold an integer at run time (a real variable assigned `2` on some path does)."""
         self.written: set[str] = set()
         """The names some statement before this one (in the program's order) assigns."""
@@ -1001,8 +1001,6 @@ class _Magnitudes:
             return self.name(e.base.id)
         if isinstance(e, n.Unary) and e.op == "-":
             return self.bound(e.operand)
-        if isinstance(e, n.Conditional):
-            return self._max([e.then, e.orelse])
         if isinstance(e, n.Binary) and e.op in ("+", "-", "*", "//", "%"):
             a, b = self.bound(e.left), self.bound(e.right)
             if e.op == "//":
