@@ -16,7 +16,9 @@ the leaf constructors (symbols, numerals, sorts, functions) must come from here.
 
 from __future__ import annotations
 
+import ctypes
 import gc
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -33,6 +35,33 @@ _SOLVING: ContextVar[z3.Context | None] = ContextVar("align_z3_solving_context",
 
 class NoContext(InternalError):
     """A z3 term was requested outside `fresh_context()`: an internal error (this is probably a bug)."""
+
+
+KEPT_FREE_BYTES = 128 << 20
+"""How much freed memory the C allocator keeps at the top of the heap instead of returning it to the system (glibc's
+`M_TOP_PAD`, set once, when this module is imported: it serves only the checker). A z3 context takes about 17 MB
+as it is made; with glibc's default (128 KB) a context's memory went back to the system when it was freed, and
+every new context page-faulted its 17 MB in again: 15 ms of the 18 ms that `z3.Context()` took, four contexts a
+verification, a third of a small spec's time. Kept, a new context reuses the last one's pages (2 ms).
+Measured with `bench/verify.py --with-peers` on two cores: 112 s -> 96 s, median 0.31 -> 0.28 s (2026-12-07).
+Answers do not change: only where z3's memory comes from does."""
+
+
+def _keep_freed_memory() -> None:
+    """Set `M_TOP_PAD` to KEPT_FREE_BYTES where the C library is glibc (elsewhere nothing is done)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        if not libc.gnu_get_libc_version:
+            return
+        libc.mallopt(ctypes.c_int(_M_TOP_PAD), ctypes.c_int(KEPT_FREE_BYTES))
+    except (AttributeError, OSError):
+        return
+
+
+_M_TOP_PAD = -2  # glibc's malloc.h
+_keep_freed_memory()
 
 
 @contextmanager
