@@ -167,6 +167,8 @@ CODES: Mapping[str, Code] = _registry(
          "A noise family (drawn inside a loop) is shifted as `x[i]' = x[i] + e` and read as `x[e]`; a scalar noise variable is never indexed."),
     Code("not-a-shift", "the right-hand side must add a shift to `{name}`: `{name} + e`, `e + {name}` or `{name} - e`",
          "An alignment writes each aligned noise value as the original value plus a shift."),
+    Code("map-reads-output", "the alignment of `{name}` ({dist}, finitely many values) cannot read `out`",
+         "Noise with finitely many values is aligned by a map of its values, costed by the values it maps where it maps the drawn one, with the output held (docs/checker.md, \"Value maps\"); the checker cannot hold the output while it varies the drawn value, so such a map reads the data, the parameters and other noise only."),
     Code("alignment-reads-state", "the alignment cannot read program variable `{name}`: it is not a constant computed from parameters alone",
          "Shifts and lets read parameters, primed parameters, `out`, noise variables, lets and constants (variables assigned once, at the top level, from parameters and other constants); invariants may read any program variable."),
     Code("claim-reads-state", "the privacy claim cannot read `{name}`: a claim depends on parameters and the discrete output only",

@@ -59,6 +59,9 @@ Draw = Callable[["np.random.Generator", tuple[Any, ...], int], "np.ndarray"]
 """draw(generator, parameters (floats, or arrays of length size), size) -> `size` values."""
 LogDensity = Callable[["np.ndarray", tuple[float, ...]], "np.ndarray"]
 """log f(z; parameters) elementwise, -inf off the support."""
+Masses = Callable[[tuple[Any, ...]], tuple[tuple[Any, Any], ...]]
+"""masses(parameters) -> ((value, probability), ...) over the whole support, in any domain with `1 - x` (sympy
+expressions, z3 terms, numpy arrays): the values and probabilities as formulas of the parameters."""
 
 
 
@@ -213,6 +216,10 @@ class Distribution:
     """A distribution with a density: the scipy.stats frozen distribution at numeric parameters (its cdf, sf,
     ppf and isf), for the computed event probabilities of `align test --exact` and the R²DP rule's quadrature
     cross-check; None: not available (integer-valued, or no scipy counterpart)."""
+    masses: Masses | None = None
+    """Finitely many values: each value with its probability, as formulas of the parameters (`Masses`). An
+    alignment may then map the values to values (`b' = 1 - b`), at the exact cost ln P[g⁻¹(g(b))] − ln P[g(b)]
+    (the rule `ValueMaps`, rules.py); None: an alignment can only shift it, at a Lipschitz cost (C3)."""
 
     def __post_init__(self) -> None:
         if len(self.defaults) != len(self.params):
@@ -242,6 +249,16 @@ class Distribution:
     @property
     def lipschitz(self) -> bool:
         return self.cost is not None
+
+    @property
+    def finite(self) -> bool:
+        """Finitely many values with known probabilities: aligned by value maps at their exact cost."""
+        return self.masses is not None
+
+    @property
+    def alignable(self) -> bool:
+        """An alignment may move its values (C3 holds by construction): a Lipschitz cost, or exact masses."""
+        return self.lipschitz or self.finite
 
     @property
     def integer_shifts(self) -> bool:
@@ -487,6 +504,14 @@ def _mean_truncnormal(a: tuple[Any, ...]) -> Any:
     return mu + sigma * (normal_pdf(alpha) - normal_pdf(beta)) / (normal_cdf(beta) - normal_cdf(alpha))
 
 
+def _masses_bernoulli(a: tuple[Any, ...]) -> tuple[tuple[Any, Any], ...]:
+    return ((0, 1 - a[0]), (1, a[0]))
+
+
+def _masses_point(a: tuple[Any, ...]) -> tuple[tuple[Any, Any], ...]:
+    return ((a[0], 1),)
+
+
 def _atoms_point(v: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
     return ((v[0], 1.0),)
 
@@ -612,13 +637,15 @@ for _d in (
                  source="R²DP Appendix B (shape k, scale theta)", requirements=(_positive(0), _positive(1)),
                  values=Support(lower=ZERO, lower_open=True), mixing=Mixing(_mgf_gamma), law=_scipy_gamma),
     Distribution("Bernoulli", ("p",), "{0, 1}", "P[1] = p", (0.5,), _draw_bernoulli, None,
-                 cost_note="a shift leaves the support {0, 1}", requirements=(_closed_unit(0),),
+                 cost_note="no Lipschitz constant: an alignment maps 0 and 1 to 0 and 1 (`b' = 1 - b`) at the exact "
+                           "cost ln P[g⁻¹(g(b))] − ln P[g(b)]", requirements=(_closed_unit(0),),
                  values=Support(lower=ZERO, upper=ONE, integer=True),
-                 mixing=Mixing(_mgf_bernoulli, atoms=_atoms_bernoulli)),
+                 mixing=Mixing(_mgf_bernoulli, atoms=_atoms_bernoulli), masses=_masses_bernoulli),
     Distribution("Point", ("v",), "{v}", "P[v] = 1", (0.0,), _draw_point, None,
                  cost_note="any nonzero shift leaves the support {v}",
                  source="R²DP Appendix B.0.1 (1), the degenerate distribution",
-                 values=Support(lower=Param(0), upper=Param(0)), mixing=Mixing(_mgf_point, atoms=_atoms_point)),
+                 values=Support(lower=Param(0), upper=Param(0)), mixing=Mixing(_mgf_point, atoms=_atoms_point),
+                 masses=_masses_point),
     Distribution("Normal", ("mu", "sigma"), "ℝ", "Gaussian", (0.0, 1.0), _draw_normal, None,
                  cost_note="ln f(x)/f(y) grows quadratically", requirements=(_positive(1),),
                  log_density=_log_normal, law=_scipy_normal),

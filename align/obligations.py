@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -291,6 +292,41 @@ def cost_coefficient(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = N
     # sympy's automatic evaluation already leaves a short coefficient (eps0, eps1/2, -ln(1 - p)) in its simplest
     # form; `simplify` costs tens of milliseconds a call, and its first call imports sympy.physics (0.3 s)
     return coefficient if sympy.count_ops(coefficient) <= _SHORT else simplify(coefficient)
+
+
+MAX_MAPPED_VALUES = 4
+"""The most values a distribution mapped by an alignment may have: the exact cost of a map is one formula per
+target value and set of values mapped onto it (n·2^(n−1) of them)."""
+
+
+def map_cost_leaves(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = None
+                    ) -> dict[tuple[frozenset[int], int], sympy.Expr] | None:
+    """The exact cost of a value map g of the site's noise (rules.ValueMaps), as formulas of the parameters: for
+    each target value (by its position k among the distribution's `masses`) and set S of the positions that g maps
+    onto it, ln(Σ_{j ∈ S} P[v_j]) − ln P[v_k] (the cost at any b in S), simplified (ln(exp(x)) = x); None when
+    the parameters are not formulas of the parameters or a mass is 0 (an infinite cost)."""
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
+    import sympy
+
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
+    from .symbolic import NotSymbolic, cancel_ln_exp, to_sympy
+
+    masses = site.distribution.masses
+    assert masses is not None, "only noise with finitely many values is mapped"
+    try:
+        args = tuple(to_sympy(a, bindings) for a in site.args)
+    except NotSymbolic:
+        return None
+    atoms = masses(site.distribution.full_params(args))
+    leaves = {}
+    for k in range(len(atoms)):
+        for size in range(1, len(atoms) + 1):
+            for chosen in itertools.combinations(range(len(atoms)), size):
+                ratio = sympy.cancel(sympy.together(sum(atoms[j][1] for j in chosen) / atoms[k][1]))
+                if ratio.has(sympy.zoo, sympy.nan, sympy.oo):
+                    return None
+                leaves[frozenset(chosen), k] = cancel_ln_exp(sympy.log(sympy.simplify(ratio)))
+    return leaves
 
 
 _SHORT = 4
@@ -579,8 +615,11 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         noise_reads = set(_noise_read(s.shift, noise_names))
         for name in {x.text for x in walk(s.shift) if isinstance(x, n.LetRef)} & set(lets):
             noise_reads |= set(_noise_read(lets[name], noise_names))
+        mapped = mech.site(s.var) in mech.mapped_sites
+        noise_reads -= {s.var} if mapped else set()
         reads_text = ", ".join(sorted(noise_reads)) if noise_reads else "no noise"
-        c4b.append(f"shift of {s.var} reads {reads_text}")
+        c4b.append(f"map of {s.var} reads {reads_text} besides {s.var} itself" if mapped else
+                   f"shift of {s.var} reads {reads_text}")
     c4b.append("an order of the noise variables must exist in which each shift reads only earlier ones, and "
                "conditions on noise inside shifts must be output-determined")
     result.append(Obligation(ObligationId.C4B, align_span, _given(*c4b)))
@@ -599,6 +638,9 @@ def lemma1_obligations(mech: ResolvedMechanism) -> tuple[Obligation, ...]:
         if site.distribution.integer_shifts:
             why = "is integer-valued" if site.distribution.integer else "costs c per unit only for whole shifts"
             c4d.append(f"{_parenthesized(shift.shift)} is an integer ({site.distribution.name} {why})")
+        if site.distribution.finite:
+            c4d.append(f"{lhs}' has a positive probability under {site.distribution.name}"
+                       f"({', '.join(unparse(a) for a in site.args)})")
     result.append(Obligation(ObligationId.C4D, align_span,
                              _given(*c4d or ("no shifted noise has a restricted support",))))
 
@@ -633,6 +675,11 @@ def _cost_details(mech: ResolvedMechanism) -> tuple[str, ...]:
     for site in mech.noise:
         shift = mech.alignment.shift_of(site.name) if mech.alignment else None
         if shift is None:
+            continue
+        if site in mech.mapped_sites:
+            member = f"{site.name}[{shift.index_var}]" if shift.index_var else site.name
+            term = f"(ln P[g⁻¹(g({member}))] − ln P[g({member})] with g({member}) = {unparse(shift.node.rhs)})"
+            terms.append(f"Σ_{site.loop.var} {term}" if site.loop is not None else term)
             continue
         c_text = coefficient_texts(mech, site)[0] or f"c[{site.name}]"
         term = f"{_factor(c_text)}·|{unparse(shift.shift)}|"

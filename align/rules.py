@@ -9,6 +9,8 @@ testing the mechanism's shape again. Adding a rule (synthesis, couplings) is a s
 `RULES`: mypy refuses a subclass that leaves out a method.
 
 - `Lemma1`: randomness alignment (Free Gap, Lemma 1, Section 4; its implicit C0): the default.
+- `ValueMaps`: Lemma 1 where noise with finitely many values (Bernoulli) is aligned by a map of its values, at
+  the exact cost of the map (the proof of Lemma 1 with sums in place of integrals); no C3 for the mapped variables.
 - `Mixture`: R²DP (seed 002, Theorem 4.1 and Corollary 4.2), for Laplace noise whose scale is drawn from
   other noise and no alignment block: C0 and the mixture rule's MIX.
 
@@ -88,6 +90,32 @@ class Lemma1(ProofRule):
         return lemma1_obligations(mech)
 
 
+class ValueMaps(Lemma1):
+    """Lemma 1 where some noise has finitely many values and the alignment maps them (`b' = 1 - b`): its proof
+    (Free Gap, Section 10) with sums over those values in place of integrals. The obligations are Lemma 1's; C4c
+    costs each mapped value exactly (checks.map_cost), C4b lets a map read its own variable, and C4d asks the
+    aligned value to have a positive probability. docs/checker.md, "Value maps", has the proof and its
+    hypotheses, each with the specs/incorrect/ case that would fool the checker without it."""
+
+    name = "randomness alignment with value maps (Lemma 1 over finitely many values)"
+    statement = ("Lemma 1 (Free Gap, Section 4), where a noise variable b with finitely many values v₁, ..., vₙ, "
+                 "drawn with probabilities P[vⱼ] fixed in both runs (C0), may be aligned by any map of its "
+                 "values, b' = g(b), which reads the data, the parameters and noise earlier in the order but not "
+                 "the output (C4b), into values of positive probability (C4d), at the cost ln P[g⁻¹(g(b))] − "
+                 "ln P[g(b)] in place of c·|ψ| (C4c), where g⁻¹(g(b)) is every value that g maps where it maps b "
+                 "(for a bijection, ln P[b] − ln P[g(b)]). Then P[M(D) = ω] = Σ over H of P[H] ≤ e^ε Σ over φ(H) "
+                 "of P[φ(H)] ≤ e^ε P[M(D') = ω]: the proof of Lemma 1 (Section 10) with the sums over each "
+                 "preimage of the map in place of the change of variables.")
+
+    def applies(self, mech: ResolvedMechanism) -> bool:
+        return bool(mech.mapped_sites)
+
+    def obligations(self, mech: ResolvedMechanism) -> tuple[Obligation, ...]:
+        # a mapped variable needs no Lipschitz constant (C3): C4c costs its map exactly
+        mapped = {s.name for s in mech.mapped_sites}
+        return tuple(o for o in lemma1_obligations(mech) if not (o.id == ObligationId.C3 and o.site in mapped))
+
+
 class Mixture(ProofRule):
     name = "R²DP scale mixture (seed 002, Theorem 4.1 / Corollary 4.2)"
     statement = ("The Laplace mechanism q(D) + Lap(b) whose scale b = 1/u is itself drawn, independently of the "
@@ -128,7 +156,7 @@ class PostProcessing:
 POST_PROCESSING = PostProcessing()
 
 
-RULES: tuple[ProofRule, ...] = (Mixture(), Lemma1())
+RULES: tuple[ProofRule, ...] = (Mixture(), ValueMaps(), Lemma1())
 """In the order they are tried: the first that applies is the mechanism's rule."""
 
 

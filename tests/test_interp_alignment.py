@@ -123,6 +123,13 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     "incorrect/svt_roth_noisy_value.dp": _svt({"c": 2, "eps": 1}),
     "incorrect/svt_stoddard_no_query_noise.dp": _svt({"eps": 1}),
     # Lemma 1's hidden hypothesis (C0) and the vacuous proofs (docs/checker.md, "What a proof assumes")
+    # value maps of noise with finitely many values (rules.ValueMaps): the sampled cost is the exact one
+    "discrete/randomized_response.dp": [({"x": 0, "eps": 1}, {"x": 1}), ({"x": 1, "eps": 0.5}, {"x": 0}),
+                                        ({"x": 3, "eps": 0.5}, {"x": 2})],
+    "discrete/randomized_response_bias.dp": [({"x": 0, "p": 0.75}, {"x": 1}), ({"x": 1, "p": 0.5}, {"x": 0})],
+    "incorrect/randomized_response_certain_coin.dp": [({"x": 1, "p": 1}, {"x": 0})],
+    "incorrect/value_map_collapses_coin.dp": [({"q": [1], "eps": 0.5}, {"q": [0]})],
+    "incorrect/value_maps_in_a_cycle.dp": [({"q": [0], "eps": 0.5}, {"q": [1]})],
     "incorrect/randomized_response_private_bias.dp": [({"x": 0, "eps": 0.5}, {"x": 1}),
                                                        ({"x": 1, "eps": 0.5}, {"x": 0})],
     "incorrect/laplace_scale_reads_data.dp": [({"q": 0, "eps": 1}, {"q": 1}), ({"q": 3, "eps": 1}, {"q": 2})],

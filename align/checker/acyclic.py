@@ -6,7 +6,8 @@ the output. A condition that the output determines (`out[i] is TOP`, `i in indic
 that two runs with the same output provably agree on) selects a branch instead of adding reads. The
 alignment is acyclic for ω when the reads graph has no cycle; we ask z3 for an ω (and noise H producing it)
 whose graph has a cycle, computing reachability by Floyd–Warshall over formula-labelled edges. A self-loop is
-a shift that depends on its own variable, like Equation (5)'s η_t' = η_t − δ* (δ* contains η_t).
+a shift that depends on its own variable, like Equation (5)'s η_t' = η_t − δ* (δ* contains η_t); except for noise
+with finitely many values, whose alignment is a value map b' = g(b) of its own variable (rules.ValueMaps).
 
 Reads are syntactic: `eta - eta` counts as a read of eta; a condition that reads noise and is not determined
 by the output is taken to make the shift depend on that noise.
@@ -198,8 +199,11 @@ def check(mech: ResolvedMechanism, enc: Encoding, run: Run, align: AlignmentEval
                 del align.env[shift.index_var]
             else:
                 align.env[shift.index_var] = saved
+        # a value map `b' = g(b)` of noise with finitely many values reads b by definition: its cost is that of
+        # g as a map of b, the others held (rules.ValueMaps), so b's own read is not an edge; reads of others are
+        own_map = mech.noise_site(d.site).distribution.finite
         for b, condition in reads.items():
-            if b in drawn:
+            if b in drawn and not (own_map and b == (d.site, d.index)):
                 edges[((d.site, d.index), b)] = z3.simplify(zt.And(d.guard, drawn[b], condition))
     reach = {(a, b): edges.get((a, b), zt.BoolVal(False)) for a in members for b in members}
     for k in members:

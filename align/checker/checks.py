@@ -9,6 +9,8 @@ obligation has a check, holds by construction, or has a rule of its own (MIX).
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -16,7 +18,16 @@ from typing import Any
 import sympy
 import z3
 
-from ..obligations import KINDS, Obligation, ObligationId, constant_bindings, cost_coefficient, site_definitions
+from ..obligations import (
+    KINDS,
+    MAX_MAPPED_VALUES,
+    Obligation,
+    ObligationId,
+    constant_bindings,
+    cost_coefficient,
+    map_cost_leaves,
+    site_definitions,
+)
 from ..resolve import ResolvedMechanism
 from ..rules import RULES
 from ..smt import terms as zt
@@ -41,6 +52,10 @@ from ..symbolic import NotSymbolic, to_sympy
 from . import acyclic
 from .models import first_difference, first_false, show
 from .verdicts import PendingVerdict
+
+UNBOUNDED = "unbounded_cost"
+"""The uninterpreted function whose value stands for an infinite cost (noise with no cost coefficient shifted, a
+value mapped onto one of probability 0): z3 may give it any value, so no bound on the cost follows."""
 
 
 def inputs_differ(enc: Encoding) -> z3.BoolRef:
@@ -139,7 +154,7 @@ def same_draw_conditions(enc: Encoding, run1: Run, run2: Run) -> list[tuple[z3.B
 def _check_c3(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Describe] | None:
     conditions = [(z3.Implies(d.guard, q.align.shift(d.site, d.index) == 0),
                    f"{_member(d)} ({d.stmt.dist}, not Lipschitz) has a nonzero shift")
-                  for d in q.run1.draws if d.site == o.site and not q.mech.noise_site(d.site).distribution.lipschitz]
+                  for d in q.run1.draws if d.site == o.site and not q.mech.noise_site(d.site).distribution.alignable]
     if not conditions:
         return None
     answer = check_valid(q.assumptions(), zt.And([c for c, _ in conditions]), q.limits)
@@ -176,7 +191,37 @@ def _check_c4c(q: Query, o: Obligation, v: PendingVerdict) -> tuple[Answer, Desc
     else:
         with zt.fresh_solving():  # only its proof is kept, and it is not one of the queries the models come from
             answer = check_valid([*q.assumptions(), *scaled[2]], scaled[0] <= scaled[1], limits)
+    functions = _uninterpreted_in(q.enc, [cost, claim])
+    if functions == UNBOUNDED:
+        return answer, lambda model: (f"the aligned cost exceeds the claim: a term of it is infinite (z3's model gives "
+                                      f"{show(model, cost)} against {show(model, claim)}; the replay evaluates it)")
+    if functions:
+        return answer, lambda model: (f"the aligned cost exceeds the claim: in z3's model, where {functions} "
+                                      f"uninterpreted, {show(model, cost)} against {show(model, claim)} (the "
+                                      "replay evaluates them)")
     return answer, lambda model: f"aligned cost {show(model, cost)} exceeds the claim {show(model, claim)}"
+
+
+def _uninterpreted_in(enc: Encoding, terms: list[z3.ExprRef]) -> str:
+    """The functions z3 leaves uninterpreted (`Encoding.uninterpreted`) that the terms apply, as a text ("ln is",
+    "exp and ln are"); "" for none: a model's value of such an application is not the function's."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    todo = list(terms)
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen or not z3.is_app(t):
+            continue
+        seen.add(t.get_id())
+        if t.decl().name() in enc.uninterpreted:
+            names.add(t.decl().name())
+        todo.extend(t.children())
+    if names == {UNBOUNDED}:
+        return UNBOUNDED
+    ordered = sorted(names - {UNBOUNDED})
+    if not ordered:
+        return ""
+    return f"{ordered[0]} is" if len(ordered) == 1 else f"{', '.join(ordered[:-1])} and {ordered[-1]} are"
 
 
 def common_factor(mech: ResolvedMechanism) -> tuple[Any, dict[str, Any], Any] | None:
@@ -186,6 +231,8 @@ def common_factor(mech: ResolvedMechanism) -> tuple[Any, dict[str, Any], Any] | 
     truth value and takes the products of parameters with noise out of the query (eps·|ψ| is nonlinear for z3)."""
     constants = constant_bindings(mech)
     coefficients = {}
+    if mech.mapped_sites:  # their exact costs are not c_i·|ψ_i|
+        return None
     for site in mech.noise:
         if site.distribution.cost is None or mech.alignment is None or mech.alignment.shift_of(site.name) is None:
             continue
@@ -297,29 +344,85 @@ def aligned_runs(enc: Encoding) -> tuple[Run, AlignmentEval, Run]:
 
 
 def aligned_cost(enc: Encoding, run: Run, align: AlignmentEval) -> tuple[z3.ArithRef, list[tuple[Draw, z3.ArithRef]]]:
-    """Σ over the samples drawn in `run` of c_i·|ψ_i| (Definition 7), with c_i from the design table."""
-    terms = [(d, z3.If(d.guard, cost_term(enc, enc.mech.noise_site(d.site), d) * _abs(_real(psi)), 0))
-             for d, psi in _costed_shifts(enc, run, align)]
+    """Σ over the samples drawn in `run` of each one's cost: c_i·|ψ_i| (Definition 7, c_i from the design table),
+    or for a value map of noise with finitely many values the exact `map_cost`."""
+    terms = []
+    for d, psi in _costed_shifts(enc, run, align):
+        site = enc.mech.noise_site(d.site)
+        cost = map_cost(enc, site, d, psi) if site.distribution.finite else cost_term(enc, site, d) * _abs(_real(psi))
+        terms.append((d, z3.If(d.guard, cost, 0)))
     return (zt.Sum([t for _, t in terms]) if terms else zt.RealVal(0)), terms
 
 
 def _costed_shifts(enc: Encoding, run: Run, align: AlignmentEval) -> list[tuple[Draw, z3.ArithRef]]:
-    """The samples drawn in `run` that the alignment shifts (ψ not the number 0) and whose distribution has a cost
-    coefficient (without one, C3 decides whether it is shifted at all), each with its ψ."""
+    """The samples drawn in `run` that the alignment moves (ψ not the number 0) and whose distribution has a cost
+    (a coefficient, or exact masses; without either, C3 decides whether it is shifted at all), each with its ψ."""
     shifted = []
     for d in run.draws:
         psi = align.shift(d.site, d.index)
         if z3.is_int_value(z3.simplify(psi)) and z3.simplify(psi).as_long() == 0:
             continue
-        if enc.mech.noise_site(d.site).distribution.cost is not None:
+        if enc.mech.noise_site(d.site).distribution.alignable:
             shifted.append((d, psi))
     return shifted
+
+
+def map_cost(enc: Encoding, site, d: Draw, psi: z3.ArithRef) -> z3.ArithRef:
+    """The exact cost of the value map g(b) = b + ψ of one draw b of noise with finitely many values v_1 .. v_n
+    (rules.ValueMaps): ln P[g⁻¹(g(b))] − ln P[g(b)], where g⁻¹(g(b)) is every v_j that g maps where it maps b,
+    g(v_j) being ψ's formula with v_j for b and everything else held (the output is not among what it may read:
+    resolution's `map-reads-output`). One case per target v_k and set S of values mapped onto it, each cost a
+    formula of the parameters (`obligations.map_cost_leaves`, with ln(exp(x)) = x), else ln of the z3 ratio;
+    outside every case (g(b) outside the support, or of probability 0) the cost is unbounded."""
+    masses = site.distribution.masses
+    assert masses is not None, "only noise with finitely many values is mapped"
+    atoms = masses(site.distribution.full_params(tuple(d.args)))
+    if len(atoms) > MAX_MAPPED_VALUES:
+        raise EncodingError(f"{site.display} has {len(atoms)} values; a value map is costed for at most "
+                            f"{MAX_MAPPED_VALUES}")
+    values = [_real(v) if z3.is_expr(v) else zt.RealVal(v) for v, _ in atoms]
+    probabilities = [_real(m) if z3.is_expr(m) else zt.RealVal(m) for _, m in atoms]
+    aligned = _real(d.value) + _real(psi)
+    images = [z3.substitute(aligned, (d.value, _value_of_sort(v, d.value))) for v, _ in atoms]
+    leaves = map_cost_leaves(site, {**constant_bindings(enc.mech), **site_definitions(enc.mech, site)})
+    cost: z3.ArithRef = enc.function(UNBOUNDED)(zt.RealVal(0))
+    for (chosen, k), leaf in sorted((leaves or _ratio_leaves(len(atoms))).items(),
+                                    key=lambda item: (item[0][1], sorted(item[0][0])), reverse=True):
+        case = zt.And([aligned == values[k], probabilities[k] > 0,
+                       *[(images[j] == values[k]) if j in chosen else (images[j] != values[k])
+                         for j in range(len(atoms))]])
+        value = None
+        if leaf is not None:
+            with contextlib.suppress(NotSymbolic):
+                value = _real(to_z3(leaf, lambda name: _param(enc, name), enc.function))
+        if value is None:
+            value = enc.function("ln")(zt.Sum([probabilities[j] for j in chosen]) / probabilities[k])
+        cost = z3.If(case, value, cost)
+    return cost
+
+
+def _param(enc: Encoding, name: str) -> z3.ArithRef:
+    if name not in enc.params:
+        raise NotSymbolic(name)
+    return _real(enc.params[name])
+
+
+def _ratio_leaves(count: int) -> dict[tuple[frozenset[int], int], None]:
+    return {(frozenset(chosen), k): None for k in range(count) for size in range(1, count + 1)
+            for chosen in itertools.combinations(range(count), size)}
+
+
+def _value_of_sort(v: Any, like: z3.ArithRef) -> z3.ArithRef:
+    """A value of the support in the sort of the noise symbol it replaces."""
+    if z3.is_expr(v):
+        return v if v.sort() == like.sort() else (_real(v) if like.is_real() else z3.ToInt(v))
+    return zt.IntVal(int(v)) if like.is_int() else zt.RealVal(v)
 
 
 def cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:
     if site.distribution.cost is None:
         # Not Lipschitz: no finite coefficient. C3 fails separately; the cost has no bound.
-        return enc.function("unbounded_cost")(zt.RealVal(0))
+        return enc.function(UNBOUNDED)(zt.RealVal(0))
     # the names its parameters read that have one value at every draw are written out (`site_definitions`)
     coefficient = cost_coefficient(site, site_definitions(enc.mech, site))
     if coefficient is None:

@@ -90,7 +90,7 @@ def draw_conditions(mech: ResolvedMechanism, enc: Encoding,
             if mech.alignment.shift_of(d.site) is not None:
                 conditions[ObligationId.C4D, None] += [z3.Implies(d.guard, c)
                                                        for c, _ in aligned_in_support(d, psi, site.distribution)]
-            if not site.distribution.lipschitz:
+            if not site.distribution.alignable:
                 conditions[ObligationId.C3, d.site].append(z3.Implies(d.guard, psi == 0))
     for first, second in paired:
         for c in density_conditions(enc, first, second):

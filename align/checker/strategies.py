@@ -109,6 +109,11 @@ def prove_for_every_length(mech: ResolvedMechanism, context: Context,
     """The proof for every length by the first strategy that fits (after the rewrites), else part by part; the
     proof (None when no shape fits), and why each strategy tried did not (`verify.strategy_context` makes the
     context)."""
+    if mech.mapped_sites:
+        names = ", ".join(s.display for s in mech.mapped_sites)
+        return None, [f"the alignment maps the values of {names} (noise with finitely many values, at the exact cost "
+                      "of the map); the proofs for every length encode Lipschitz shifts only, so the map is checked "
+                      "at each length up to --max-length"]
     reasons = []
     rewrite_notes = []
     # normal forms of the program as written (the parts see them too)

@@ -81,7 +81,7 @@ def _verify_mechanism(mech: ResolvedMechanism, options: Options) -> list[Verdict
     # C1 and C5 hold by construction (resolution rejects what breaks them), and so does C3 for a
     # distribution with a cost coefficient (Free Gap Table 1; well formed by C0).
     constructive = [o for o in obs if o.id in BY_CONSTRUCTION or
-                    (o.id == ObligationId.C3 and o.site is not None and mech.noise_site(o.site).distribution.lipschitz)]
+                    (o.id == ObligationId.C3 and o.site is not None and mech.noise_site(o.site).distribution.alignable)]
     for o in constructive:
         verdicts[id(o)].scope = "by construction"
     # the rule says which obligations the bounded check discharges (the mixture rule: ADJ and C0); those proved by

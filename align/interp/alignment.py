@@ -20,6 +20,7 @@ have noticeable probability; it proves nothing.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,7 @@ from ..counterexample import Counterexample
 from ..obligations import ONE_RUN, ObligationId, close, cost_within_claim
 from ..resolve import ResolvedMechanism
 from .errors import RunError
-from .noise import cost_coefficient, in_support, is_whole, root_sequence
+from .noise import cost_coefficient, in_support, is_whole, map_cost, root_sequence
 from .outputs import Outputs
 from .runner import DEFAULT_CHUNK, _seed_text, arg_trees, chunk_length, run_chunk
 from .trees import Num, uniform
@@ -131,7 +132,10 @@ def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
     written = rec.params[: len(site.args)]
     c = cost_coefficient(dist, written)
     moved = drawn & (psi != 0)
-    if c is None:
+    if dist.masses is not None and shift is not None:
+        cost = np.where(moved, _map_cost(m, rec, shift.shift, shift.index_var, aligned), 0.0)
+        lipschitz_ok = np.ones(values.shape, dtype=bool)
+    elif c is None:
         cost = np.zeros(values.shape)
         lipschitz_ok = ~moved
     else:
@@ -141,6 +145,36 @@ def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
     support_ok = ~drawn | in_support(dist, tuple(rec.params), aligned)
     whole_ok = ~drawn | is_whole(psi) if dist.integer_shifts else np.ones(values.shape, dtype=bool)
     return SiteShift(rec, psi, aligned, cost, support_ok, whole_ok, lipschitz_ok)
+
+
+def _map_cost(m: Machine, rec: SiteRecord, shift: Any, index_var: str | None, aligned: np.ndarray) -> np.ndarray:
+    """`noise.map_cost` per drawn value: g(v) is ψ evaluated with v for the value b (of its own member, for a
+    family) and everything else as drawn."""
+    masses = rec.site.distribution.masses
+    assert masses is not None, "only noise with finitely many values is mapped"
+    values = rec.values
+    images = []
+    with np.errstate(all="ignore"):
+        for v, _ in masses(tuple(rec.params)):
+            if not rec.family:
+                saved = m.env[rec.site.name]
+                m.env[rec.site.name] = Num(np.broadcast_to(np.asarray(v, dtype=values.dtype), values.shape).copy())
+                images.append(np.broadcast_to(np.asarray(v) + m.num(shift, None), values.shape))
+                m.env[rec.site.name] = saved
+                continue
+            assert index_var is not None, "a family's shift is written x[i]' (resolve/check.py)"
+            columns = np.zeros(values.shape)
+            for col in range(values.shape[1]):
+                member = copy.copy(rec)
+                member.values = values.copy()
+                member.values[:, col] = np.broadcast_to(np.asarray(v), values.shape)[:, col]
+                m.families[rec.site.name] = member
+                m.env[index_var] = Num(uniform(rec.offset + col, np.int64))
+                columns[:, col] = np.broadcast_to(np.asarray(v) + m.num(shift, None), values[:, col].shape)
+            m.families[rec.site.name] = rec
+            m.env.pop(index_var, None)
+            images.append(columns)
+    return map_cost(rec.site.distribution, rec.params, aligned, images)
 
 
 def _merge(psi: np.ndarray, value: np.ndarray, drawn: np.ndarray) -> np.ndarray:

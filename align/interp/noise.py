@@ -161,6 +161,23 @@ def cost_coefficient(dist: Distribution, params: Sequence) -> Array | None:
         return np.asarray(dist.cost(tuple(np.asarray(p, dtype=float) for p in params), _NUMPY), dtype=float)
 
 
+def map_cost(dist: Distribution, params: Sequence, aligned: Array, images: Sequence[Array]) -> Array:
+    """The exact cost of a value map g of noise with finitely many values (rules.ValueMaps; `checks.map_cost` in
+    the checker), elementwise: ln P[g⁻¹(g(b))] − ln P[g(b)], given g(b) (`aligned`) and g(v) for each value v of
+    the distribution's `masses`, in their order (`images`); +inf where g(b) is not a value of positive probability."""
+    assert dist.masses is not None, "only noise with finitely many values is mapped"
+    aligned = np.asarray(aligned, dtype=float)
+    atoms = dist.masses(tuple(np.asarray(p, dtype=float) for p in params))
+    target = np.zeros(aligned.shape)
+    preimage = np.zeros(aligned.shape)
+    with np.errstate(all="ignore"):
+        for (v, p), image in zip(atoms, images):
+            mass = np.broadcast_to(np.asarray(p, dtype=float), aligned.shape)
+            target = target + np.where(aligned == np.asarray(v, dtype=float), mass, 0.0)
+            preimage = preimage + np.where(np.asarray(image, dtype=float) == aligned, mass, 0.0)
+        return np.where(target > 0, np.log(preimage) - np.log(target), np.inf)
+
+
 def in_support(dist: Distribution, params: tuple, x: Array) -> Array:
     """Elementwise: whether x lies in the support of the distribution with these (full) parameters
     (`Distribution.values`, the declaration the checker's z3 assumptions also come from)."""
@@ -170,7 +187,12 @@ def in_support(dist: Distribution, params: tuple, x: Array) -> Array:
         ok = np.isfinite(x)
         if support.integer:
             ok = ok & (np.floor(x) == x)
-        return np.asarray(support.contains(x, params, np.logical_and, ok), dtype=bool)
+        ok = np.asarray(support.contains(x, params, np.logical_and, ok), dtype=bool)
+        if dist.masses is not None:  # the values of positive probability (Bernoulli(1) has the support {1})
+            atoms = dist.masses(tuple(np.asarray(p, dtype=float) for p in params))
+            ok = ok & (sum((np.where(x == np.asarray(v, dtype=float), np.asarray(m, dtype=float), 0.0)
+                            for v, m in atoms), np.zeros(x.shape)) > 0)
+        return ok
 
 
 def is_whole(x: Array, tolerance: float = 1e-9) -> Array:

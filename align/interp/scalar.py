@@ -36,7 +36,7 @@ from ..resolve import NoiseSite, ResolvedMechanism
 from ..unparse import unparse
 from ..visitor import IRVisitor, StmtVisitor
 from .errors import RunError, clamp_domain, fail
-from .noise import check_parameters, cost_coefficient, in_support, is_whole
+from .noise import check_parameters, cost_coefficient, in_support, is_whole, map_cost
 from .values import Tag, format_value
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -679,6 +679,10 @@ def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[
         c = cost_coefficient(d.site.distribution, d.params[: len(d.site.args)])
         coefficient = None if c is None else float(c)
         cost = (0.0 if psi == 0 else math.inf) if c is None else float(coefficient * abs(psi))
+        if shift is not None and d.site.distribution.masses is not None and psi != 0:
+            cost = float(map_cost(d.site.distribution, d.params, np.asarray([aligned]),
+                                  [np.asarray([v + _image_shift(it, d, shift, v, scalar_noise)])
+                                   for v, _ in d.site.distribution.masses(tuple(d.params))])[0])
         ok = bool(in_support(d.site.distribution, d.params, np.asarray([aligned]))[0])
         whole = bool(is_whole(np.asarray([psi]))[0]) if d.site.distribution.integer_shifts else True
         result.append(AlignedDraw(d, psi, aligned, cost, coefficient, ok, whole))
@@ -686,6 +690,31 @@ def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[
     claim_it.env = dict(env)
     claim = float(claim_it.ev(mech.claim))
     return ScalarAlignment(result, lets, claim)
+
+
+def _image_shift(it: Interpreter, d: Any, shift: Any, v: Any, scalar_noise: set[str]) -> Any:
+    """ψ of a value map at the value v of the draw d (everything else as drawn): g(v) - v."""
+    saved_index = it.env.get(shift.index_var, _MISSING) if shift.index_var else _MISSING
+    if shift.index_var:
+        it.env[shift.index_var] = d.member
+    if d.site.family:
+        saved = it.families[d.site.name][d.member]
+        it.families[d.site.name][d.member] = v
+    else:
+        saved = it.env[d.site.name]
+        it.env[d.site.name] = v
+    try:
+        return _with_undrawn(it, shift.shift, scalar_noise)
+    finally:
+        if d.site.family:
+            it.families[d.site.name][d.member] = saved
+        else:
+            it.env[d.site.name] = saved
+        if shift.index_var:
+            if saved_index is _MISSING:
+                it.env.pop(shift.index_var, None)
+            else:
+                it.env[shift.index_var] = saved_index
 
 
 def _with_undrawn(it: Interpreter, e: n.Expr, scalar_noise: set[str]) -> Any:

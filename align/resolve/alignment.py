@@ -10,7 +10,7 @@ from ..span import Span
 from ..types import BOOL, INT, Type
 from .check import Env, MechanismChecker
 from .desugar import split_shift
-from .program import ResolvedAlignment, ResolvedShift
+from .program import ResolvedAlignment, ResolvedShift, walk
 from .scope import RESERVED
 
 
@@ -59,7 +59,34 @@ def check_alignment(c: MechanismChecker, a: n.Alignment) -> ResolvedAlignment:
                 c.env.bind(earlier.name, let_types[earlier.name])
             c.expect(item.condition, BOOL, "invariant")
             invariants.append(dataclasses.replace(item, condition=c.desugared(item.condition)))
+    _maps_hold_the_output(c, lets, shifts)
     return ResolvedAlignment(a.name, tuple(lets), tuple(shifts), tuple(invariants), a)
+
+
+def _maps_hold_the_output(c: MechanismChecker, lets: list[n.Let], shifts: list[ResolvedShift]) -> None:
+    """A value map `b' = g(b)` of noise with finitely many values is costed by the values v that g maps where it
+    maps b, g(v) computed with everything but b held (rules.ValueMaps) — the output ω among them. The checker
+    computes g(v) from the run's terms, in which `out` is a function of b: so a map may not read `out`, directly or
+    through a let (`map-reads-output`)."""
+    reading: set[str] = set()
+
+    def reads_out(x: n.Expr) -> bool:
+        # names are bound after this check (resolve/bind.py): `out` and the lets are still `Name`s here
+        if isinstance(x, n.OutRef):
+            return True
+        name = x.id + ("'" if x.primed else "") if isinstance(x, (n.Name, n.LetRef)) else None
+        return name == "out" or name in reading
+
+    for let in lets:
+        if any(reads_out(x) for x in walk(let.value)):
+            reading.add(let.name)
+    for shift in shifts:
+        site = c.noise.get(shift.var)
+        if site is None or not site.distribution.finite:
+            continue
+        read = next((x for x in walk(shift.shift) if reads_out(x)), None)
+        if read is not None:
+            c.error("map-reads-output", read.span, name=shift.var, dist=site.distribution.name)
 
 
 def resolve_shift(c: MechanismChecker, item: n.Shift) -> ResolvedShift | None:
@@ -83,6 +110,9 @@ def resolve_shift(c: MechanismChecker, item: n.Shift) -> ResolvedShift | None:
         c.env.push()
         c.env.bind(item.index_var, INT)
     psi = split_shift(item)
+    if psi is None and site.distribution.finite:
+        # noise with finitely many values is aligned by a value map `b' = g(b)` (rules.ValueMaps): ψ = g(b) - b
+        psi = n.Binary("-", item.rhs, _own_member(item), item.rhs.span)
     if psi is None:
         c.error("not-a-shift", item.rhs.span,
                 name=item.var + (f"[{item.index_var}]" if item.index_var else ""))
@@ -91,3 +121,11 @@ def resolve_shift(c: MechanismChecker, item: n.Shift) -> ResolvedShift | None:
     if item.index_var is not None:
         c.env.pop()
     return ResolvedShift(item.var, item.index_var, c.desugared(psi), item)
+
+
+def _own_member(item: n.Shift) -> n.Expr:
+    """The shifted variable as the right-hand side would name it: `b`, or `b[i]` in a family shift."""
+    name = n.Name(item.var, False, item.lhs_span)
+    if item.index_var is None:
+        return name
+    return n.Index(name, n.Name(item.index_var, False, item.lhs_span), item.lhs_span)

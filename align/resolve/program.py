@@ -159,6 +159,18 @@ class ResolvedMechanism:
         return self.output_type.tags if isinstance(self.output_type, TagType) else frozenset()
 
     @property
+    def mapped_sites(self) -> tuple[NoiseSite, ...]:
+        """Noise with finitely many values that the alignment maps (`b' = g(b)`, a shift included, but not `b' = b`,
+        Lemma 1's shift of 0): aligned at the exact cost of the map (rules.ValueMaps), not at a Lipschitz one."""
+        if self.alignment is None:
+            return ()
+
+        def moved(shift: ResolvedShift | None) -> bool:
+            return shift is not None and not (isinstance(shift.shift, n.Number) and shift.shift.value == 0)
+
+        return tuple(s for s in self.noise if s.distribution.finite and moved(self.alignment.shift_of(s.name)))
+
+    @property
     def mixture_sites(self) -> tuple[NoiseSite, ...]:
         """Laplace sites whose scale is drawn from other noise: R²DP scale mixtures.
 

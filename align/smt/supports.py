@@ -41,11 +41,20 @@ def noise_support(enc: Encoding, prefix: str = "", draws: Iterable[Draw] = ()) -
         args = [_real(a) for a in d.args]
         inside = [_compare(_real(d.value), args[bound.index], inclusive) for bound, inclusive in _bounds(dist)
                   if isinstance(bound, Param) and bound.index < len(args)]
+        if dist.masses is not None:  # a value drawn has a positive probability (Bernoulli(1) draws 1)
+            inside.append(mass(dist, _real(d.value), d.args) > 0)
         if inside:
             # only where the parameters make a density: Uniform(1, 0) has no values, and assuming it had
             # would leave no model at all (C0 refutes such parameters)
             parts.append(z3.Implies(zt.And(d.guard, well_formed(enc, d, d.args)), zt.And(inside)))
     return parts
+
+
+def mass(dist, value: z3.ArithRef, args: tuple) -> z3.ArithRef:
+    """P[value] under a distribution with finitely many values (`Distribution.masses`) with parameters `args`."""
+    return zt.Sum([z3.If(value == (_real(v) if z3.is_expr(v) else zt.RealVal(v)),
+                         _real(p) if z3.is_expr(p) else zt.RealVal(p), 0)
+                   for v, p in dist.masses(dist.full_params(tuple(args)))])
 
 
 def member_support(dist, value: z3.ArithRef, args: tuple) -> list[z3.BoolRef]:
@@ -100,6 +109,10 @@ def aligned_in_support(d: Draw, psi: z3.ArithRef, dist: Any) -> list[tuple[z3.Bo
         conditions.append((_compare(aligned, _real(bound), op), f"{member(d)}' = {member(d)} + ψ {why}"))
     if dist.integer_shifts:
         conditions.append((z3.IsInt(_real(psi)), f"the shift of {member(d)} is not an integer"))
+    if dist.masses is not None:
+        # a value map's cost is ln of a ratio over P[g(b)]: the aligned value must have a positive probability
+        conditions.append((mass(dist, _real(d.value) + _real(psi), d.args) > 0,
+                           f"{member(d)}' = {member(d)} + ψ has probability 0 under {dist.name}"))
     return conditions
 
 
