@@ -133,7 +133,8 @@ def _shift(mech: ResolvedMechanism, m: Machine, rec: SiteRecord) -> SiteShift:
     c = cost_coefficient(dist, written)
     moved = drawn & (psi != 0)
     if dist.masses is not None and shift is not None:
-        cost = np.where(moved, _map_cost(m, rec, shift.shift, shift.index_var, aligned), 0.0)
+        # wherever drawn: a map that leaves b where it is may still merge another value onto it (b' = 1 at b = 1)
+        cost = np.where(drawn, _map_cost(m, rec, shift.shift, shift.index_var, aligned), 0.0)
         lipschitz_ok = np.ones(values.shape, dtype=bool)
     elif c is None:
         cost = np.zeros(values.shape)

@@ -679,7 +679,8 @@ def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[
         c = cost_coefficient(d.site.distribution, d.params[: len(d.site.args)])
         coefficient = None if c is None else float(c)
         cost = (0.0 if psi == 0 else math.inf) if c is None else float(coefficient * abs(psi))
-        if shift is not None and d.site.distribution.masses is not None and psi != 0:
+        # ψ = 0 here does not make it free: a map that leaves b where it is may merge another value onto it
+        if shift is not None and d.site.distribution.masses is not None:
             cost = float(map_cost(d.site.distribution, d.params, np.asarray([aligned]),
                                   [np.asarray([v + _image_shift(it, d, shift, v, scalar_noise)])
                                    for v, _ in d.site.distribution.masses(tuple(d.params))])[0])

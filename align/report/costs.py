@@ -135,6 +135,10 @@ def without_bound(costs: CostSum) -> list[str]:
         if not sc.shifted:
             continue
         where = f"`{sc.site.display}`"
+        if sc.site.distribution.finite:
+            reasons.append(f"{where} is aligned by a map of its values, whose cost is the exact ln P[g⁻¹(g(b))] − "
+                           "ln P[g(b)] of the map, not c·|ψ| (the rule of value maps; C4c bounds it case by case)")
+            continue
         if sc.coefficient is None:
             reasons.append(f"the cost coefficient of {where} is not a formula of the parameters here (not "
                            "Lipschitz, or its scale reads more than the parameters)")
