@@ -43,6 +43,8 @@ from .unparse import clause_text, unparse
 if TYPE_CHECKING:
     import sympy
 
+    from .distributions import Distribution
+
 # ------------------------------------------------------------------------------------- the obligation table
 
 
@@ -304,20 +306,31 @@ def map_cost_leaves(site: NoiseSite, bindings: dict[str, sympy.Expr] | None = No
     """The exact cost of a value map g of the site's noise (rules.ValueMaps), as formulas of the parameters: for
     each target value (by its position k among the distribution's `masses`) and set S of the positions that g maps
     onto it, ln(Σ_{j ∈ S} P[v_j]) − ln P[v_k] (the cost at any b in S), simplified (ln(exp(x)) = x); None when
-    the parameters are not formulas of the parameters or a mass is 0 (an infinite cost)."""
+    the parameters are not formulas of the parameters or a mass is 0 (an infinite cost). The dict is shared
+    (`_leaves`): read it, do not change it."""
     # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
-    import sympy
+    from .symbolic import NotSymbolic, to_sympy
 
-    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
-    from .symbolic import NotSymbolic, cancel_ln_exp, to_sympy
-
-    masses = site.distribution.masses
-    assert masses is not None, "only noise with finitely many values is mapped"
+    assert site.distribution.finite, "only noise with finitely many values is mapped"
     try:
         args = tuple(to_sympy(a, bindings) for a in site.args)
     except NotSymbolic:
         return None
-    atoms = masses(site.distribution.full_params(args))
+    return _leaves(site.distribution, site.distribution.full_params(args))
+
+
+@cache_function
+def _leaves(dist: Distribution, args: tuple[sympy.Expr, ...]) -> dict[tuple[frozenset[int], int], sympy.Expr] | None:
+    """`map_cost_leaves` at the parameters' formulas, once per distribution and formulas: the checker asks at every
+    draw of a site, with the same answer."""
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
+    import sympy
+
+    # lazy: loads sympy only when this runs (start-up; tests/test_layers.py)
+    from .symbolic import cancel_ln_exp
+
+    assert dist.masses is not None, "only noise with finitely many values is mapped"
+    atoms = dist.masses(args)
     leaves = {}
     for k in range(len(atoms)):
         for size in range(1, len(atoms) + 1):

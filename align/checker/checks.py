@@ -45,8 +45,8 @@ from ..smt.encode import (
 )
 from ..smt.formulas import to_z3
 from ..smt.solver import Answer, Limits, Validity, check_valid
+from ..smt.supports import masses, noise_support, support_conditions
 from ..smt.supports import member as _member
-from ..smt.supports import noise_support, support_conditions
 from ..status import Status
 from ..symbolic import NotSymbolic, to_sympy
 from . import acyclic
@@ -374,16 +374,14 @@ def map_cost(enc: Encoding, site, d: Draw, psi: z3.ArithRef) -> z3.ArithRef:
     resolution's `map-reads-output`). One case per target v_k and set S of values mapped onto it, each cost a
     formula of the parameters (`obligations.map_cost_leaves`, with ln(exp(x)) = x), else ln of the z3 ratio;
     outside every case (g(b) outside the support, or of probability 0) the cost is unbounded."""
-    masses = site.distribution.masses
-    assert masses is not None, "only noise with finitely many values is mapped"
-    atoms = masses(site.distribution.full_params(tuple(d.args)))
+    atoms = masses(site.distribution, d.args)
     if len(atoms) > MAX_MAPPED_VALUES:
         raise EncodingError(f"{site.display} has {len(atoms)} values; a value map is costed for at most "
                             f"{MAX_MAPPED_VALUES}")
-    values = [_real(v) if z3.is_expr(v) else zt.RealVal(v) for v, _ in atoms]
-    probabilities = [_real(m) if z3.is_expr(m) else zt.RealVal(m) for _, m in atoms]
+    values = [v for v, _ in atoms]
+    probabilities = [p for _, p in atoms]
     aligned = _real(d.value) + _real(psi)
-    images = [z3.substitute(aligned, (d.value, _value_of_sort(v, d.value))) for v, _ in atoms]
+    images = [z3.substitute(aligned, (d.value, _value_of_sort(v, d.value))) for v in values]
     leaves = map_cost_leaves(site, {**constant_bindings(enc.mech), **site_definitions(enc.mech, site)})
     cost: z3.ArithRef = enc.function(UNBOUNDED)(zt.RealVal(0))
     for (chosen, k), leaf in sorted((leaves or _ratio_leaves(len(atoms))).items(),
@@ -412,11 +410,12 @@ def _ratio_leaves(count: int) -> dict[tuple[frozenset[int], int], None]:
             for chosen in itertools.combinations(range(count), size)}
 
 
-def _value_of_sort(v: Any, like: z3.ArithRef) -> z3.ArithRef:
-    """A value of the support in the sort of the noise symbol it replaces."""
-    if z3.is_expr(v):
-        return v if v.sort() == like.sort() else (_real(v) if like.is_real() else z3.ToInt(v))
-    return zt.IntVal(int(v)) if like.is_int() else zt.RealVal(v)
+def _value_of_sort(v: z3.ArithRef, like: z3.ArithRef) -> z3.ArithRef:
+    """A value of the support (a z3 real) in the sort of the noise symbol it replaces."""
+    if not like.is_int():
+        return v
+    return zt.IntVal(v.as_fraction().numerator) if z3.is_rational_value(v) and v.as_fraction().denominator == 1 \
+        else z3.ToInt(v)
 
 
 def cost_term(enc: Encoding, site, d: Draw) -> z3.ArithRef:

@@ -165,13 +165,14 @@ def _map_cost(m: Machine, rec: SiteRecord, shift: Any, index_var: str | None, al
                 continue
             assert index_var is not None, "a family's shift is written x[i]' (resolve/check.py)"
             columns = np.zeros(values.shape)
+            member = copy.copy(rec)  # the member at `col` set to v in turn, the others as drawn
+            member.values = values.copy()
+            m.families[rec.site.name] = member
             for col in range(values.shape[1]):
-                member = copy.copy(rec)
-                member.values = values.copy()
-                member.values[:, col] = np.broadcast_to(np.asarray(v), values.shape)[:, col]
-                m.families[rec.site.name] = member
+                member.values[:, col] = np.broadcast_to(np.asarray(v), values[:, col].shape)
                 m.env[index_var] = Num(uniform(rec.offset + col, np.int64))
                 columns[:, col] = np.broadcast_to(np.asarray(v) + m.num(shift, None), values[:, col].shape)
+                member.values[:, col] = values[:, col]
             m.families[rec.site.name] = rec
             m.env.pop(index_var, None)
             images.append(columns)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -165,17 +166,23 @@ def map_cost(dist: Distribution, params: Sequence, aligned: Array, images: Seque
     """The exact cost of a value map g of noise with finitely many values (rules.ValueMaps; `checks.map_cost` in
     the checker), elementwise: ln P[g⁻¹(g(b))] − ln P[g(b)], given g(b) (`aligned`) and g(v) for each value v of
     the distribution's `masses`, in their order (`images`); +inf where g(b) is not a value of positive probability."""
-    assert dist.masses is not None, "only noise with finitely many values is mapped"
     aligned = np.asarray(aligned, dtype=float)
-    atoms = dist.masses(tuple(np.asarray(p, dtype=float) for p in params))
-    target = np.zeros(aligned.shape)
-    preimage = np.zeros(aligned.shape)
     with np.errstate(all="ignore"):
-        for (v, p), image in zip(atoms, images):
-            mass = np.broadcast_to(np.asarray(p, dtype=float), aligned.shape)
-            target = target + np.where(aligned == np.asarray(v, dtype=float), mass, 0.0)
-            preimage = preimage + np.where(np.asarray(image, dtype=float) == aligned, mass, 0.0)
+        target = _mass(dist, params, aligned)
+        preimage = sum((np.where(np.asarray(image, dtype=float) == aligned, np.asarray(p, dtype=float), 0.0)
+                        for (_, p), image in zip(_atoms(dist, params), images)), np.zeros(aligned.shape))
         return np.where(target > 0, np.log(preimage) - np.log(target), np.inf)
+
+
+def _atoms(dist: Distribution, params: Sequence) -> tuple[tuple[Any, Any], ...]:
+    assert dist.masses is not None, "only noise with finitely many values has masses"
+    return dist.masses(tuple(np.asarray(p, dtype=float) for p in params))
+
+
+def _mass(dist: Distribution, params: Sequence, x: Array) -> Array:
+    """Elementwise P[x] under a distribution with finitely many values (`Distribution.masses`)."""
+    return sum((np.where(x == np.asarray(v, dtype=float), np.asarray(p, dtype=float), 0.0)
+                for v, p in _atoms(dist, params)), np.zeros(np.shape(x)))
 
 
 def in_support(dist: Distribution, params: tuple, x: Array) -> Array:
@@ -189,9 +196,7 @@ def in_support(dist: Distribution, params: tuple, x: Array) -> Array:
             ok = ok & (np.floor(x) == x)
         ok = np.asarray(support.contains(x, params, np.logical_and, ok), dtype=bool)
         if dist.masses is not None:  # the values of positive probability (Bernoulli(1) has the support {1})
-            atoms = dist.masses(tuple(np.asarray(p, dtype=float) for p in params))
-            ok = ok & (sum((np.where(x == np.asarray(v, dtype=float), np.asarray(m, dtype=float), 0.0)
-                            for v, m in atoms), np.zeros(x.shape)) > 0)
+            ok = ok & (_mass(dist, params, x) > 0)
         return ok
 
 

@@ -678,12 +678,13 @@ def _align(mech: ResolvedMechanism, args: Mapping[str, Any], neighbour: Mapping[
         aligned = d.value + psi
         c = cost_coefficient(d.site.distribution, d.params[: len(d.site.args)])
         coefficient = None if c is None else float(c)
-        cost = (0.0 if psi == 0 else math.inf) if c is None else float(coefficient * abs(psi))
-        # ψ = 0 here does not make it free: a map that leaves b where it is may merge another value onto it
         if shift is not None and d.site.distribution.masses is not None:
+            # ψ = 0 here does not make it free: a map that leaves b where it is may merge another value onto it
             cost = float(map_cost(d.site.distribution, d.params, np.asarray([aligned]),
                                   [np.asarray([v + _image_shift(it, d, shift, v, scalar_noise)])
                                    for v, _ in d.site.distribution.masses(tuple(d.params))])[0])
+        else:
+            cost = (0.0 if psi == 0 else math.inf) if c is None else float(coefficient * abs(psi))
         ok = bool(in_support(d.site.distribution, d.params, np.asarray([aligned]))[0])
         whole = bool(is_whole(np.asarray([psi]))[0]) if d.site.distribution.integer_shifts else True
         result.append(AlignedDraw(d, psi, aligned, cost, coefficient, ok, whole))

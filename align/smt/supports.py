@@ -50,11 +50,18 @@ def noise_support(enc: Encoding, prefix: str = "", draws: Iterable[Draw] = ()) -
     return parts
 
 
+def masses(dist, args: tuple) -> list[tuple[z3.ArithRef, z3.ArithRef]]:
+    """Each value of a distribution with finitely many values (`Distribution.masses`) and its probability, as z3
+    reals, at the parameters `args`."""
+    def real(x: Any) -> z3.ArithRef:
+        return _real(x) if z3.is_expr(x) else zt.RealVal(x)
+
+    return [(real(v), real(p)) for v, p in dist.masses(dist.full_params(tuple(args)))]
+
+
 def mass(dist, value: z3.ArithRef, args: tuple) -> z3.ArithRef:
-    """P[value] under a distribution with finitely many values (`Distribution.masses`) with parameters `args`."""
-    return zt.Sum([z3.If(value == (_real(v) if z3.is_expr(v) else zt.RealVal(v)),
-                         _real(p) if z3.is_expr(p) else zt.RealVal(p), 0)
-                   for v, p in dist.masses(dist.full_params(tuple(args)))])
+    """P[value] under a distribution with finitely many values with parameters `args`."""
+    return zt.Sum([z3.If(value == v, p, 0) for v, p in masses(dist, args)])
 
 
 def member_support(dist, value: z3.ArithRef, args: tuple) -> list[z3.BoolRef]:
