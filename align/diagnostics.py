@@ -218,6 +218,9 @@ CODES: Mapping[str, Code] = _registry(
          "A value must have the parameter's type; an integer may be given where a real is expected, nothing else converts."),
     Code("requires-violated", "the arguments violate `requires {clause}`",
          "A mechanism runs only under its preconditions."),
+    Code("outside-domain", "{value} is outside the domain of `{name}`, {domain}",
+         "A parameter declared `x: int in lo .. hi` takes the integers lo, ..., hi - 1 (every entry of a list; the "
+         "neighbour's too)."),
     Code("not-adjacent", "the neighbour violates `adjacent {clause}`{detail}",
          "The neighbour value of a private parameter must be adjacent to its value on D (same length, within the bounds)."),
     Code("no-alignment", "mechanism `{mechanism}` has no alignment block; {what} needs one",

@@ -555,10 +555,21 @@ class TypeExpr:
 
 
 @dataclass(frozen=True)
+class Domain:
+    """`in lo .. hi` after a parameter's type: the integers lo, lo + 1, ..., hi - 1 (half-open, as `for`)."""
+
+    lo: Expr
+    hi: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
 class Param:
     name: str
     type: TypeExpr
     span: Span
+    domain: Domain | None = None
+    """The values the parameter (each entry of a list) may take; None: every value of its type."""
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from . import monomials as m
 from . import nodes as n
 from .resolve import NoiseSite, ResolvedMechanism, children, free_names, read_name, walk, walk_statements
 from .span import Span
+from .types import ListType
 from .unparse import clause_text, unparse
 
 if TYPE_CHECKING:
@@ -582,6 +583,8 @@ def neighbours_obligation(mech: ResolvedMechanism) -> Obligation:
     span = Span(first.path, first.line, first.column, last.end_line, last.end_column)
     return Obligation(ObligationId.ADJ, span, _given(
         "the neighbouring relation: " + ", ".join(clause_text(a) for a in clauses) +
+        "".join(f", {'the entries of ' if isinstance(p.type, ListType) else ''}{p.name} and {p.name}' in "
+                f"{p.domain_text}" for p in mech.params if not p.public and p.domain is not None) +
         (f", with `requires` {', '.join(unparse(r) for r in mech.requires)}" if mech.requires else ""),
         "some pair with D ≠ D' (a private parameter, an entry of a private list or its length, differs) must satisfy "
         "it at an input length the proof covers: otherwise every other obligation holds of D = D' alone, and the "

@@ -141,8 +141,10 @@ class _Build(Transformer):
 
     @v_args(meta=True)
     def param(self, meta, children):
-        name, type_ = children
-        return n.Param(str(name), type_, self._span(meta))
+        name, type_, lo, hi = children
+        domain = n.Domain(lo, hi, Span(self.path, lo.span.line, lo.span.column, hi.span.end_line,
+                                       hi.span.end_column)) if lo is not None else None
+        return n.Param(str(name), type_, self._span(meta), domain)
 
     @v_args(meta=True)
     def type(self, meta, children):

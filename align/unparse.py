@@ -281,7 +281,8 @@ def clause_text(a: n.Adjacency) -> str:
 
 def unparse_mechanism(m: n.Mechanism) -> str:
     """A `mechanism` block: header, clauses and body."""
-    params = ", ".join(f"{p.name}: {p.type}" for p in m.params)
+    params = ", ".join(f"{p.name}: {p.type}" + (f" in {unparse_domain(p.domain)}" if p.domain else "")
+                       for p in m.params)
     lines = [f"mechanism {m.name}({params})"]
     if m.adjacency:
         lines.append(f"{_INDENT}adjacent " + ", ".join(unparse_adjacency(a) for a in m.adjacency))
@@ -294,6 +295,12 @@ def unparse_mechanism(m: n.Mechanism) -> str:
     lines += unparse_statements(m.body, acceptances=m.acceptances)
     lines.append("}")
     return "\n".join(lines)
+
+
+def unparse_domain(d: n.Domain, source: bool = True) -> str:
+    """A parameter's domain, `0 .. k`: as written in a file (`source`), or as reports show it."""
+    number = exact_number if source else format_number
+    return f"{_wrap(d.lo, _SUM, number)} .. {_wrap(d.hi, _SUM, number)}"
 
 
 def unparse_example(x: n.Example) -> str:

@@ -105,6 +105,7 @@ import sys
 import time
 import warnings
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -247,7 +248,7 @@ def _default_value(name: str, type_: str) -> str:
 # ----------------------------------------------------------------------------- hypothesis: the grammar
 
 PARAMS = (("q", "real[]"), ("T", "real"), ("k", "int"), ("eps", "real"), ("theta", "real"), ("flag", "bool"),
-          ("n", "int[]"), ("r", "real"))
+          ("n", "int[] in 0 .. k + 1"), ("r", "real"))
 VARIABLES = ("x", "y", "cost", "eta", "xi", "m", "i", "l", "out", "aligned_cost", "zz")
 NOISE = ("eta", "xi", "nu")
 FUNCTIONS = ("len", "abs", "min", "max", "argmax", "argmin", "sqrt", "exp", "ln", "normal_cdf", "normal_pdf",
@@ -398,8 +399,30 @@ def _draw(strategy, count: int) -> list:
     def collect(example) -> None:
         examples.append(example)
 
-    collect()
+    with _no_local_constants():
+        collect()
     return examples[:count]
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Hypothesis (6.131+) mixes into its draws the constants of the local modules loaded so far (sys.modules), so
+    the same strategy drew other inputs once a test had imported another module of the repository. Within: no local
+    constants, and none cached from before (the same inputs in every process). Private names of hypothesis's: where
+    they are missing (another version), nothing is patched, and the draws depend on the loaded modules again."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        get, cache = providers._get_local_constants, providers.CONSTANTS_CACHE
+    except (ImportError, AttributeError):
+        yield
+        return
+    providers._get_local_constants = lambda: providers.Constants()
+    cache.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = get
+        cache.cache.clear()
 
 
 # -------------------------------------------------------------------------------------- byte mutations

@@ -125,7 +125,7 @@ CASES: dict[str, list[tuple[dict, dict]]] = {
     # Lemma 1's hidden hypothesis (C0) and the vacuous proofs (docs/checker.md, "What a proof assumes")
     # value maps of noise with finitely many values (rules.ValueMaps): the sampled cost is the exact one
     "discrete/randomized_response.dp": [({"x": 0, "eps": 1}, {"x": 1}), ({"x": 1, "eps": 0.5}, {"x": 0}),
-                                        ({"x": 3, "eps": 0.5}, {"x": 2})],
+                                        ({"x": 1, "eps": 2}, {"x": 1})],
     "discrete/randomized_response_bias.dp": [({"x": 0, "p": 0.75}, {"x": 1}), ({"x": 1, "p": 0.5}, {"x": 0})],
     "incorrect/randomized_response_certain_coin.dp": [({"x": 1, "p": 1}, {"x": 0})],
     "incorrect/value_map_collapses_coin.dp": [({"q": [1], "eps": 0.5}, {"q": [0]})],

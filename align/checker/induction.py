@@ -381,6 +381,7 @@ class _Product:
                     there = _scalar(f"{p.name}'[{name}#j]", p.type.elem)
                     primed[p.name] = LoopList(there, self.lengths[p.name], j)
                     # The entry relations only: dropping the measures' totals assumes less (sound).
+                    self.enc.side.extend(self._domain(p, here, there))
                     for adj in p.adjacency:
                         if adj.rule.entry is not None:
                             self.enc.side.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj),
@@ -408,10 +409,12 @@ class _Product:
                 pointwise = all(adj.rule.measure is None for adj in p.adjacency)
                 inputs1[p.name] = _EntriesList(here, self.lengths[p.name], self.i,
                                                self._entry(p, False) if pointwise else None)
+                adjacent += self._domain(p, here)
                 if not p.public:
                     there = _scalar(f"{p.name}'[i]", p.type.elem)
                     inputs2[p.name] = _EntriesList(there, self.lengths[p.name], self.i,
                                                    self._entry(p, True) if pointwise else None)
+                    adjacent += self._domain(p, there)
                     for adj in p.adjacency:
                         bound = self._bound(adj)
                         if adj.rule.entry is not None:
@@ -444,12 +447,20 @@ class _Product:
             there = _scalar(f"{p.name}'[{k}]", p.type.elem) if not p.public else here
             if (p.name, k) not in self.entries:
                 self.entries[p.name, k] = (here, there)
+                self.adjacent += self._domain(p, here, there)
                 for adj in p.adjacency:
                     if adj.rule.entry is not None:
                         self.adjacent.append(adj.rule.entry(Z3_SPLIT_OPS, here, there, self._bound(adj),
                                                             _up(p)))
             return there if primed else here
         return entry
+
+    def _domain(self, p: ResolvedParam, *entries: z3.ArithRef) -> list[z3.BoolRef]:
+        """The declared domain of list parameter p for these entries of q or q' (a scalar's: `Encoding.domains`)."""
+        if p.domain is None:
+            return []
+        ev = ExprEval(self.enc, dict(self.enc.params), {})
+        return p.domain_facts(Z3_SPLIT_OPS, entries, ev.value(p.domain.lo), ev.value(p.domain.hi))
 
     def _bound(self, adj: n.Adjacency) -> z3.ExprRef | None:
         return ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound) if adj.bound is not None else None

@@ -713,11 +713,21 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         sort = zt.IntSort() if str(p.type.elem) == "int" else zt.RealSort()
         here = ArrayV(z3.Array(p.name, zt.IntSort(), sort), length)
         enc.params[p.name] = here
-        if p.name not in enc.neighbour:
+        private = p.name in enc.neighbour
+        if not private and p.domain is None:
+            continue
+        j = vec.index("j")
+        if p.domain is not None:  # the declared domain of every entry of q (and of q')
+            ends = ExprEval(enc, dict(enc.params), {})
+            lo, hi = ends.arith(p.domain.lo), ends.arith(p.domain.hi)
+            entries = [z3.Select(here.array, j)]
+            if private:
+                entries.append(z3.Select(z3.Array(p.name + "'", zt.IntSort(), sort), j))
+            pointwise.add(length, j, zt.And(p.domain_facts(Z3_SPLIT_OPS, entries, lo, hi)))
+        if not private:
             continue
         there = ArrayV(z3.Array(p.name + "'", zt.IntSort(), sort), length)
         enc.neighbour[p.name] = there
-        j = vec.index("j")
         a, b = z3.Select(here.array, j), z3.Select(there.array, j)
         for adj in p.adjacency:
             # The entry relation holds at every index (quantified); a total over the list has no encoding here.
@@ -734,6 +744,7 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
                 bound = ExprEval(enc, dict(enc.params), {}).arith(adj.bound)
                 here_s, there_s = _term(enc.params[p.name]), _term(enc.neighbour[p.name])
                 adjacency.append(adj.rule.entry(Z3_SPLIT_OPS, here_s, there_s, bound, zt.Bool(f"%up({p.name})")))
+    adjacency += enc.domains(private=True)  # (the scalars': the lists above are arrays, which it skips)
     loop_list = _loop_list(shape.map_loop)
     assert loop_list is not None, "_shape accepts only `for i in 0 .. len(q)` as the map loop"
     n_ = lengths[loop_list]

@@ -898,14 +898,16 @@ INT64_BOUND = 2 ** 63
 class _Magnitudes:
     """An upper bound of |e| for integer expressions, whatever the inputs (None where there is none): numbers,
     lengths (below LONGEST_LIST), counts, loop and comprehension indices within bounded ranges, `+ - * // %`, `abs`,
-    `min`, `max`, `clamp`, `?:`, and the variables and list entries every assignment of which is bounded or adds a
+    `min`, `max`, `clamp`, `?:`, the parameters (and entries of list parameters) whose declared domain has bounded
+    ends, and the variables and list entries every assignment of which is bounded or adds a
     bounded value to itself (`c = c + 1`, `h[j] = h[j] + 1`): such an assignment runs at most MAX_LOOP_ITERATIONS
     times in a loop (the interpreter's limit for all loops together), once outside. Flow-insensitive: a name's bound
     covers each of its assignments of a value that may be an integer (a real one makes the arithmetic on it a
-    double's), a loop variable's each loop over it. Parameters, private or public, have none.
+    double's), a loop variable's each loop over it. Parameters, private or public, have none but their domain's.
     With it, `c + 1` for a count is not an overflow hazard (`_Walk.expr`), while `x + 1` with x a private int is."""
 
     def __init__(self, mech: ResolvedMechanism):
+        self.mech = mech
         self.integers = _integer_variables(mech)
         self.ranges: dict[str, list[n.Expr | None]] = {}
         """The ranges' bounds of each loop and comprehension variable (None: a list's indices)."""
@@ -999,6 +1001,11 @@ class _Magnitudes:
             return None if None in bounds else max(bounds)  # type: ignore[type-var]
         if isinstance(e, n.Index) and isinstance(e.base, n.VarRef):
             return self.name(e.base.id)
+        ref = e.base if isinstance(e, n.Index) else e
+        if isinstance(ref, n.ParamRef):  # a parameter (or a list parameter's entry) in a declared domain
+            param = self.mech.param(ref.id)
+            declared = param.domain if param is not None else None
+            return self._max([declared.lo, declared.hi]) if declared is not None else None
         if isinstance(e, n.Unary) and e.op == "-":
             return self.bound(e.operand)
         if isinstance(e, n.Binary) and e.op in ("+", "-", "*", "//", "%"):

@@ -52,6 +52,27 @@ def check_requires(mech: ResolvedMechanism, args: Mapping[str, Any]) -> None:
     for r in mech.requires:
         if not it.ev(r):
             raise fail("requires-violated", r.span, clause=unparse(r))
+    check_domains(mech, args, args)
+
+
+def check_domains(mech: ResolvedMechanism, args: Mapping[str, Any], values: Mapping[str, Any],
+                  primed: bool = False) -> None:
+    """Each of `values` (the arguments, or the neighbour's values with `primed`) within its parameter's declared
+    domain, whose ends `args` decide."""
+    it = Interpreter(mech, trace=False)
+    it.env = dict(args)
+    for p in mech.params:
+        if p.domain is None or p.name not in values:
+            continue
+        lo, hi = int(it.ev(p.domain.lo)), int(it.ev(p.domain.hi))
+        value = values[p.name]
+        entries = list(enumerate(value)) if isinstance(value, (list, tuple)) else [(None, value)]
+        for k, v in entries:
+            if not all(p.domain_facts(PythonOps(), [v], lo, hi)):
+                at = f"[{k}]" if k is not None else ""
+                name = p.name + ("'" if primed else "")
+                raise fail("outside-domain", p.domain.span, value=f"{name}{at} = {format_value(v)}",
+                           name=p.name, domain=f"{format_value(lo)} .. {format_value(hi)}")
 
 
 def prepare_neighbour(mech: ResolvedMechanism, args: Mapping[str, Any], raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,6 +80,7 @@ def prepare_neighbour(mech: ResolvedMechanism, args: Mapping[str, Any], raw: Map
     private = {p.name for p in mech.params if not p.public}
     neighbour = convert_arguments(mech.name, mech.params, dict(raw), option="--neighbour", only=private,
                                   span=mech.node.name_span)
+    check_domains(mech, args, neighbour, primed=True)
     it = Interpreter(mech, trace=False)
     it.env = dict(args)
     for p in mech.params:

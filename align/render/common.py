@@ -120,7 +120,8 @@ def proof_rule(mech: ResolvedMechanism) -> str:
 
 
 def requires_text(mech: ResolvedMechanism) -> str:
-    return ", ".join(unparse(r) for r in mech.requires) or "values"
+    domains = [f"{p.name} in {p.domain_text}" for p in mech.params if p.public and p.domain is not None]
+    return ", ".join([*domains, *(unparse(r) for r in mech.requires)]) or "values"
 
 
 _SUMMARY = {

@@ -52,7 +52,8 @@ def mechanism_json(checked: CheckedMechanism) -> dict[str, Any]:
     return {
         "name": mech.name,
         "span": mech.node.name_span.to_json(),
-        "parameters": [{"name": p.name, "type": str(p.type), "adjacency": adjacency_text(mech, p.name)}
+        "parameters": [{"name": p.name, "type": str(p.type), "domain": p.domain_text,
+                        "adjacency": adjacency_text(mech, p.name)}
                        for p in mech.params],
         "requires": [unparse(r) for r in mech.requires],
         "privacy": unparse(mech.claim),

@@ -36,10 +36,10 @@ def mechanism_text(checked: CheckedMechanism, style: Style = PLAIN) -> str:
     mech = checked.mechanism
     node = mech.node
     out = [f"{style.bold('mechanism ' + mech.name)}  {style.dim(str(node.name_span))}"]
-    width = max((len(p.name) + len(str(p.type)) for p in mech.params), default=0) + 2
+    width = max((len(p.name) + len(p.declared_type) for p in mech.params), default=0) + 2
     out.append("  parameters")
     for p in mech.params:
-        out.append(f"    {(p.name + ': ' + str(p.type)).ljust(width)}  {adjacency_text(mech, p.name)}")
+        out.append(f"    {(p.name + ': ' + p.declared_type).ljust(width)}  {adjacency_text(mech, p.name)}")
     if mech.requires:
         out.append("  requires     " + ", ".join(unparse(r) for r in mech.requires))
     out.append("  privacy      " + unparse(mech.claim))

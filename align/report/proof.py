@@ -280,7 +280,7 @@ def _parameters(result: MechanismVerdict) -> Table:
     rows = []
     for p in mech.params:
         private = not p.public
-        rows.append(row(cell(Code(p.name)), cell(Code(str(p.type))),
+        rows.append(row(cell(Code(p.name)), cell(Code(p.declared_type)),
                         cell("private" if private else "public", tone=Tone.WARN if private else Tone.PLAIN),
                         cell(Code(adjacency_text(mech, p.name)) if private else Text("equal on D and D'"))))
     return Table("parameters", ("parameter", "type", "role", "on neighbouring inputs D ~ D'"), tuple(rows))

@@ -106,7 +106,9 @@ class Binder:
     def param(self, p: ResolvedParam) -> ResolvedParam:
         adjacency = tuple(dataclasses.replace(a, bound=self.expr(a.bound) if a.bound is not None else None)
                           for a in p.adjacency)
-        return dataclasses.replace(p, adjacency=adjacency)
+        domain = dataclasses.replace(p.domain, lo=self.expr(p.domain.lo), hi=self.expr(p.domain.hi)) \
+            if p.domain is not None else None
+        return dataclasses.replace(p, adjacency=adjacency, domain=domain)
 
     def site(self, site: NoiseSite) -> NoiseSite:
         stmt = self.stmt(site.stmt)

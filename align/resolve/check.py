@@ -171,7 +171,8 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             by_param[adj.var].append(adj)
         for p in self.mech.params:
             if p.name not in self.params:
-                self.params[p.name] = ResolvedParam(p.name, types[p.name], tuple(by_param[p.name]), p.span)
+                self.params[p.name] = ResolvedParam(p.name, types[p.name], tuple(by_param[p.name]), p.span,
+                                                    p.domain)
         # Bounds, requires and the claim read public parameters (and, for the claim, discrete output parts).
         # Header clauses only see parameters: the loop/param state must be complete before they are read.
         for adj in self.mech.adjacency:
@@ -183,6 +184,18 @@ class MechanismChecker(SyntaxVisitor[Type, None], StmtVisitor[None, None]):
             self.env = Env("requires")
             self.public_context = "a `requires` clause"
             self.expect(r, BOOL, "`requires` clause")
+        for p in self.mech.params:
+            if p.domain is None:
+                continue
+            declared = types[p.name]
+            if (declared.elem if isinstance(declared, ListType) else declared) != INT:
+                self.mismatch(p.type.span, f"the domain of `{p.name}`", "int or int[] (a domain is a range of "
+                              "integers; a real is bounded in the body, with `clamp`)", declared)
+                continue
+            for end in (p.domain.lo, p.domain.hi):
+                self.env = Env("requires")
+                self.public_context = f"the domain of `{p.name}`"
+                self.expect(end, INT, f"the domain of `{p.name}`")
         if not self.mech.privacy:
             self.error("missing-privacy-claim", self.mech.name_span, name=self.mech.name)
         for extra in self.mech.privacy[1:]:

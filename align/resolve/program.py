@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import nodes as n
+from ..adjacency import Ops
 from ..builtins import BUILTIN_ARITY, RESERVED
 from ..distributions import Distribution
 from ..span import Span
 from ..types import TagType, Type
+from ..unparse import unparse_domain
 
 # ------------------------------------------------------------------------------------ resolved program
 
@@ -28,6 +30,26 @@ class ResolvedParam:
     adjacency: tuple[n.Adjacency, ...]
     """The distance clauses on this parameter; empty for a public parameter (equal on D and D')."""
     span: Span
+    domain: n.Domain | None = None
+    """`in lo .. hi`: the integers the value (each entry of a list) may take, on D and on D'; the ends read public
+    parameters only. None: every value of the type. Every back end assumes it where it states the inputs
+    (`domain_facts`): the checker's `requires` (a public parameter) and adjacency (a private one), the
+    interpreter's argument checks, the inputs `align test` generates."""
+
+    @property
+    def domain_text(self) -> str | None:
+        """`0 .. 2`, as reports show the domain; None without one."""
+        return unparse_domain(self.domain, source=False) if self.domain is not None else None
+
+    @property
+    def declared_type(self) -> str:
+        """`int in 0 .. 2`: the type with its domain, as reports show the parameter."""
+        return str(self.type) + (f" in {self.domain_text}" if self.domain is not None else "")
+
+    def domain_facts(self, ops: Ops[Any, Any], entries: Iterable[Any], lo: Any, hi: Any) -> list[Any]:
+        """lo <= v <= hi - 1 for each of `entries` (the value of a scalar, entries of a list), in the caller's back
+        end, which evaluated the ends (the domain is of integers, so `< hi` is `<= hi - 1`)."""
+        return [fact for v in entries for fact in (ops.ge(v, lo), ops.le(v, hi - 1))]
 
     @property
     def public(self) -> bool:

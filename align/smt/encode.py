@@ -687,7 +687,28 @@ class Encoding:
                     parts += [rule.entry(Z3_OPS, a, b, bound, up) for a, b in pairs]
                 if rule.measure is not None:
                     parts.append(zt.Sum([rule.measure(Z3_OPS, a, b) for a, b in pairs] or [zt.IntVal(0)]) <= bound)
-        return zt.And(parts)
+        return zt.And(parts + self.domains(private=True))
+
+    def domains(self, private: bool) -> list[z3.BoolRef]:
+        """The declared domains (`x: int in lo .. hi`) of the private parameters, on D and D' (part of D ~ D'),
+        or of the public ones (part of `requires`). A records view (add/remove-one-record) bounds its unshared
+        record and the record a fold reads; a view of one iteration of a proof for every length bounds nothing
+        here (induction.py and ranking.py state its entries' domains)."""
+        facts: list[z3.BoolRef] = []
+        for p in self.mech.params:
+            if p.domain is None or p.public == private:
+                continue
+            ev = ExprEval(self, self.params, {})
+            lo, hi = _term(ev.value(p.domain.lo)), _term(ev.value(p.domain.hi))
+            for values in (self.params, self.neighbour) if private else (self.params,):
+                value = values[p.name]
+                if isinstance(value, ListV):
+                    facts += p.domain_facts(Z3_OPS, list(value.items), lo, hi)
+                elif isinstance(value, RecordList):  # the record q and q' do not share, and any record a fold reads
+                    facts += p.domain_facts(Z3_OPS, [value.record, value.at], lo, hi)
+                elif isinstance(value, z3.ExprRef):
+                    facts += p.domain_facts(Z3_OPS, [value], lo, hi)
+        return facts
 
     @contextmanager
     def excluding_ties(self) -> Iterator[None]:
@@ -728,7 +749,7 @@ class Encoding:
         if self.required is None or len(self.required[0]) != len(values) or \
                 any(a is not b for a, b in zip(self.required[0], values)):
             ev = ExprEval(self, self.params, {})
-            self.required = (values, [ev.value(r) for r in self.mech.requires])
+            self.required = (values, [ev.value(r) for r in self.mech.requires] + self.domains(private=False))
         ties = [t.formula for t in self.ties.values()] if self.exclude_ties else []
         return zt.And(self.required[1] + list(self.side) + ties)
 

@@ -39,6 +39,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -131,6 +132,11 @@ def _record_patterns(length: int, c: float, changes: tuple[int, ...]) -> list[tu
             ("one record removed in front of alternating records", [2 * c] + alternating, alternating)]
 
 
+def _into(x: float, lo: int, hi: int) -> int:
+    """x rounded and moved into the domain lo .. hi (the integers lo, ..., hi - 1); lo where it is empty."""
+    return max(lo, min(round(x), hi - 1))
+
+
 def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int) -> list[Pair]:
     """The candidate pairs for the private parameters: StatDP's patterns at the adjacency bound.
 
@@ -147,7 +153,11 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
         c = min((float(it.ev(a.bound)) for a in p.adjacency if a.rule.bounds_entries and a.bound is not None),
                 default=1.0)
         is_int = (p.type.elem if isinstance(p.type, ListType) else p.type) == INT
-        cast = round if is_int else float  # round(float) is an int
+        cast: Callable[[float], Any] = round if is_int else float  # round(float) is an int
+        if p.domain is not None:
+            # a declared domain: the patterns' values are moved into it (a pattern that becomes D = D' is dropped)
+            lo, hi = int(it.ev(p.domain.lo)), int(it.ev(p.domain.hi))
+            cast = partial(_into, lo=lo, hi=hi)
         if isinstance(p.type, ListType):
             if p.length_public:
                 counts = [int(it.ev(a.bound)) for a in p.adjacency if a.rule.counts_entries and a.bound is not None]
@@ -161,6 +171,8 @@ def input_pairs(mech: ResolvedMechanism, public: Mapping[str, Any], length: int)
             per_param[p.name] = [(name, [cast(x) for x in a], [cast(x) for x in b]) for name, a, b in rows]
         else:
             per_param[p.name] = [("shift", cast(0.0), cast(c)), ("shift up", cast(c), cast(2 * c))]
+        if p.domain is not None:
+            per_param[p.name] = [row for row in per_param[p.name] if row[1] != row[2]] or per_param[p.name][:1]
     names: list[str] = []
     for rows in per_param.values():
         for name, _, _ in rows:
