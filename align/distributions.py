@@ -111,6 +111,10 @@ def _positive(i: int) -> Requirement:
     return Requirement(i, "positive", ((Param(i), ">", ZERO),))
 
 
+def _nonnegative(i: int) -> Requirement:
+    return Requirement(i, "nonnegative", ((Param(i), ">=", ZERO),))
+
+
 def _open_unit(i: int) -> Requirement:
     return Requirement(i, "in (0, 1)", ((Param(i), ">", ZERO), (Param(i), "<", ONE)))
 
@@ -339,6 +343,15 @@ def _draw_bernoulli(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> 
     return (gen.random(size) < p[0]).astype(np.int64)
 
 
+def _draw_categorical(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
+    # numpy's choice(k, p = w / sum(w)) by its inverse cdf, with weights per lane: the value is how many of the
+    # cumulative weights w0, w0 + w1, ... (all but the total) a uniform draw on [0, total) reaches; a weight 0 is
+    # never drawn
+    cumulative = np.cumsum(np.stack([np.broadcast_to(np.asarray(w, dtype=float), (size,)) for w in p]), axis=0)
+    u = gen.random(size) * cumulative[-1]
+    return np.sum(u >= cumulative[:-1], axis=0).astype(np.int64)
+
+
 def _draw_point(gen: np.random.Generator, p: tuple[Any, ...], size: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(p[0], dtype=float), (size,)).copy()
 
@@ -508,6 +521,13 @@ def _masses_bernoulli(a: tuple[Any, ...]) -> tuple[tuple[Any, Any], ...]:
     return ((0, 1 - a[0]), (1, a[0]))
 
 
+def _masses_categorical(a: tuple[Any, ...]) -> tuple[tuple[Any, Any], ...]:
+    total = a[0]
+    for w in a[1:]:
+        total = total + w
+    return tuple((j, w / total) for j, w in enumerate(a))
+
+
 def _masses_point(a: tuple[Any, ...]) -> tuple[tuple[Any, Any], ...]:
     return ((a[0], 1),)
 
@@ -641,6 +661,13 @@ for _d in (
                            "cost ln P[g⁻¹(g(b))] − ln P[g(b)]", requirements=(_closed_unit(0),),
                  values=Support(lower=ZERO, upper=ONE, integer=True),
                  mixing=Mixing(_mgf_bernoulli, atoms=_atoms_bernoulli), masses=_masses_bernoulli),
+    Distribution("Categorical", ("w0", "w1", "w2", "w3"), "{0, 1, 2, 3}", "P[j] = wj / (w0 + w1 + w2 + w3)",
+                 (1.0, 1.0, 0.0, 0.0), _draw_categorical, None, min_params=2,
+                 cost_note="no Lipschitz constant: an alignment maps the values 0 .. 3 to values (`u' = (u + 1) % 4`) "
+                           "at the exact cost ln P[g⁻¹(g(u))] − ln P[g(u)]",
+                 source="numpy's choice(k, p) with p proportional to the weights (omitted ones are 0)",
+                 requirements=(_positive(0), _nonnegative(1), _nonnegative(2), _nonnegative(3)),
+                 values=Support(lower=ZERO, upper=Fraction(3), integer=True), masses=_masses_categorical),
     Distribution("Point", ("v",), "{v}", "P[v] = 1", (0.0,), _draw_point, None,
                  cost_note="any nonzero shift leaves the support {v}",
                  source="R²DP Appendix B.0.1 (1), the degenerate distribution",

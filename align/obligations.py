@@ -332,14 +332,25 @@ def _leaves(dist: Distribution, args: tuple[sympy.Expr, ...]) -> dict[tuple[froz
 
     assert dist.masses is not None, "only noise with finitely many values is mapped"
     atoms = dist.masses(args)
+    # A value of probability exactly 0 (a weight of Categorical left out) is no target: `checks.map_cost` costs a
+    # map onto it as unbounded, and C4d refutes it. As a member of S it adds 0: the leaf of S without it is used.
+    null = {j for j, (_, p) in enumerate(atoms) if sympy.sympify(p).is_zero}
+    formulas: dict[tuple[frozenset[int], int], sympy.Expr] = {}
     leaves = {}
     for k in range(len(atoms)):
+        if k in null:
+            continue
         for size in range(1, len(atoms) + 1):
             for chosen in itertools.combinations(range(len(atoms)), size):
-                ratio = sympy.cancel(sympy.together(sum(atoms[j][1] for j in chosen) / atoms[k][1]))
-                if ratio.has(sympy.zoo, sympy.nan, sympy.oo):
-                    return None
-                leaves[frozenset(chosen), k] = cancel_ln_exp(sympy.log(sympy.simplify(ratio)))
+                key = (frozenset(chosen) - null, k)
+                if not key[0]:
+                    continue
+                if key not in formulas:
+                    ratio = sympy.cancel(sympy.together(sum(atoms[j][1] for j in key[0]) / atoms[k][1]))
+                    if ratio.has(sympy.zoo, sympy.nan, sympy.oo):
+                        return None
+                    formulas[key] = cancel_ln_exp(sympy.log(sympy.simplify(ratio)))
+                leaves[frozenset(chosen), k] = formulas[key]
     return leaves
 
 

@@ -61,7 +61,7 @@ TODAY: dict[str, str] = {
     "dpsniper_noisy_hist1.dp": "proved for every input length",
     "dpsniper_noisy_hist2.dp": "refuted C4c",
     "dpsniper_numerical_svt.dp": "proved for every input length",
-    "dpsniper_one_time_rappor.dp": "refuted C4a",
+    "dpsniper_one_time_rappor.dp": "bounded for lengths <= 3",
     "dpsniper_prefix_sum.dp": "proved for every input length",
     "dpsniper_svt1.dp": "proved for every input length",
     "dpsniper_svt2.dp": "proved for every input length",

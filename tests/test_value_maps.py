@@ -110,3 +110,51 @@ def test_a_value_map_in_a_loop_is_checked_length_by_length_and_says_so():
 def test_identity_keeps_lemma_1():
     mech = _mech(RR.replace("CLAIM", "eps").replace("clamp(x, 0, 1) == clamp(x', 0, 1) ? keep : 1 - keep", "keep"))
     assert not isinstance(rule_for(mech), ValueMaps)
+
+
+def test_categorical_draws_as_numpy_choice_with_normalised_weights():
+    categorical = DISTRIBUTIONS["Categorical"]
+    weights = (math.e, 1.0, 1.0, 1.0)
+    values = categorical.draw(np.random.default_rng(7), weights, 200_000)
+    reference = np.random.default_rng(8).choice(4, size=200_000, p=np.array(weights) / sum(weights))
+    ours, theirs = np.bincount(values, minlength=4) / 200_000, np.bincount(reference, minlength=4) / 200_000
+    # 200 000 draws: each frequency within 5 standard errors (sd <= 0.0012) of the other sample's
+    assert np.all(np.abs(ours - theirs) < 0.006), (ours, theirs)
+    # a weight left out is 0: its value is never drawn, here nor in the omitted fourth place
+    sparse = categorical.draw(np.random.default_rng(1), (0.5, 0.0, 0.5, 0.0), 10_000)
+    assert set(np.unique(sparse)) == {0, 2}
+    assert categorical.full_params((0.25, 0.25, 0.5)) == (0.25, 0.25, 0.5, 0.0)
+
+
+K_ARY = """
+mechanism k_ary(x: int in 0 .. 4, eps: real)
+  adjacent |x - x'| <= 3
+  requires eps > 0
+  privacy CLAIM
+{
+  u ~ Categorical(exp(eps), 1, 1, 1)
+  output (x + u) % 4
+}
+
+alignment k_ary {
+  u' = (x - x' + u) % 4
+}
+"""
+
+
+@pytest.mark.parametrize(("claim", "status"), [("eps", Status.PROVED), ("eps * 0.99", Status.REFUTED)])
+def test_k_ary_randomized_response_is_proved_at_eps_and_refuted_below(claim: str, status: Status):
+    verdicts = verify_mechanism(_mech(K_ARY.replace("CLAIM", claim)), Options(max_length=1))
+    assert overall_status(verdicts) == status
+    if status == Status.REFUTED:
+        assert [v.obligation.name for v in verdicts if v.status == Status.REFUTED] == ["C4c"]
+
+
+def test_a_left_out_weight_is_no_target_and_adds_nothing_to_a_preimage():
+    mech = _mech(RR.replace("CLAIM", "ln(3)").replace("Bernoulli(p)", "Categorical(1 / 4, 3 / 4)"))
+    leaves = map_cost_leaves(mech.noise[0], {"p": sympy.Integer(0)})
+    assert leaves is not None
+    assert all(k in (0, 1) for _, k in leaves)  # values 2 and 3 have probability 0
+    assert float(leaves[frozenset({1}), 0]) == pytest.approx(math.log(3))
+    assert float(leaves[frozenset({1, 3}), 0]) == pytest.approx(math.log(3))
+    assert float(leaves[frozenset({0, 1, 2}), 1]) == pytest.approx(math.log(4 / 3))
