@@ -62,7 +62,8 @@ def test_every_distribution_requirement_is_checked_both_ways():
     parameters break a requirement for some value `requires` allows (C0 refuted)."""
     good = {"Lap": "1 / eps", "Exp": "1 / eps", "Geo": "1 - exp(-eps)", "DLap": "eps", "Staircase": "eps, 1 / 2",
             "Logistic": "0, 1 / eps", "Gumbel": "0, 1 / eps", "Uniform": "0, eps", "Gamma": "2, eps",
-            "Bernoulli": "1 / 2", "Categorical": "exp(eps), 1, 0", "Point": "eps", "Normal": "0, eps", "TruncNormal": "0, eps, -1, 1"}
+            "Bernoulli": "1 / 2", "Categorical": "exp(eps), 1, 0", "Point": "eps", "Normal": "0, eps",
+            "TruncNormal": "0, eps, -1, 1"}
     bad = {"Lap": "eps - 1", "Exp": "-eps", "Geo": "eps", "DLap": "0 * eps", "Staircase": "eps, eps",
            "Logistic": "0, eps - 1", "Gumbel": "0, -eps", "Uniform": "eps, 0", "Gamma": "eps - 1, 1",
            "Bernoulli": "eps", "Categorical": "1, 1 - eps", "Normal": "0, -eps", "TruncNormal": "0, eps, 1, -1"}
