@@ -459,8 +459,7 @@ class _Product:
         """The declared domain of list parameter p for these entries of q or q' (a scalar's: `Encoding.domains`)."""
         if p.domain is None:
             return []
-        ev = ExprEval(self.enc, dict(self.enc.params), {})
-        return p.domain_facts(Z3_SPLIT_OPS, entries, ev.value(p.domain.lo), ev.value(p.domain.hi))
+        return p.domain_facts(Z3_SPLIT_OPS, entries, *self.enc.domain_ends(p.domain))
 
     def _bound(self, adj: n.Adjacency) -> z3.ExprRef | None:
         return ExprEval(self.enc, dict(self.enc.params), {}).value(adj.bound) if adj.bound is not None else None

@@ -717,17 +717,16 @@ def _prove(mech: ResolvedMechanism, limits: Limits, cost_term, support_of) -> In
         if not private and p.domain is None:
             continue
         j = vec.index("j")
+        lists = [here]
+        if private:
+            there = ArrayV(z3.Array(p.name + "'", zt.IntSort(), sort), length)
+            enc.neighbour[p.name] = there
+            lists.append(there)
         if p.domain is not None:  # the declared domain of every entry of q (and of q')
-            ends = ExprEval(enc, dict(enc.params), {})
-            lo, hi = ends.arith(p.domain.lo), ends.arith(p.domain.hi)
-            entries = [z3.Select(here.array, j)]
-            if private:
-                entries.append(z3.Select(z3.Array(p.name + "'", zt.IntSort(), sort), j))
-            pointwise.add(length, j, zt.And(p.domain_facts(Z3_SPLIT_OPS, entries, lo, hi)))
+            entries = [z3.Select(v.array, j) for v in lists]
+            pointwise.add(length, j, zt.And(p.domain_facts(Z3_SPLIT_OPS, entries, *enc.domain_ends(p.domain))))
         if not private:
             continue
-        there = ArrayV(z3.Array(p.name + "'", zt.IntSort(), sort), length)
-        enc.neighbour[p.name] = there
         a, b = z3.Select(here.array, j), z3.Select(there.array, j)
         for adj in p.adjacency:
             # The entry relation holds at every index (quantified); a total over the list has no encoding here.

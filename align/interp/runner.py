@@ -52,16 +52,13 @@ def check_requires(mech: ResolvedMechanism, args: Mapping[str, Any]) -> None:
     for r in mech.requires:
         if not it.ev(r):
             raise fail("requires-violated", r.span, clause=unparse(r))
-    check_domains(mech, args, args)
+    check_domains(it, args)
 
 
-def check_domains(mech: ResolvedMechanism, args: Mapping[str, Any], values: Mapping[str, Any],
-                  primed: bool = False) -> None:
+def check_domains(it: Interpreter, values: Mapping[str, Any], primed: bool = False) -> None:
     """Each of `values` (the arguments, or the neighbour's values with `primed`) within its parameter's declared
-    domain, whose ends `args` decide."""
-    it = Interpreter(mech, trace=False)
-    it.env = dict(args)
-    for p in mech.params:
+    domain, whose ends the arguments in `it.env` decide."""
+    for p in it.mech.params:
         if p.domain is None or p.name not in values:
             continue
         lo, hi = int(it.ev(p.domain.lo)), int(it.ev(p.domain.hi))
@@ -80,9 +77,9 @@ def prepare_neighbour(mech: ResolvedMechanism, args: Mapping[str, Any], raw: Map
     private = {p.name for p in mech.params if not p.public}
     neighbour = convert_arguments(mech.name, mech.params, dict(raw), option="--neighbour", only=private,
                                   span=mech.node.name_span)
-    check_domains(mech, args, neighbour, primed=True)
     it = Interpreter(mech, trace=False)
     it.env = dict(args)
+    check_domains(it, neighbour, primed=True)
     for p in mech.params:
         if p.public:
             continue

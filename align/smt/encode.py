@@ -27,6 +27,7 @@ from .. import nodes as n
 from ..adjacency import AdjacencyRule
 from ..builtins import implemented
 from ..limits import MAX_UNROLL
+from ..nodes import Domain
 from ..operators import INTEGER_OPERATIONS, ORDERS, RING_OPERATIONS
 from ..resolve import ResolvedMechanism, walk
 from ..types import BOOL, INT, ListType, TagType, TupleType, Type
@@ -698,8 +699,7 @@ class Encoding:
         for p in self.mech.params:
             if p.domain is None or p.public == private:
                 continue
-            ev = ExprEval(self, self.params, {})
-            lo, hi = _term(ev.value(p.domain.lo)), _term(ev.value(p.domain.hi))
+            lo, hi = self.domain_ends(p.domain)
             for values in (self.params, self.neighbour) if private else (self.params,):
                 value = values[p.name]
                 if isinstance(value, ListV):
@@ -709,6 +709,11 @@ class Encoding:
                 elif isinstance(value, z3.ExprRef):
                     facts += p.domain_facts(Z3_OPS, [value], lo, hi)
         return facts
+
+    def domain_ends(self, domain: Domain) -> tuple[z3.ArithRef, z3.ArithRef]:
+        """lo and hi of a declared domain `in lo .. hi`, as terms of the public parameters."""
+        ev = ExprEval(self, dict(self.params), {})
+        return ev.arith(domain.lo), ev.arith(domain.hi)
 
     @contextmanager
     def excluding_ties(self) -> Iterator[None]:
